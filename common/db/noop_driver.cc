@@ -1,0 +1,56 @@
+#include "common/db/noop_driver.h"
+
+#include <random>
+
+namespace dbload::db {
+
+namespace {
+
+class NoopSession final : public Session {
+ public:
+  NoopSession(const NoopOptions& options, Clock& clock, uint64_t seed)
+      : options_(options), clock_(clock), random_(seed) {}
+
+  absl::Status Prepare(int, const StatementSpec&) override { return absl::OkStatus(); }
+
+  ExecOutcome Execute(int, std::span<const Value>, bool capture_first_value) override {
+    Wait();
+    ExecOutcome outcome;
+    if (options_.fail_every > 0 && ++executed_ % options_.fail_every == 0) {
+      outcome.error = options_.injected_error;
+      return outcome;
+    }
+    outcome.rows = 1;
+    if (capture_first_value) outcome.first_value = ++last_id_;
+    return outcome;
+  }
+  ExecOutcome ExecuteSql(std::string_view) override { return {}; }
+  ExecOutcome Begin() override { return {}; }
+  ExecOutcome Commit() override { return {}; }
+  ExecOutcome Rollback() override { return {}; }
+  absl::Status Reconnect() override { return absl::OkStatus(); }
+
+ private:
+  void Wait() {
+    Nanos latency = options_.fixed_latency;
+    if (options_.exponential_mean > 0) {
+      latency += static_cast<Nanos>(
+          std::exponential_distribution<double>(1.0 / options_.exponential_mean)(random_));
+    }
+    if (latency > 0) clock_.SleepUntil(clock_.Now() + latency);
+  }
+
+  const NoopOptions& options_;
+  Clock& clock_;
+  std::mt19937_64 random_;
+  int64_t executed_ = 0;
+  int64_t last_id_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Session>> NoopDriver::Connect() {
+  return std::make_unique<NoopSession>(options_, clock_, options_.seed + ++sessions_);
+}
+
+}  // namespace dbload::db
