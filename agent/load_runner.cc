@@ -1,0 +1,324 @@
+#include "agent/load_runner.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace dbload {
+
+namespace {
+// How often a sleeping worker looks up to notice Stop().
+constexpr Nanos kStopCheckSlice = 50 * kMillisecond;
+// Counting arrivals that were never started walks the pacer; a bound keeps that finite even
+// for absurd backlogs (it is reached only if more than this many were missed).
+constexpr uint64_t kMaxNotStartedWalk = 100'000'000;
+}  // namespace
+
+struct LoadRunner::Worker {
+  WorkerSlot slot;
+  std::thread thread;
+  std::atomic<bool> busy{false};
+  std::atomic<bool> retired{false};  // closed loop: leave after the current transaction
+  std::atomic<bool> exited{false};
+};
+
+LoadRunner::LoadRunner(db::Driver& driver, const Scenario& scenario, IntervalRecorder& recorder,
+                       Clock& clock, Options options)
+    : driver_(driver),
+      scenario_(scenario),
+      recorder_(recorder),
+      clock_(clock),
+      options_(options),
+      statements_(scenario.Statements(driver.dialect())) {}
+
+LoadRunner::~LoadRunner() {
+  Stop();
+  Wait();
+}
+
+absl::Status LoadRunner::StartOpenLoop(int connections, PacerFactory pacer_factory,
+                                       Nanos deadline) {
+  open_loop_ = true;
+  deadline_ = deadline;
+  if (absl::Status status = StartWorkers(connections); !status.ok()) {
+    Stop();
+    return status;
+  }
+  {
+    std::lock_guard lock(pacer_mu_);
+    pacer_ = pacer_factory(clock_.Now());
+  }
+  {
+    std::lock_guard lock(gate_mu_);
+    gate_open_ = true;
+  }
+  gate_cv_.notify_all();
+  return absl::OkStatus();
+}
+
+absl::Status LoadRunner::StartClosedLoop(int clients, Nanos think_time, Nanos deadline) {
+  open_loop_ = false;
+  think_time_ = think_time;
+  deadline_ = deadline;
+  if (absl::Status status = StartWorkers(clients); !status.ok()) {
+    Stop();
+    return status;
+  }
+  {
+    std::lock_guard lock(gate_mu_);
+    gate_open_ = true;
+  }
+  gate_cv_.notify_all();
+  return absl::OkStatus();
+}
+
+absl::Status LoadRunner::StartWorkers(int count) {
+  int expected = 0;
+  int failed_before = 0;
+  {
+    std::lock_guard gate_lock(gate_mu_);
+    failed_before = failed_;
+  }
+  {
+    std::lock_guard lock(workers_mu_);
+    const uint32_t slots = options_.total_slots > 0
+                               ? options_.total_slots
+                               : static_cast<uint32_t>(workers_.size() + count);
+    for (int i = 0; i < count; ++i) {
+      auto worker = std::make_unique<Worker>();
+      worker->slot = {options_.seed, options_.first_slot + static_cast<uint32_t>(workers_.size()),
+                      slots};
+      // Attached here, before the thread exists, so a simulated clock cannot move on without it.
+      clock_.AttachThread();
+      ++live_workers_;
+      worker->thread = std::thread([this, w = worker.get()] { WorkerMain(*w); });
+      workers_.push_back(std::move(worker));
+    }
+    expected = static_cast<int>(workers_.size());
+  }
+  std::unique_lock lock(gate_mu_);
+  gate_cv_.wait(lock, [&] { return connected_ + failed_ >= expected; });
+  if (failed_ > failed_before) return first_connect_error_;
+  return absl::OkStatus();
+}
+
+void LoadRunner::WorkerMain(Worker& worker) {
+  driver_.ThreadStart();
+  absl::Status status;
+  std::unique_ptr<db::Session> session;
+  if (absl::StatusOr<std::unique_ptr<db::Session>> connected = driver_.Connect(); connected.ok()) {
+    session = *std::move(connected);
+    for (size_t id = 0; id < statements_.size() && status.ok(); ++id) {
+      status = session->Prepare(static_cast<int>(id), statements_[id]);
+    }
+  } else {
+    status = connected.status();
+  }
+  bool proceed = false;
+  {
+    std::unique_lock lock(gate_mu_);
+    if (status.ok()) {
+      ++connected_;
+    } else {
+      ++failed_;
+      first_connect_error_ = status;
+    }
+    gate_cv_.notify_all();
+    if (status.ok()) {
+      gate_cv_.wait(lock, [&] { return gate_open_ || stopping_.load(); });
+      proceed = gate_open_ && !stopping_;
+    }
+  }
+  if (proceed) {
+    std::unique_ptr<ScenarioWorker> scenario_worker = scenario_.NewWorker(worker.slot);
+    if (open_loop_) {
+      RunOpenLoop(worker, *session, *scenario_worker);
+    } else {
+      RunClosedLoop(worker, *session, *scenario_worker);
+    }
+  }
+  session.reset();
+  driver_.ThreadEnd();
+  worker.exited = true;
+  --live_workers_;
+  clock_.DetachThread();
+}
+
+void LoadRunner::RunOpenLoop(Worker& worker, db::Session& session,
+                             ScenarioWorker& scenario_worker) {
+  for (;;) {
+    const Ticket ticket = TakeTicket();
+    if (!ticket.ok || !SleepUntilOrStopped(ticket.intended)) return;
+    if (!RunTransaction(worker, session, scenario_worker, ticket.intended)) return;
+  }
+}
+
+void LoadRunner::RunClosedLoop(Worker& worker, db::Session& session,
+                               ScenarioWorker& scenario_worker) {
+  Nanos intended = clock_.Now();
+  while (!worker.retired.load(std::memory_order_relaxed)) {
+    if (!SleepUntilOrStopped(intended) || intended >= deadline_.load() || !TakeBudget()) return;
+    if (!RunTransaction(worker, session, scenario_worker, intended)) return;
+    intended = clock_.Now() + think_time_;
+  }
+}
+
+bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
+                                ScenarioWorker& scenario_worker, Nanos intended) {
+  const int query_type = scenario_worker.NextQueryType();
+  worker.busy.store(true, std::memory_order_relaxed);
+  const Nanos started = clock_.Now();
+  const db::ExecOutcome outcome = scenario_worker.Run(query_type, session);
+  const Nanos ended = clock_.Now();
+  worker.busy.store(false, std::memory_order_relaxed);
+  recorder_.RecordScheduleLag(started - intended);
+  if (outcome.ok()) {
+    recorder_.RecordSuccess(query_type, ended - intended, ended - started);
+    return true;
+  }
+  recorder_.RecordError(query_type, *outcome.error);
+  switch (outcome.error->error_class) {
+    case db::ErrorClass::kRetryable:
+      return true;
+    case db::ErrorClass::kConnection:
+      return Reconnect(session);
+    case db::ErrorClass::kFatal: {
+      std::lock_guard lock(fatal_mu_);
+      if (!fatal_error_) fatal_error_ = outcome.error;
+    }
+      Stop();
+      return false;
+  }
+  return false;
+}
+
+LoadRunner::Ticket LoadRunner::TakeTicket() {
+  std::lock_guard lock(pacer_mu_);
+  if (stopping_.load()) {
+    ended_at_ = std::min(ended_at_, clock_.Now());
+    return {};
+  }
+  const Nanos now = clock_.Now();
+  const Nanos deadline = deadline_.load();
+  if (now >= deadline) {
+    ended_at_ = std::min(ended_at_, deadline);
+    return {};
+  }
+  const Nanos next = peeked_arrival_ ? *peeked_arrival_ : pacer_->Next();
+  peeked_arrival_.reset();
+  if (next >= deadline) {
+    peeked_arrival_ = next;  // kept: a later deadline extension must not lose it
+    ended_at_ = std::min(ended_at_, deadline);
+    return {};
+  }
+  if (!TakeBudget()) {
+    peeked_arrival_ = next;
+    return {};
+  }
+  return {true, next};
+}
+
+bool LoadRunner::TakeBudget() {
+  return budget_.fetch_sub(1, std::memory_order_relaxed) > 0;
+}
+
+bool LoadRunner::SleepUntilOrStopped(Nanos deadline) {
+  for (;;) {
+    if (stopping_.load(std::memory_order_relaxed)) return false;
+    const Nanos now = clock_.Now();
+    if (now >= deadline) return true;
+    clock_.SleepUntil(std::min(deadline, now + kStopCheckSlice));
+  }
+}
+
+bool LoadRunner::Reconnect(db::Session& session) {
+  Nanos backoff = options_.reconnect_backoff_min;
+  for (;;) {
+    if (!SleepUntilOrStopped(std::min(clock_.Now() + backoff, deadline_.load()))) return false;
+    if (clock_.Now() >= deadline_.load()) return false;
+    if (session.Reconnect().ok()) return true;
+    backoff = std::min(backoff * 2, options_.reconnect_backoff_max);
+  }
+}
+
+void LoadRunner::SetRate(double per_second) {
+  std::lock_guard lock(pacer_mu_);
+  if (pacer_) pacer_->SetRate(per_second);
+}
+
+absl::Status LoadRunner::SetClients(int clients) {
+  int to_start = 0;
+  {
+    std::lock_guard lock(workers_mu_);
+    int active = 0;
+    for (const auto& worker : workers_) active += !worker->retired && !worker->exited;
+    to_start = clients - active;
+    // Retire the newest first, so that the longest-running clients keep their sessions.
+    for (auto it = workers_.rbegin(); it != workers_.rend() && to_start < 0; ++it) {
+      if ((*it)->retired || (*it)->exited) continue;
+      (*it)->retired = true;
+      ++to_start;
+    }
+  }
+  return to_start > 0 ? StartWorkers(to_start) : absl::OkStatus();
+}
+
+void LoadRunner::SetBudget(uint64_t transactions) {
+  budget_.store(static_cast<int64_t>(std::min<uint64_t>(transactions, INT64_MAX)));
+}
+
+void LoadRunner::SetDeadline(Nanos deadline) { deadline_ = deadline; }
+
+void LoadRunner::Stop() {
+  stopping_ = true;
+  std::lock_guard lock(gate_mu_);
+  gate_cv_.notify_all();
+}
+
+void LoadRunner::Wait() {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(workers_mu_);
+    for (auto& worker : workers_) {
+      if (worker->thread.joinable()) threads.push_back(std::move(worker->thread));
+    }
+  }
+  for (auto& thread : threads) thread.join();
+  CountNotStarted();
+}
+
+void LoadRunner::CountNotStarted() {
+  std::lock_guard lock(pacer_mu_);
+  if (!pacer_ || ended_at_ == INT64_MAX) return;
+  uint64_t missed = 0;
+  while (missed < kMaxNotStartedWalk) {
+    const Nanos next = peeked_arrival_ ? *peeked_arrival_ : pacer_->Next();
+    peeked_arrival_ = next;
+    if (next >= ended_at_) break;
+    peeked_arrival_.reset();
+    ++missed;
+  }
+  not_started_ += missed;
+  ended_at_ = INT64_MAX;
+}
+
+int LoadRunner::InFlight() const {
+  std::lock_guard lock(workers_mu_);
+  int busy = 0;
+  for (const auto& worker : workers_) busy += worker->busy.load(std::memory_order_relaxed);
+  return busy;
+}
+
+int LoadRunner::Clients() const {
+  std::lock_guard lock(workers_mu_);
+  int live = 0;
+  for (const auto& worker : workers_) live += !worker->exited.load();
+  return live;
+}
+
+std::optional<db::DbError> LoadRunner::fatal_error() const {
+  std::lock_guard lock(fatal_mu_);
+  return fatal_error_;
+}
+
+}  // namespace dbload

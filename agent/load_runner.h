@@ -1,0 +1,131 @@
+#ifndef DBLOAD_AGENT_LOAD_RUNNER_H_
+#define DBLOAD_AGENT_LOAD_RUNNER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "agent/interval_recorder.h"
+#include "agent/pacer.h"
+#include "common/clock.h"
+#include "common/db/driver.h"
+#include "common/workload.h"
+
+namespace dbload {
+
+// Runs a scenario's transactions on worker threads, one database session each, and records
+// every completed transaction. Two ways to drive it:
+//  - open loop: workers take intended start times from a shared Pacer; a transaction whose
+//    time has come waits for a free worker, and that wait counts in its response time;
+//  - closed loop: each client starts its next transaction when the previous one ended (plus
+//    think time); clients can be added and removed while running.
+// Every run is bounded: by a deadline, optionally by a transaction budget, and by Stop().
+class LoadRunner {
+ public:
+  struct Options {
+    uint64_t seed = 0;
+    // This runner's workers get slots first_slot, first_slot+1 … of total_slots (key spaces
+    // and random streams partitioned across workers and agents).
+    uint32_t first_slot = 0;
+    uint32_t total_slots = 0;  // 0: just this runner's workers
+    Nanos reconnect_backoff_min = 100 * kMillisecond;
+    Nanos reconnect_backoff_max = 5 * kSecond;
+  };
+
+  LoadRunner(db::Driver& driver, const Scenario& scenario, IntervalRecorder& recorder,
+             Clock& clock, Options options);
+  ~LoadRunner();
+  LoadRunner(const LoadRunner&) = delete;
+  LoadRunner& operator=(const LoadRunner&) = delete;
+
+  // Connects and prepares every session first; the first failure (wrong password, missing
+  // table) is returned and nothing runs. Arrivals start at the clock's time once all are ready.
+  absl::Status StartOpenLoop(int connections, PacerFactory pacer_factory, Nanos deadline);
+  absl::Status StartClosedLoop(int clients, Nanos think_time, Nanos deadline);
+
+  void SetRate(double per_second);
+  // Adds clients (connecting them) or retires the newest ones after their current transaction.
+  absl::Status SetClients(int clients);
+  // From now on, at most `transactions` more transactions start.
+  void SetBudget(uint64_t transactions);
+  void SetDeadline(Nanos deadline);
+  void Stop();
+  // Joins the workers. Afterwards not_started() is final.
+  void Wait();
+  // True once every worker has exited (deadline, budget, Stop or a fatal error).
+  bool Finished() const { return live_workers_.load() == 0; }
+
+  int InFlight() const;
+  int Clients() const;
+  // Open loop: arrivals due before the run ended that no worker was free to start.
+  uint64_t not_started() const { return not_started_; }
+  // The first fatal error (syntax, permission, missing table …); it stops the run.
+  std::optional<db::DbError> fatal_error() const;
+
+ private:
+  struct Worker;
+  struct Ticket {
+    bool ok = false;
+    Nanos intended = 0;
+  };
+
+  absl::Status StartWorkers(int count);
+  void WorkerMain(Worker& worker);
+  void RunOpenLoop(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker);
+  void RunClosedLoop(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker);
+  // Runs and records one transaction; false when the worker must stop.
+  bool RunTransaction(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker,
+                      Nanos intended);
+  Ticket TakeTicket();
+  bool TakeBudget();
+  // Sleeps in slices so that Stop() is noticed; false if stopped first.
+  bool SleepUntilOrStopped(Nanos deadline);
+  bool Reconnect(db::Session& session);
+  void CountNotStarted();
+
+  db::Driver& driver_;
+  const Scenario& scenario_;
+  IntervalRecorder& recorder_;
+  Clock& clock_;
+  const Options options_;
+  const std::vector<db::StatementSpec> statements_;
+
+  bool open_loop_ = false;
+  Nanos think_time_ = 0;
+  std::atomic<Nanos> deadline_{0};
+  std::atomic<bool> stopping_{false};
+  std::atomic<int64_t> budget_{INT64_MAX};
+  std::atomic<int> live_workers_{0};
+
+  // Open loop: the shared arrival schedule.
+  std::mutex pacer_mu_;
+  std::unique_ptr<Pacer> pacer_;
+  std::optional<Nanos> peeked_arrival_;
+  Nanos ended_at_ = INT64_MAX;  // when workers stopped taking arrivals
+  uint64_t not_started_ = 0;
+
+  // Start-up gate: workers connect, report, then wait until everyone is ready.
+  std::mutex gate_mu_;
+  std::condition_variable gate_cv_;
+  int connected_ = 0;
+  int failed_ = 0;
+  absl::Status first_connect_error_;
+  bool gate_open_ = false;
+
+  mutable std::mutex workers_mu_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+
+  mutable std::mutex fatal_mu_;
+  std::optional<db::DbError> fatal_error_;
+};
+
+}  // namespace dbload
+
+#endif  // DBLOAD_AGENT_LOAD_RUNNER_H_

@@ -1,0 +1,72 @@
+#ifndef DBLOAD_COMMON_WORKLOAD_H_
+#define DBLOAD_COMMON_WORKLOAD_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/db/driver.h"
+
+namespace dbload {
+
+// What a worker owns to run a scenario: its random streams and parameter buffers. One per
+// worker thread, so nothing here is shared on the hot path.
+class ScenarioWorker {
+ public:
+  virtual ~ScenarioWorker() = default;
+  // The query type (index into Scenario::query_types()) of the next transaction.
+  virtual int NextQueryType() = 0;
+  // Runs one transaction of that type on `session`; the first error ends it.
+  virtual db::ExecOutcome Run(int query_type, db::Session& session) = 0;
+};
+
+// Which part of the run's key spaces and random streams belongs to one worker. Partitioning
+// (rather than sharing) keeps workers and agents from colliding and makes runs reproducible.
+struct WorkerSlot {
+  uint64_t run_seed = 0;
+  uint32_t index = 0;  // 0 … count-1 across the whole run
+  uint32_t count = 1;
+};
+
+// A set of named transaction types ("query types") with their statements.
+class Scenario {
+ public:
+  virtual ~Scenario() = default;
+  virtual const std::vector<std::string>& query_types() const = 0;
+  // Prepared on every session, in order: statement id = index.
+  virtual std::vector<db::StatementSpec> Statements(db::Dialect dialect) const = 0;
+  virtual std::unique_ptr<ScenarioWorker> NewWorker(const WorkerSlot& slot) const = 0;
+};
+
+struct PrepareProgress {
+  std::string table;
+  uint64_t rows_done = 0;
+  uint64_t rows_total = 0;
+};
+
+// Schema, data and scenarios of one benchmark.
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual std::vector<std::string> ScenarioNames() const = 0;
+  virtual absl::StatusOr<std::unique_ptr<Scenario>> MakeScenario(const std::string& name) const = 0;
+  // Creates tables and loads the data set. Refuses to touch tables that exist already.
+  virtual absl::Status Prepare(db::Session& session, db::Dialect dialect,
+                               const std::function<void(const PrepareProgress&)>& progress) const = 0;
+  // Drops what Prepare created.
+  virtual absl::Status Cleanup(db::Session& session) const = 0;
+};
+
+// Built-in workloads by name, configured by the plan's workload_options. Unknown names and
+// unknown or malformed options are errors that say which.
+absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(
+    const std::string& name, const std::map<std::string, std::string>& options);
+std::vector<std::string> BuiltinWorkloadNames();
+
+}  // namespace dbload
+
+#endif  // DBLOAD_COMMON_WORKLOAD_H_

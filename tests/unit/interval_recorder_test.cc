@@ -1,0 +1,60 @@
+#include "agent/interval_recorder.h"
+
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace dbload {
+namespace {
+
+TEST(IntervalRecorderTest, DrainReturnsWhatWasRecordedSinceTheLastDrain) {
+  IntervalRecorder recorder(2);
+  recorder.RecordSuccess(0, 2 * kMillisecond, kMillisecond);
+  recorder.RecordSuccess(1, 5 * kMillisecond, 5 * kMillisecond);
+  recorder.RecordSuccess(1, 6 * kMillisecond, 6 * kMillisecond);
+  recorder.RecordError(1, {db::ErrorClass::kRetryable, "40P01", "deadlock"});
+  recorder.RecordScheduleLag(10 * kMicrosecond);
+  IntervalSnapshot first = recorder.Drain();
+  EXPECT_EQ(first.Executed(), 3u);
+  EXPECT_EQ(first.Errors(), 1u);
+  EXPECT_EQ(first.query_types[0].response_time.TotalCount(), 1u);
+  EXPECT_EQ(first.query_types[1].service_time.TotalCount(), 2u);
+  EXPECT_EQ((first.query_types[1].errors.at({db::ErrorClass::kRetryable, "40P01"})), 1u);
+  EXPECT_EQ(first.schedule_lag.TotalCount(), 1u);
+  IntervalSnapshot second = recorder.Drain();
+  EXPECT_EQ(second.Executed(), 0u);
+  EXPECT_EQ(second.Errors(), 0u);
+
+  second.Add(first);
+  second.Add(first);
+  EXPECT_EQ(second.Executed(), 6u);
+  EXPECT_EQ(second.Errors(), 2u);
+}
+
+TEST(IntervalRecorderTest, ConcurrentRecordingWhileDrainingLosesNothing) {
+  IntervalRecorder recorder(3);
+  constexpr int kThreads = 4, kPerThread = 100'000;
+  std::atomic<int> running = kThreads;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        recorder.RecordSuccess(i % 3, 1'000 + i, 900 + i);
+        recorder.RecordScheduleLag(i % 7);
+        if (i % 1000 == 0) recorder.RecordError(t % 3, {db::ErrorClass::kFatal, "x", ""});
+      }
+      running.fetch_sub(1);
+    });
+  }
+  IntervalSnapshot total;
+  while (running.load() > 0) total.Add(recorder.Drain());
+  for (auto& thread : threads) thread.join();
+  total.Add(recorder.Drain());
+  EXPECT_EQ(total.Executed(), uint64_t{kThreads} * kPerThread);
+  EXPECT_EQ(total.schedule_lag.TotalCount(), uint64_t{kThreads} * kPerThread);
+  EXPECT_EQ(total.Errors(), uint64_t{kThreads} * (kPerThread / 1000));
+}
+
+}  // namespace
+}  // namespace dbload
