@@ -11,26 +11,9 @@
 #include "common/clock.h"
 #include "common/db/driver.h"
 #include "common/histogram.h"
+#include "common/interval_snapshot.h"
 
 namespace dbload {
-
-// What one query type did in one interval.
-struct QueryTypeInterval {
-  Histogram response_time;  // end − intended start: includes queueing
-  Histogram service_time;   // end − actual start: the database's share
-  // (error class, code) -> count
-  std::map<std::pair<db::ErrorClass, std::string>, uint64_t> errors;
-  uint64_t ErrorCount() const;
-};
-
-struct IntervalSnapshot {
-  std::vector<QueryTypeInterval> query_types;
-  Histogram schedule_lag;  // actual start − intended start, every transaction
-  uint64_t Executed() const;
-  uint64_t Errors() const;
-  // Adds another snapshot's counts (same query types).
-  void Add(const IntervalSnapshot& other);
-};
 
 // Where workers record each completed transaction. Successful transactions cost two or three
 // relaxed atomic increments and no lock; errors (rare, and carrying a code string) take a mutex.

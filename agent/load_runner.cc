@@ -139,6 +139,9 @@ void LoadRunner::WorkerMain(Worker& worker) {
   }
   session.reset();
   driver_.ThreadEnd();
+  const Nanos now = clock_.Now();
+  for (Nanos seen = finished_at_.load(); seen < now && !finished_at_.compare_exchange_weak(seen, now);) {
+  }
   worker.exited = true;
   --live_workers_;
   clock_.DetachThread();
@@ -219,7 +222,7 @@ LoadRunner::Ticket LoadRunner::TakeTicket() {
 }
 
 bool LoadRunner::TakeBudget() {
-  return budget_.fetch_sub(1, std::memory_order_relaxed) > 0;
+  return started_.fetch_add(1, std::memory_order_relaxed) < start_limit_.load(std::memory_order_relaxed);
 }
 
 bool LoadRunner::SleepUntilOrStopped(Nanos deadline) {
@@ -263,9 +266,7 @@ absl::Status LoadRunner::SetClients(int clients) {
   return to_start > 0 ? StartWorkers(to_start) : absl::OkStatus();
 }
 
-void LoadRunner::SetBudget(uint64_t transactions) {
-  budget_.store(static_cast<int64_t>(std::min<uint64_t>(transactions, INT64_MAX)));
-}
+void LoadRunner::SetStartLimit(uint64_t transactions) { start_limit_.store(transactions); }
 
 void LoadRunner::SetDeadline(Nanos deadline) { deadline_ = deadline; }
 

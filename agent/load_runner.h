@@ -53,8 +53,10 @@ class LoadRunner {
   void SetRate(double per_second);
   // Adds clients (connecting them) or retires the newest ones after their current transaction.
   absl::Status SetClients(int clients);
-  // From now on, at most `transactions` more transactions start.
-  void SetBudget(uint64_t transactions);
+  // At most `transactions` transactions start over the whole run (counting those already
+  // started). Every started transaction records exactly one outcome, so a caller that knows
+  // how many completed so far can make the rest come out exact.
+  void SetStartLimit(uint64_t transactions);
   void SetDeadline(Nanos deadline);
   void Stop();
   // Joins the workers. Afterwards not_started() is final.
@@ -62,6 +64,8 @@ class LoadRunner {
   // True once every worker has exited (deadline, budget, Stop or a fatal error).
   bool Finished() const { return live_workers_.load() == 0; }
 
+  // When the last worker left (its last transaction ended); valid once Finished().
+  Nanos FinishedAt() const { return finished_at_.load(); }
   int InFlight() const;
   int Clients() const;
   // Open loop: arrivals due before the run ended that no worker was free to start.
@@ -101,8 +105,10 @@ class LoadRunner {
   Nanos think_time_ = 0;
   std::atomic<Nanos> deadline_{0};
   std::atomic<bool> stopping_{false};
-  std::atomic<int64_t> budget_{INT64_MAX};
+  std::atomic<uint64_t> started_{0};
+  std::atomic<uint64_t> start_limit_{UINT64_MAX};
   std::atomic<int> live_workers_{0};
+  std::atomic<Nanos> finished_at_{0};
 
   // Open loop: the shared arrival schedule.
   std::mutex pacer_mu_;

@@ -9,7 +9,7 @@ ErrorClassifier ErrorClassifier::Defaults(Dialect dialect) {
       classifier.Set("40001", ErrorClass::kRetryable);  // serialization_failure
       classifier.Set("40P01", ErrorClass::kRetryable);  // deadlock_detected
       classifier.Set("55P03", ErrorClass::kRetryable);  // lock_not_available
-      classifier.Set("08", ErrorClass::kConnection);    // connection_exception, all of them
+      classifier.Set("08*", ErrorClass::kConnection);  // connection_exception, all of them
       classifier.Set("57P01", ErrorClass::kConnection);  // admin_shutdown
       classifier.Set("57P02", ErrorClass::kConnection);  // crash_shutdown
       classifier.Set("57P03", ErrorClass::kConnection);  // cannot_connect_now
@@ -34,14 +34,16 @@ ErrorClassifier ErrorClassifier::Defaults(Dialect dialect) {
   return classifier;
 }
 
-void ErrorClassifier::Set(std::string code_prefix, ErrorClass error_class) {
-  rules_[std::move(code_prefix)] = error_class;
+void ErrorClassifier::Set(std::string code_or_prefix, ErrorClass error_class) {
+  rules_[std::move(code_or_prefix)] = error_class;
 }
 
 ErrorClass ErrorClassifier::Classify(std::string_view code) const {
+  if (auto exact = rules_.find(code); exact != rules_.end()) return exact->second;
+  std::string prefix_rule;
   for (size_t length = code.size(); length > 0; --length) {
-    auto it = rules_.find(code.substr(0, length));
-    if (it != rules_.end()) return it->second;
+    prefix_rule.assign(code.substr(0, length)).push_back('*');
+    if (auto it = rules_.find(prefix_rule); it != rules_.end()) return it->second;
   }
   return ErrorClass::kFatal;
 }

@@ -9,14 +9,15 @@
 
 namespace dbload::db {
 
-// Maps a server's error code (SQLSTATE or errno, as text) to an ErrorClass by longest matching
-// prefix, so that "08" can cover every PostgreSQL connection exception while "40001" names one
-// code. Defaults per dialect follow sysbench's choices; plans may override any code.
+// Maps a server's error code (SQLSTATE or errno, as text) to an ErrorClass. A rule is either one
+// exact code ("40001", "1213") or a prefix ending in '*' ("08*" covers every PostgreSQL
+// connection exception); exact rules win, then the longest prefix. Exact by default, because a
+// MySQL errno that merely starts with 1213 is not a deadlock. Plans may override any code.
 class ErrorClassifier {
  public:
   static ErrorClassifier Defaults(Dialect dialect);
 
-  void Set(std::string code_prefix, ErrorClass error_class);
+  void Set(std::string code_or_prefix, ErrorClass error_class);
   // Unknown codes are fatal: an error nobody expected must not be retried silently.
   ErrorClass Classify(std::string_view code) const;
 

@@ -194,7 +194,7 @@ TEST_F(LoadRunnerTest, RateChangesWhileRunning) {
 TEST_F(LoadRunnerTest, BudgetBoundsTheNumberOfTransactions) {
   db::NoopDriver driver({.fixed_latency = kMillisecond}, clock_);
   LoadRunner runner(driver, scenario_, recorder_, clock_, {});
-  runner.SetBudget(123);
+  runner.SetStartLimit(123);
   ASSERT_TRUE(runner.StartClosedLoop(4, 0, clock_.Now() + 10 * kSecond).ok());
   runner.Wait();
   EXPECT_EQ(recorder_.Drain().Executed(), 123u);

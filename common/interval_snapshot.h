@@ -1,0 +1,35 @@
+#ifndef DBLOAD_COMMON_INTERVAL_SNAPSHOT_H_
+#define DBLOAD_COMMON_INTERVAL_SNAPSHOT_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/db/driver.h"
+#include "common/histogram.h"
+
+namespace dbload {
+
+// What one query type did in one interval.
+struct QueryTypeInterval {
+  Histogram response_time;  // end − intended start: includes queueing
+  Histogram service_time;   // end − actual start: the database's share
+  // (error class, code) -> count
+  std::map<std::pair<db::ErrorClass, std::string>, uint64_t> errors;
+  uint64_t ErrorCount() const;
+};
+
+struct IntervalSnapshot {
+  std::vector<QueryTypeInterval> query_types;
+  Histogram schedule_lag;  // actual start − intended start, every transaction
+  uint64_t Executed() const;
+  uint64_t Errors() const;
+  // Adds another snapshot's counts (same query types).
+  void Add(const IntervalSnapshot& other);
+};
+
+}  // namespace dbload
+
+#endif  // DBLOAD_COMMON_INTERVAL_SNAPSHOT_H_

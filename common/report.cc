@@ -1,0 +1,228 @@
+#include "common/report.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/db/driver.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace dbload {
+
+namespace v1 = dbload::v1;
+
+namespace {
+
+double Ms(double nanos) { return nanos / 1e6; }
+
+// ISO 8601 duration with millisecond precision, as the shop comparison prints it: PT10.173S.
+std::string IsoDuration(double seconds) { return absl::StrFormat("PT%.3fS", seconds); }
+
+std::string FormatMs(double ms) {
+  if (ms >= 100) return absl::StrFormat("%.1f", ms);
+  if (ms >= 1) return absl::StrFormat("%.3f", ms);
+  return absl::StrFormat("%.4f", ms);
+}
+
+void AppendLatencyBlock(std::string& out, const std::string& title,
+                        const v1::LatencySummary& s) {
+  absl::StrAppend(&out, title, " (ms): Min ", FormatMs(s.min_ms()), "  Max ", FormatMs(s.max_ms()),
+                  "  Mean ", FormatMs(s.mean_ms()), "  Stddev ", FormatMs(s.stddev_ms()), "\n");
+  absl::StrAppend(&out, "  Percentile 50: ", FormatMs(s.p50_ms()), "  75: ", FormatMs(s.p75_ms()),
+                  "  90: ", FormatMs(s.p90_ms()), "  95: ", FormatMs(s.p95_ms()),
+                  "  99: ", FormatMs(s.p99_ms()), "  99.9: ", FormatMs(s.p999_ms()),
+                  "  99.99: ", FormatMs(s.p9999_ms()), "\n");
+}
+
+std::string DescribeLoad(const v1::Plan& plan) {
+  if (plan.load().has_closed()) {
+    std::string text = absl::StrCat("closed loop, ", plan.load().closed().clients(), " clients");
+    if (plan.load().closed().think_time_ns() > 0) {
+      absl::StrAppend(&text, ", think time ", FormatMs(plan.load().closed().think_time_ns() / 1e6),
+                      " ms");
+    }
+    return text;
+  }
+  return absl::StrCat("open loop, ",
+                      plan.load().open().arrival() == v1::OpenLoad::POISSON ? "Poisson" : "uniform",
+                      " arrivals, ", plan.target().pool(), " connections");
+}
+
+std::string DescribeTarget(const v1::Target& target) {
+  std::string where = target.socket().empty()
+                          ? absl::StrCat(target.host(), ":", target.port())
+                          : target.socket();
+  return absl::StrCat(target.driver(), " ", where,
+                      target.database().empty() ? "" : absl::StrCat("/", target.database()));
+}
+
+}  // namespace
+
+v1::LatencySummary Summarize(const Histogram& h) {
+  v1::LatencySummary s;
+  s.set_count(h.TotalCount());
+  if (h.Empty()) return s;
+  s.set_min_ms(Ms(h.Min()));
+  s.set_max_ms(Ms(h.Max()));
+  s.set_mean_ms(Ms(h.Mean()));
+  s.set_stddev_ms(Ms(h.Stddev()));
+  s.set_p50_ms(Ms(h.ValueAtPercentile(50)));
+  s.set_p75_ms(Ms(h.ValueAtPercentile(75)));
+  s.set_p90_ms(Ms(h.ValueAtPercentile(90)));
+  s.set_p95_ms(Ms(h.ValueAtPercentile(95)));
+  s.set_p99_ms(Ms(h.ValueAtPercentile(99)));
+  s.set_p999_ms(Ms(h.ValueAtPercentile(99.9)));
+  s.set_p9999_ms(Ms(h.ValueAtPercentile(99.99)));
+  return s;
+}
+
+RunReportBuilder::RunReportBuilder(const v1::Plan& plan, std::vector<std::string> query_types)
+    : plan_(plan), query_types_(std::move(query_types)) {
+  measured_.query_types.resize(query_types_.size());
+}
+
+v1::IntervalSample RunReportBuilder::AddInterval(double elapsed_s, double length_s,
+                                                 double target_rate, bool warmup,
+                                                 const IntervalSnapshot& snapshot) {
+  Histogram response;
+  for (const auto& q : snapshot.query_types) response.Add(q.response_time);
+  v1::IntervalSample sample;
+  sample.set_elapsed_s(elapsed_s);
+  sample.set_target_rate(target_rate);
+  sample.set_achieved_rate(length_s > 0 ? snapshot.Executed() / length_s : 0);
+  sample.set_executed(snapshot.Executed());
+  sample.set_errors(snapshot.Errors());
+  sample.set_p50_ms(Ms(response.ValueAtPercentile(50)));
+  sample.set_p99_ms(Ms(response.ValueAtPercentile(99)));
+  sample.set_schedule_lag_p99_ms(Ms(snapshot.schedule_lag.ValueAtPercentile(99)));
+  sample.set_warmup(warmup);
+  samples_.push_back(sample);
+  if (!warmup) measured_.Add(snapshot);
+  return sample;
+}
+
+v1::RunReport RunReportBuilder::Finish(double measured_s, double outside_queries_s,
+                                       uint64_t not_started, std::string end_reason,
+                                       std::string started_at) const {
+  v1::RunReport report;
+  report.set_format_version(kReportFormatVersion);
+  report.set_dbload_version(DBLOAD_VERSION_STRING);
+  *report.mutable_plan() = plan_;
+  report.set_started_at(std::move(started_at));
+  report.set_total_duration_s(measured_s);
+  report.set_queries_duration_s(measured_s - outside_queries_s);
+  report.set_executed(measured_.Executed());
+  report.set_errors(measured_.Errors());
+  if (plan_.load().has_open()) report.set_wanted_rate(plan_.load().open().rate());
+  report.set_actual_rate(report.queries_duration_s() > 0
+                             ? report.executed() / report.queries_duration_s()
+                             : 0);
+  Histogram response, service;
+  for (size_t i = 0; i < query_types_.size(); ++i) {
+    const QueryTypeInterval& q = measured_.query_types[i];
+    response.Add(q.response_time);
+    service.Add(q.service_time);
+    v1::QueryTypeReport* out = report.add_query_types();
+    out->set_name(query_types_[i]);
+    out->set_executed(q.response_time.TotalCount());
+    out->set_errors(q.ErrorCount());
+    for (const auto& [key, count] : q.errors) {
+      v1::ErrorCount* e = out->add_error_counts();
+      e->set_error_class(std::string(db::ErrorClassName(key.first)));
+      e->set_code(key.second);
+      e->set_count(count);
+    }
+    *out->mutable_response_time() = Summarize(q.response_time);
+    *out->mutable_service_time() = Summarize(q.service_time);
+    q.response_time.ToProto(out->mutable_response_histogram());
+    q.service_time.ToProto(out->mutable_service_histogram());
+  }
+  *report.mutable_response_time() = Summarize(response);
+  *report.mutable_service_time() = Summarize(service);
+  *report.mutable_schedule_lag() = Summarize(measured_.schedule_lag);
+  for (const auto& sample : samples_) *report.add_intervals() = sample;
+  report.set_not_started(not_started);
+  report.set_end_reason(std::move(end_reason));
+  return report;
+}
+
+std::string RenderIntervalLine(const v1::IntervalSample& s) {
+  std::string target = s.target_rate() > 0 ? absl::StrFormat("%.0f/s", s.target_rate()) : "closed";
+  return absl::StrFormat(
+      "[%6.1fs]%s target %s  achieved %.0f/s  p50 %s ms  p99 %s ms  errors %d  lag p99 %s ms",
+      s.elapsed_s(), s.warmup() ? " warm-up" : "", target, s.achieved_rate(), FormatMs(s.p50_ms()),
+      FormatMs(s.p99_ms()), s.errors(), FormatMs(s.schedule_lag_p99_ms()));
+}
+
+std::string RenderReportText(const v1::RunReport& r) {
+  std::string out;
+  absl::StrAppend(&out, "dbload ", r.dbload_version(), " report: ", r.plan().name(), "\n");
+  absl::StrAppend(&out, "Target: ", DescribeTarget(r.plan().target()), "\n");
+  absl::StrAppend(&out, "Workload: ", r.plan().workload(), "/", r.plan().scenario(), ", ",
+                  DescribeLoad(r.plan()), "\n");
+  absl::StrAppend(&out, "Started: ", r.started_at(), "   Ended by: ", r.end_reason(), "\n\n");
+  absl::StrAppend(&out, "Total test duration: ", IsoDuration(r.total_duration_s()), "\n");
+  absl::StrAppend(&out, "Queries duration: ", IsoDuration(r.queries_duration_s()), "\n");
+  absl::StrAppend(&out, "Executed queries: ", r.executed(), "\n");
+  if (r.query_types_size() > 1) {
+    for (const auto& q : r.query_types()) {
+      absl::StrAppend(&out, "  ", q.name(), ": ", q.executed(), "\n");
+    }
+  }
+  absl::StrAppend(&out, "Errors: ", r.errors(), "\n");
+  for (const auto& q : r.query_types()) {
+    for (const auto& e : q.error_counts()) {
+      absl::StrAppend(&out, "  ", q.name(), " ", e.error_class(), " ", e.code(), ": ", e.count(),
+                      "\n");
+    }
+  }
+  if (r.wanted_rate() > 0) {
+    absl::StrAppend(&out, "Wanted queries rate: ", absl::StrFormat("%.0f", r.wanted_rate()), "/s\n");
+  } else {
+    absl::StrAppend(&out, "Wanted queries rate: as fast as the clients go (closed loop)\n");
+  }
+  absl::StrAppend(&out, "Actual queries rate: ", absl::StrFormat("%.0f", r.actual_rate()), "/s\n");
+  if (r.plan().load().has_open()) {
+    absl::StrAppend(&out, "Not started (no free connection before the end): ", r.not_started(),
+                    "\n");
+  }
+  absl::StrAppend(&out, "\n");
+  AppendLatencyBlock(out, "Response time, from intended start", r.response_time());
+  AppendLatencyBlock(out, "Service time, from actual start", r.service_time());
+  absl::StrAppend(&out, "Schedule lag (ms): p50 ", FormatMs(r.schedule_lag().p50_ms()), "  p99 ",
+                  FormatMs(r.schedule_lag().p99_ms()), "  Max ", FormatMs(r.schedule_lag().max_ms()),
+                  "\n");
+  if (r.query_types_size() > 1) {
+    for (const auto& q : r.query_types()) {
+      absl::StrAppend(&out, "\n[", q.name(), "]\n");
+      AppendLatencyBlock(out, "Response time", q.response_time());
+    }
+  }
+  return out;
+}
+
+std::string RenderReportJson(const v1::RunReport& report) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string json;
+  // Cannot fail for a message without Any fields.
+  (void)google::protobuf::util::MessageToJsonString(report, &json, options);
+  return json;
+}
+
+absl::StatusOr<v1::RunReport> ParseReportJson(const std::string& json) {
+  v1::RunReport report;
+  const auto status = google::protobuf::util::JsonStringToMessage(json, &report);
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("not a dbload report: ", status.ToString()));
+  }
+  if (report.format_version() != kReportFormatVersion) {
+    return absl::InvalidArgumentError(absl::StrCat("report format version ",
+                                                   report.format_version(), " is not supported"));
+  }
+  return report;
+}
+
+}  // namespace dbload

@@ -1,0 +1,717 @@
+// The PostgreSQL and MySQL drivers against real servers (PostgreSQL 15 and MariaDB 10.11 started
+// by tests/harness/dbenv), directly and through HAProxy. Results are checked against the
+// database itself from a second session, not only against what the driver says.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <barrier>
+#include <cctype>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/db/driver.h"
+#include "common/db/driver_factory.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/harness/test_servers.h"
+
+namespace dbload::db {
+namespace {
+
+using ::dbload::testing::PasswordOf;
+using ::dbload::testing::TestServers;
+using ::dbload::testing::TestServersEnvironment;
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+#define ASSERT_OK(expr)                                     \
+  do {                                                      \
+    const absl::Status assert_ok_status = (expr);           \
+    ASSERT_TRUE(assert_ok_status.ok()) << assert_ok_status; \
+  } while (0)
+
+// An outcome that must have succeeded, with the error in the failure message otherwise.
+#define ASSERT_EXEC_OK(outcome)                                                       \
+  ASSERT_TRUE((outcome).ok()) << "[" << (outcome).error->code << "] "                 \
+                              << ErrorClassName((outcome).error->error_class) << ": " \
+                              << (outcome).error->message
+
+enum class Backend { kPostgres, kPostgresHaproxy, kMariaDb, kMariaDbHaproxy };
+
+std::string BackendName(Backend backend) {
+  switch (backend) {
+    case Backend::kPostgres:
+      return "pg";
+    case Backend::kPostgresHaproxy:
+      return "pg_haproxy";
+    case Backend::kMariaDb:
+      return "mariadb";
+    case Backend::kMariaDbHaproxy:
+      return "mariadb_haproxy";
+  }
+  return "unknown";
+}
+
+// A loopback TCP port nobody listens on (bound, then released).
+uint32_t ClosedPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    close(fd);
+    return 1;  // privileged and unused here: refused as well
+  }
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+class DbDriverTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    TestServers& servers = TestServersEnvironment::Servers();
+    switch (GetParam()) {
+      case Backend::kPostgres:
+        target_ = servers.PostgresTarget();
+        break;
+      case Backend::kPostgresHaproxy:
+        target_ = servers.HaproxyPostgresTarget();
+        break;
+      case Backend::kMariaDb:
+        target_ = servers.MariaDbTarget();
+        break;
+      case Backend::kMariaDbHaproxy:
+        target_ = servers.HaproxyMariaDbTarget();
+        break;
+    }
+    ASSERT_NE(target_.port(), 0u) << "service not started for " << BackendName(GetParam());
+    absl::StatusOr<std::string> password = PasswordOf(target_);
+    ASSERT_OK(password.status());
+    password_ = *password;
+    driver_ = MakeDriverFor(target_, password_);
+    ASSERT_NE(driver_, nullptr);
+    driver_->ThreadStart();
+
+    // Tables are per test and backend (direct and HAProxy share a database), and short enough
+    // for both servers' 63/64-character limits with a suffix.
+    std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    test = test.substr(0, test.find('/')).substr(0, 32);
+    table_ = "t_";
+    for (char c : test + "_" + BackendName(GetParam())) {
+      table_.push_back(std::isalnum(static_cast<unsigned char>(c))
+                           ? static_cast<char>(std::tolower(static_cast<unsigned char>(c)))
+                           : '_');
+    }
+
+    observer_ = Connect();
+    ASSERT_NE(observer_, nullptr);
+    ASSERT_EXEC_OK(observer_->ExecuteSql(Sql("DROP TABLE IF EXISTS {t}")));
+  }
+
+  void TearDown() override {
+    if (observer_ != nullptr) observer_->ExecuteSql(Sql("DROP TABLE IF EXISTS {t}"));
+    observer_.reset();
+    if (driver_ != nullptr) driver_->ThreadEnd();
+  }
+
+  std::unique_ptr<Driver> MakeDriverFor(const dbload::v1::Target& target,
+                                        const std::string& password) {
+    absl::StatusOr<std::unique_ptr<Driver>> driver = MakeDriver(target, password, clock_);
+    EXPECT_TRUE(driver.ok()) << driver.status();
+    return driver.ok() ? *std::move(driver) : nullptr;
+  }
+
+  std::unique_ptr<Session> Connect() {
+    absl::StatusOr<std::unique_ptr<Session>> session = driver_->Connect();
+    EXPECT_TRUE(session.ok()) << session.status();
+    return session.ok() ? *std::move(session) : nullptr;
+  }
+
+  bool postgres() const {
+    return GetParam() == Backend::kPostgres || GetParam() == Backend::kPostgresHaproxy;
+  }
+
+  // Statements are written PostgreSQL-style ($1, $2 …; {t} for the test's table) and turned into
+  // MySQL's ? placeholders when needed.
+  std::string Sql(std::string_view text) const {
+    std::string out;
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text.substr(i, 3) == "{t}") {
+        out += table_;
+        i += 2;
+      } else if (!postgres() && text[i] == '$' && i + 1 < text.size() &&
+                 std::isdigit(static_cast<unsigned char>(text[i + 1]))) {
+        out.push_back('?');
+        while (i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1]))) ++i;
+      } else {
+        out.push_back(text[i]);
+      }
+    }
+    return out;
+  }
+
+  void CreateTable() {
+    ASSERT_EXEC_OK(observer_->ExecuteSql(Sql(
+        postgres() ? "CREATE TABLE {t} (id BIGSERIAL PRIMARY KEY, k BIGINT, d DOUBLE PRECISION, "
+                     "s TEXT, n TEXT)"
+                   : "CREATE TABLE {t} (id BIGINT AUTO_INCREMENT PRIMARY KEY, k BIGINT, d DOUBLE, "
+                     "s VARCHAR(200), n VARCHAR(200)) ENGINE=InnoDB")));
+  }
+
+  // SELECT count(*) on the observer session (its own connection), with parameters.
+  int64_t Count(std::string_view where, std::vector<Value> params = {}) {
+    const int id = next_observer_id_++;
+    const absl::Status prepared = observer_->Prepare(
+        id, {.name = "count", .sql = Sql("SELECT count(*) FROM {t} WHERE " + std::string(where))});
+    EXPECT_TRUE(prepared.ok()) << prepared;
+    const ExecOutcome outcome = observer_->Execute(id, params, /*capture_first_value=*/true);
+    EXPECT_TRUE(outcome.ok()) << outcome.error->message;
+    EXPECT_TRUE(outcome.first_value.has_value());
+    return outcome.first_value.value_or(-1);
+  }
+
+  // The server-side id of a session's connection (backend PID / CONNECTION_ID()).
+  int64_t ConnectionId(Session& session, int id) {
+    const absl::Status prepared = session.Prepare(
+        id, {.name = "whoami",
+             .sql = postgres() ? "SELECT pg_backend_pid()" : "SELECT CONNECTION_ID()"});
+    EXPECT_TRUE(prepared.ok()) << prepared;
+    const ExecOutcome outcome = session.Execute(id, {}, true);
+    EXPECT_TRUE(outcome.ok()) << outcome.error->message;
+    return outcome.first_value.value_or(-1);
+  }
+
+  // Kills a session's connection from the observer, the way an administrator would.
+  void KillFromObserver(int64_t connection_id) {
+    const std::string sql =
+        postgres() ? "SELECT pg_terminate_backend(" + std::to_string(connection_id) + ", 5000)"
+                   : "KILL CONNECTION " + std::to_string(connection_id);
+    ASSERT_EXEC_OK(observer_->ExecuteSql(sql));
+  }
+
+  SteadyClock clock_;
+  dbload::v1::Target target_;
+  std::string password_;
+  std::unique_ptr<Driver> driver_;
+  std::unique_ptr<Session> observer_;
+  std::string table_;
+  int next_observer_id_ = 100;
+};
+
+TEST_P(DbDriverTest, ConnectsAndAnswers) {
+  std::unique_ptr<Session> session = Connect();
+  ASSERT_NE(session, nullptr);
+  const ExecOutcome outcome = session->ExecuteSql("SELECT 1");
+  ASSERT_EXEC_OK(outcome);
+  EXPECT_EQ(outcome.rows, 1);
+  EXPECT_EQ(outcome.first_value, 1);
+  EXPECT_EQ(driver_->dialect(), postgres() ? Dialect::kPostgreSql : Dialect::kMySql);
+  EXPECT_EQ(driver_->capabilities().returning, postgres());
+}
+
+TEST_P(DbDriverTest, WrongPasswordIsAnAuthenticationErrorThatDoesNotShowIt) {
+  const std::string wrong = "Wr0ng-Pa55word-" + std::to_string(getpid());
+  std::unique_ptr<Driver> driver = MakeDriverFor(target_, wrong);
+  ASSERT_NE(driver, nullptr);
+  absl::StatusOr<std::unique_ptr<Session>> session = driver->Connect();
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.status().code(), absl::StatusCode::kUnauthenticated) << session.status();
+  const std::string message(session.status().message());
+  EXPECT_THAT(message, HasSubstr("authentication"));
+  EXPECT_THAT(message,
+              HasSubstr("cannot connect to " + std::string(postgres() ? "postgresql" : "mysql")));
+  EXPECT_THAT(message, HasSubstr(" as bench: "));
+  EXPECT_THAT(message, Not(HasSubstr(wrong)));
+  EXPECT_THAT(message, Not(HasSubstr("Pa55word")));
+  EXPECT_THAT(message, Not(HasSubstr(password_)));
+}
+
+TEST_P(DbDriverTest, UnreachablePortIsAConnectionError) {
+  dbload::v1::Target target = target_;
+  target.set_port(ClosedPort());
+  std::unique_ptr<Driver> driver = MakeDriverFor(target, password_);
+  ASSERT_NE(driver, nullptr);
+  absl::StatusOr<std::unique_ptr<Session>> session = driver->Connect();
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.status().code(), absl::StatusCode::kUnavailable) << session.status();
+  EXPECT_THAT(std::string(session.status().message()),
+              HasSubstr("127.0.0.1:" + std::to_string(target.port())));
+  EXPECT_THAT(std::string(session.status().message()), Not(HasSubstr(password_)));
+}
+
+TEST_P(DbDriverTest, UnknownDatabaseIsAClearError) {
+  dbload::v1::Target target = target_;
+  target.set_database("no_such_db_here");
+  std::unique_ptr<Driver> driver = MakeDriverFor(target, password_);
+  ASSERT_NE(driver, nullptr);
+  absl::StatusOr<std::unique_ptr<Session>> session = driver->Connect();
+  ASSERT_FALSE(session.ok());
+  const std::string message(session.status().message());
+  EXPECT_THAT(message, HasSubstr("no_such_db_here"));
+  EXPECT_THAT(message, Not(HasSubstr(password_)));
+  if (postgres()) {
+    EXPECT_EQ(session.status().code(), absl::StatusCode::kNotFound) << session.status();
+    EXPECT_THAT(message, HasSubstr("does not exist"));
+  } else {
+    // MariaDB checks privileges first: bench may use only its own database.
+    EXPECT_THAT(session.status().code(),
+                AnyOf(absl::StatusCode::kNotFound, absl::StatusCode::kPermissionDenied))
+        << session.status();
+  }
+}
+
+TEST_P(DbDriverTest, PreparedCrudWithEveryValueType) {
+  CreateTable();
+  std::unique_ptr<Session> session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Prepare(0, {.name = "insert",
+                                 .sql = Sql(postgres() ? "INSERT INTO {t} (k, d, s, n) VALUES "
+                                                         "($1, $2, $3, $4) RETURNING id"
+                                                       : "INSERT INTO {t} (k, d, s, n) VALUES "
+                                                         "($1, $2, $3, $4)")}));
+  ASSERT_OK(session->Prepare(
+      1, {.name = "select", .sql = Sql("SELECT id, k, d, s, n FROM {t} WHERE k = $1")}));
+  ASSERT_OK(session->Prepare(
+      2, {.name = "update", .sql = Sql("UPDATE {t} SET d = $1, s = $2, n = $3 WHERE k = $4")}));
+  ASSERT_OK(session->Prepare(3, {.name = "delete", .sql = Sql("DELETE FROM {t} WHERE k = $1")}));
+  ASSERT_OK(session->Prepare(4, {.name = "select_all", .sql = Sql("SELECT id FROM {t}")}));
+
+  // Every Value type, and text that would break naive quoting.
+  const std::string tricky = "it's a \"quoted\" \\ backslash, ünïcödé; DROP TABLE x; --";
+  const double pi = 3.141592653589793;
+  const Value first[] = {int64_t{7}, pi, std::string_view(tricky), std::monostate{}};
+  ExecOutcome inserted = session->Execute(0, first, /*capture_first_value=*/true);
+  ASSERT_EXEC_OK(inserted);
+  EXPECT_EQ(inserted.rows, 1);
+  ASSERT_TRUE(inserted.first_value.has_value());
+  const int64_t first_id = *inserted.first_value;
+  EXPECT_GT(first_id, 0);
+
+  const std::string long_text(150, 'x');  // beyond any small-string buffer
+  const Value second[] = {int64_t{-9'000'000'000'000}, -0.5, std::string_view(long_text),
+                          std::string_view("")};
+  inserted = session->Execute(0, second, true);
+  ASSERT_EXEC_OK(inserted);
+  EXPECT_EQ(inserted.first_value, first_id + 1);
+  const Value third[] = {int64_t{7}, 1e300, std::string_view("z"), std::string_view("n")};
+  inserted = session->Execute(0, third, false);
+  ASSERT_EXEC_OK(inserted);
+  EXPECT_FALSE(inserted.first_value.has_value());
+
+  // The database holds exactly what was bound.
+  EXPECT_EQ(Count("1 = 1"), 3);
+  EXPECT_EQ(Count("k = $1 AND d = $2 AND s = $3 AND n IS NULL",
+                  {int64_t{7}, pi, std::string_view(tricky)}),
+            1);
+  EXPECT_EQ(Count("k = $1 AND d = $2 AND s = $3 AND n = ''",
+                  {int64_t{-9'000'000'000'000}, -0.5, std::string_view(long_text)}),
+            1);
+  EXPECT_EQ(Count("id = $1 AND k = 7", {first_id}), 1);
+
+  // SELECT: every row is read and counted; the first column comes back as first_value.
+  const Value minus_nine[] = {int64_t{-9'000'000'000'000}};
+  ExecOutcome selected = session->Execute(1, minus_nine, true);
+  ASSERT_EXEC_OK(selected);
+  EXPECT_EQ(selected.rows, 1);
+  EXPECT_EQ(selected.first_value, first_id + 1);
+  const Value seven[] = {int64_t{7}};
+  selected = session->Execute(1, seven, false);
+  ASSERT_EXEC_OK(selected);
+  EXPECT_EQ(selected.rows, 2);
+  selected = session->Execute(4, {}, false);
+  ASSERT_EXEC_OK(selected);
+  EXPECT_EQ(selected.rows, 3);
+  const Value nobody[] = {int64_t{12345}};
+  selected = session->Execute(1, nobody, true);
+  ASSERT_EXEC_OK(selected);
+  EXPECT_EQ(selected.rows, 0);
+  EXPECT_FALSE(selected.first_value.has_value());
+
+  // UPDATE: rows affected, and the new values (NULL included) are in the table.
+  const Value update[] = {2.5, std::string_view("updated"), std::monostate{}, int64_t{7}};
+  ExecOutcome updated = session->Execute(2, update, false);
+  ASSERT_EXEC_OK(updated);
+  EXPECT_EQ(updated.rows, 2);
+  EXPECT_EQ(Count("k = 7 AND d = 2.5 AND s = 'updated' AND n IS NULL"), 2);
+
+  // DELETE.
+  ExecOutcome deleted = session->Execute(3, seven, false);
+  ASSERT_EXEC_OK(deleted);
+  EXPECT_EQ(deleted.rows, 2);
+  EXPECT_EQ(Count("k = 7"), 0);
+  deleted = session->Execute(3, seven, false);
+  ASSERT_EXEC_OK(deleted);
+  EXPECT_EQ(deleted.rows, 0);
+  EXPECT_EQ(Count("1 = 1"), 1);
+}
+
+TEST_P(DbDriverTest, SyntaxErrorIsFatalWithTheServersCode) {
+  std::unique_ptr<Session> session = Connect();
+  ASSERT_NE(session, nullptr);
+  const std::string code = postgres() ? "42601" : "1064";
+  const absl::Status prepared = session->Prepare(0, {.name = "bad", .sql = "SELEC 1"});
+  ASSERT_FALSE(prepared.ok());
+  EXPECT_EQ(prepared.code(), absl::StatusCode::kInvalidArgument) << prepared;
+  EXPECT_THAT(std::string(prepared.message()), HasSubstr(code));
+
+  // A statement the server rejected is not registered.
+  const ExecOutcome unprepared = session->Execute(0, {}, false);
+  ASSERT_FALSE(unprepared.ok());
+  EXPECT_EQ(unprepared.error->error_class, ErrorClass::kFatal);
+
+  const ExecOutcome outcome = session->ExecuteSql("SELEC 1");
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.error->error_class, ErrorClass::kFatal);
+  EXPECT_EQ(outcome.error->code, code);
+  EXPECT_THAT(outcome.error->message, HasSubstr("SELEC"));
+
+  // The session is still usable.
+  ASSERT_EXEC_OK(session->ExecuteSql("SELECT 1"));
+}
+
+TEST_P(DbDriverTest, MissingTableIsFatalAtPrepare) {
+  std::unique_ptr<Session> session = Connect();
+  ASSERT_NE(session, nullptr);
+  const std::string code = postgres() ? "42P01" : "1146";
+  const absl::Status prepared = session->Prepare(
+      0, {.name = "missing", .sql = Sql("SELECT * FROM {t}_missing WHERE 1 = $1")});
+  ASSERT_FALSE(prepared.ok());
+  EXPECT_EQ(prepared.code(), absl::StatusCode::kInvalidArgument) << prepared;
+  EXPECT_THAT(std::string(prepared.message()), HasSubstr(code));
+  EXPECT_THAT(std::string(prepared.message()), HasSubstr(table_ + "_missing"));
+
+  const ExecOutcome outcome = session->ExecuteSql(Sql("SELECT * FROM {t}_missing"));
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.error->error_class, ErrorClass::kFatal);
+  EXPECT_EQ(outcome.error->code, code);
+  ASSERT_EXEC_OK(session->ExecuteSql("SELECT 1"));
+}
+
+TEST_P(DbDriverTest, DeadlockBetweenTwoSessionsIsRetryable) {
+  ASSERT_EXEC_OK(observer_->ExecuteSql(Sql(
+      postgres() ? "CREATE TABLE {t} (id BIGINT PRIMARY KEY, v BIGINT NOT NULL)"
+                 : "CREATE TABLE {t} (id BIGINT PRIMARY KEY, v BIGINT NOT NULL) ENGINE=InnoDB")));
+  ASSERT_EXEC_OK(observer_->ExecuteSql(Sql("INSERT INTO {t} (id, v) VALUES (1, 0), (2, 0)")));
+
+  std::unique_ptr<Session> sessions[2] = {Connect(), Connect()};
+  for (auto& session : sessions) {
+    ASSERT_NE(session, nullptr);
+    // A missed deadlock must fail the test, not hang it.
+    ASSERT_EXEC_OK(session->ExecuteSql(postgres() ? "SET lock_timeout = '20s'"
+                                                  : "SET SESSION innodb_lock_wait_timeout = 20"));
+    ASSERT_OK(session->Prepare(
+        0, {.name = "bump", .sql = Sql("UPDATE {t} SET v = v + 1 WHERE id = $1")}));
+  }
+
+  struct Result {
+    std::optional<DbError> error;
+    bool committed = false;
+  };
+  Result results[2];
+  std::barrier both_hold_one_lock(2);
+  auto run = [&](int index, int64_t first, int64_t second) {
+    driver_->ThreadStart();
+    Session& session = *sessions[index];
+    Result& result = results[index];
+    ExecOutcome outcome = session.Begin();
+    if (outcome.ok()) {
+      const Value first_id[] = {first};
+      outcome = session.Execute(0, first_id, false);
+    }
+    both_hold_one_lock.arrive_and_wait();
+    if (outcome.ok()) {
+      const Value second_id[] = {second};
+      outcome = session.Execute(0, second_id, false);
+    }
+    if (outcome.ok()) {
+      result.committed = session.Commit().ok();
+    } else {
+      result.error = outcome.error;
+      session.Rollback();
+    }
+    driver_->ThreadEnd();
+  };
+  std::thread a(run, 0, 1, 2);
+  std::thread b(run, 1, 2, 1);
+  a.join();
+  b.join();
+
+  const std::string code = postgres() ? "40P01" : "1213";
+  int deadlocks = 0;
+  for (const Result& result : results) {
+    if (result.error.has_value()) {
+      ++deadlocks;
+      EXPECT_EQ(result.error->code, code) << result.error->message;
+      EXPECT_EQ(result.error->error_class, ErrorClass::kRetryable) << result.error->message;
+      EXPECT_THAT(result.error->message, HasSubstr("eadlock"));
+    } else {
+      EXPECT_TRUE(result.committed);
+    }
+  }
+  EXPECT_EQ(deadlocks, 1);
+  // Only the survivor's two increments are in the table.
+  EXPECT_EQ(Count("id = 1 AND v = 1"), 1);
+  EXPECT_EQ(Count("id = 2 AND v = 1"), 1);
+}
+
+TEST_P(DbDriverTest, ExplicitTransactionsCommitAndRollBack) {
+  CreateTable();
+  std::unique_ptr<Session> session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Prepare(
+      0, {.name = "insert", .sql = Sql("INSERT INTO {t} (k, d, s, n) VALUES ($1, 0, 'x', NULL)")}));
+  const Value one[] = {int64_t{1}};
+  const Value two[] = {int64_t{2}};
+
+  ASSERT_EXEC_OK(session->Begin());
+  ASSERT_EXEC_OK(session->Execute(0, one, false));
+  ASSERT_EXEC_OK(session->Execute(0, one, false));
+  EXPECT_EQ(Count("k = 1"), 0) << "uncommitted rows are visible to another session";
+  ASSERT_EXEC_OK(session->Commit());
+  EXPECT_EQ(Count("k = 1"), 2);
+
+  ASSERT_EXEC_OK(session->Begin());
+  ASSERT_EXEC_OK(session->Execute(0, two, false));
+  EXPECT_EQ(Count("k = 2"), 0);
+  ASSERT_EXEC_OK(session->Rollback());
+  EXPECT_EQ(Count("k = 2"), 0);
+
+  // Autocommit again after the transaction.
+  ASSERT_EXEC_OK(session->Execute(0, two, false));
+  EXPECT_EQ(Count("k = 2"), 1);
+}
+
+TEST_P(DbDriverTest, CommitAfterAFailedStatementIsReported) {
+  if (!postgres()) GTEST_SKIP() << "MySQL rolls back the statement only; COMMIT commits the rest";
+  CreateTable();
+  std::unique_ptr<Session> session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_EXEC_OK(session->Begin());
+  ASSERT_EXEC_OK(session->ExecuteSql(Sql("INSERT INTO {t} (k) VALUES (5)")));
+  ASSERT_FALSE(session->ExecuteSql("SELEC 1").ok());
+  const ExecOutcome committed = session->Commit();
+  ASSERT_FALSE(committed.ok());
+  EXPECT_EQ(committed.error->code, "25P02");
+  EXPECT_EQ(Count("k = 5"), 0);
+  // Back in autocommit, and a following transaction commits normally.
+  ASSERT_EXEC_OK(session->Begin());
+  ASSERT_EXEC_OK(session->ExecuteSql(Sql("INSERT INTO {t} (k) VALUES (6)")));
+  ASSERT_EXEC_OK(session->Commit());
+  EXPECT_EQ(Count("k = 6"), 1);
+}
+
+TEST_P(DbDriverTest, KilledConnectionIsAConnectionErrorAndReconnectPreparesAgain) {
+  CreateTable();
+  ASSERT_EXEC_OK(observer_->ExecuteSql(Sql("INSERT INTO {t} (k) VALUES (1), (1), (2)")));
+  std::unique_ptr<Session> session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Prepare(
+      0, {.name = "count_k", .sql = Sql("SELECT count(*) FROM {t} WHERE k = $1")}));
+  ASSERT_OK(session->Prepare(1, {.name = "insert", .sql = Sql("INSERT INTO {t} (k) VALUES ($1)")}));
+  const int64_t first_connection = ConnectionId(*session, 2);
+  ASSERT_GT(first_connection, 0);
+  const Value one[] = {int64_t{1}};
+  ASSERT_EQ(session->Execute(0, one, true).first_value, 2);
+
+  // Killed while idle: the next statement fails as a connection error …
+  KillFromObserver(first_connection);
+  ExecOutcome outcome = session->Execute(0, one, true);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.error->error_class, ErrorClass::kConnection)
+      << "[" << outcome.error->code << "] " << outcome.error->message;
+  if (postgres()) {
+    EXPECT_THAT(outcome.error->code, AnyOf("08006", "57P01"));
+  } else {
+    EXPECT_THAT(outcome.error->code, AnyOf("2006", "2013", "1927"));
+  }
+  EXPECT_THAT(outcome.error->message, Not(HasSubstr(password_)));
+
+  // … and after Reconnect() every statement is prepared again, on a new server connection.
+  ASSERT_OK(session->Reconnect());
+  outcome = session->Execute(0, one, true);
+  ASSERT_EXEC_OK(outcome);
+  EXPECT_EQ(outcome.first_value, 2);
+  const Value three[] = {int64_t{3}};
+  ASSERT_EXEC_OK(session->Execute(1, three, false));
+  EXPECT_EQ(Count("k = 3"), 1);
+  const int64_t second_connection = ConnectionId(*session, 2);
+  EXPECT_NE(second_connection, first_connection);
+
+  // Without an explicit Reconnect() the session reconnects at its next call.
+  KillFromObserver(second_connection);
+  outcome = session->Execute(1, three, false);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.error->error_class, ErrorClass::kConnection);
+  outcome = session->Execute(1, three, false);
+  ASSERT_EXEC_OK(outcome);
+  EXPECT_EQ(Count("k = 3"), 2);
+}
+
+TEST_P(DbDriverTest, ConnectionLostInsideATransactionIsNotPaperedOver) {
+  CreateTable();
+  std::unique_ptr<Session> session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Prepare(0, {.name = "insert", .sql = Sql("INSERT INTO {t} (k) VALUES ($1)")}));
+  const int64_t connection = ConnectionId(*session, 1);
+  const Value one[] = {int64_t{1}};
+
+  ASSERT_EXEC_OK(session->Begin());
+  ASSERT_EXEC_OK(session->Execute(0, one, false));
+  KillFromObserver(connection);
+  ExecOutcome outcome = session->Execute(0, one, false);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.error->error_class, ErrorClass::kConnection);
+  // The rest of the transaction must not run in autocommit on a new connection …
+  outcome = session->Execute(0, one, false);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.error->error_class, ErrorClass::kConnection);
+  EXPECT_THAT(outcome.error->message, HasSubstr("inside a transaction"));
+  // … nor COMMIT "succeed".
+  const ExecOutcome committed = session->Commit();
+  ASSERT_FALSE(committed.ok());
+  EXPECT_EQ(committed.error->error_class, ErrorClass::kConnection);
+  EXPECT_EQ(Count("k = 1"), 0);
+
+  // The same with Rollback() ending the lost transaction; then the session goes on.
+  const int64_t second_connection = ConnectionId(*session, 1);
+  ASSERT_EXEC_OK(session->Begin());
+  ASSERT_EXEC_OK(session->Execute(0, one, false));
+  KillFromObserver(second_connection);
+  EXPECT_FALSE(session->Execute(0, one, false).ok());
+  ASSERT_EXEC_OK(session->Rollback());
+  ASSERT_EXEC_OK(session->Execute(0, one, false));
+  EXPECT_EQ(Count("k = 1"), 1);
+}
+
+TEST_P(DbDriverTest, UnknownStatementOrWrongParameterCountIsFatal) {
+  std::unique_ptr<Session> session = Connect();
+  ASSERT_NE(session, nullptr);
+  ExecOutcome outcome = session->Execute(42, {}, false);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.error->error_class, ErrorClass::kFatal);
+
+  ASSERT_OK(session->Prepare(0, {.name = "add", .sql = Sql("SELECT $1 + 1")}));
+  const Value two[] = {int64_t{2}};
+  outcome = session->Execute(0, two, true);
+  ASSERT_EXEC_OK(outcome);
+  EXPECT_EQ(outcome.first_value, 3);
+  outcome = session->Execute(0, {}, true);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.error->error_class, ErrorClass::kFatal);
+  EXPECT_THAT(outcome.error->message, HasSubstr("takes 1 parameters, got 0"));
+  const Value too_many[] = {int64_t{2}, int64_t{3}};
+  outcome = session->Execute(0, too_many, true);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.error->error_class, ErrorClass::kFatal);
+  // Nothing was sent: the session is fine.
+  const Value four[] = {int64_t{4}};
+  outcome = session->Execute(0, four, true);
+  ASSERT_EXEC_OK(outcome);
+  EXPECT_EQ(outcome.first_value, 5);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBackends, DbDriverTest,
+                         ::testing::Values(Backend::kPostgres, Backend::kPostgresHaproxy,
+                                           Backend::kMariaDb, Backend::kMariaDbHaproxy),
+                         [](const ::testing::TestParamInfo<Backend>& info) {
+                           return BackendName(info.param);
+                         });
+
+// Unix sockets (no HAProxy there).
+TEST(DbDriverSocketTest, PostgresOverUnixSocket) {
+  TestServers& servers = TestServersEnvironment::Servers();
+  const dbload::v1::Target target = servers.PostgresSocketTarget();
+  absl::StatusOr<std::string> password = PasswordOf(target);
+  ASSERT_OK(password.status());
+  SteadyClock clock;
+  absl::StatusOr<std::unique_ptr<Driver>> driver = MakeDriver(target, *password, clock);
+  ASSERT_OK(driver.status());
+  absl::StatusOr<std::unique_ptr<Session>> session = (*driver)->Connect();
+  ASSERT_OK(session.status());
+  const ExecOutcome outcome = (*session)->ExecuteSql("SELECT count(*) FROM pg_stat_activity");
+  ASSERT_EXEC_OK(outcome);
+  EXPECT_GT(outcome.first_value.value_or(0), 0);
+}
+
+TEST(DbDriverSocketTest, MariaDbOverUnixSocket) {
+  TestServers& servers = TestServersEnvironment::Servers();
+  const dbload::v1::Target target = servers.MariaDbSocketTarget();
+  absl::StatusOr<std::string> password = PasswordOf(target);
+  ASSERT_OK(password.status());
+  SteadyClock clock;
+  absl::StatusOr<std::unique_ptr<Driver>> driver = MakeDriver(target, *password, clock);
+  ASSERT_OK(driver.status());
+  (*driver)->ThreadStart();
+  absl::StatusOr<std::unique_ptr<Session>> session = (*driver)->Connect();
+  ASSERT_OK(session.status());
+  const ExecOutcome outcome = (*session)->ExecuteSql("SELECT 7");
+  ASSERT_EXEC_OK(outcome);
+  EXPECT_EQ(outcome.first_value, 7);
+  session->reset();
+  (*driver)->ThreadEnd();
+}
+
+TEST(DriverFactoryTest, UnknownDriverNamesTheValueAndTheChoices) {
+  SteadyClock clock;
+  dbload::v1::Target target;
+  target.set_driver("oracle");
+  absl::StatusOr<std::unique_ptr<Driver>> driver = MakeDriver(target, "", clock);
+  ASSERT_FALSE(driver.ok());
+  EXPECT_EQ(driver.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(driver.status().message()), HasSubstr("\"oracle\""));
+  EXPECT_THAT(std::string(driver.status().message()), HasSubstr("postgresql, mysql, noop"));
+}
+
+TEST(DriverFactoryTest, NoopDriverFromTarget) {
+  SimulatedClock clock;
+  dbload::v1::Target target;
+  target.set_driver("noop");
+  target.mutable_noop()->set_fixed_ns(1000);
+  absl::StatusOr<std::unique_ptr<Driver>> driver = MakeDriver(target, "", clock);
+  ASSERT_OK(driver.status());
+  EXPECT_EQ((*driver)->dialect(), Dialect::kNoop);
+  absl::StatusOr<std::unique_ptr<Session>> session = (*driver)->Connect();
+  ASSERT_OK(session.status());
+  const ExecOutcome outcome = (*session)->Execute(0, {}, true);
+  EXPECT_TRUE(outcome.ok());
+  EXPECT_EQ(clock.Now(), 1000);  // the fixed latency was waited on the given clock
+}
+
+TEST(DriverFactoryTest, ConnectionOptionsComeFromTheTarget) {
+  dbload::v1::Target target;
+  target.set_driver("postgresql");
+  target.set_host("db.example");
+  target.set_port(6543);
+  target.set_socket("/run/pg");
+  target.set_user("u");
+  target.set_database("d");
+  target.set_connect_timeout_ns(3'000'000'000);
+  const ConnectionOptions options = ConnectionOptionsOf(target);
+  EXPECT_EQ(options.host, "db.example");
+  EXPECT_EQ(options.port, 6543u);
+  EXPECT_EQ(options.socket, "/run/pg");
+  EXPECT_EQ(options.user, "u");
+  EXPECT_EQ(options.database, "d");
+  EXPECT_EQ(options.connect_timeout_ns, 3'000'000'000);
+  EXPECT_TRUE(options.password.empty());
+}
+
+}  // namespace
+}  // namespace dbload::db
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  dbload::testing::TestServersEnvironment::Register({"postgres", "mariadb", "haproxy"});
+  return RUN_ALL_TESTS();
+}
