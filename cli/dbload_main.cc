@@ -111,7 +111,11 @@ absl::StatusOr<LoadedPlan> LoadPlan(const PlanArgs& args, Clock& clock) {
                                                     std::string(status.message())));
   };
   absl::StatusOr<std::string> password = ReadTargetPassword(loaded.plan.target());
-  if (!password.ok()) return prefixed("target", password.status());
+  if (!password.ok()) {
+    // Its message already names the field (target.password_file / target.password_env).
+    return absl::Status(password.status().code(),
+                        absl::StrCat(args.plan_path, ": ", std::string(password.status().message())));
+  }
   const std::map<std::string, std::string> options(loaded.plan.workload_options().begin(),
                                                    loaded.plan.workload_options().end());
   absl::StatusOr<std::unique_ptr<Workload>> workload = MakeWorkload(loaded.plan.workload(), options);

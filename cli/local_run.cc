@@ -11,7 +11,6 @@
 
 namespace dbload {
 
-namespace v1 = dbload::v1;
 
 namespace {
 

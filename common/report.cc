@@ -9,7 +9,6 @@
 
 namespace dbload {
 
-namespace v1 = dbload::v1;
 
 namespace {
 

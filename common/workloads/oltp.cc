@@ -195,7 +195,10 @@ int64_t SpecialDistribution(Random& random, int64_t low, int64_t high, const Olt
 
 absl::StatusOr<OltpOptions> ParseOltpOptions(const std::map<std::string, std::string>& options) {
   OltpOptions parsed;
-  for (const auto& [key, value] : options) {
+  for (const auto& option : options) {
+    // Named copies: clang does not let lambdas capture structured bindings.
+    const std::string& key = option.first;
+    const std::string& value = option.second;
     int64_t number = 0;
     const bool numeric = absl::SimpleAtoi(value, &number);
     auto need_positive = [&](int64_t max) -> absl::Status {
