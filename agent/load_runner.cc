@@ -36,40 +36,37 @@ LoadRunner::~LoadRunner() {
   Wait();
 }
 
-absl::Status LoadRunner::StartOpenLoop(int connections, PacerFactory pacer_factory,
-                                       Nanos deadline) {
-  open_loop_ = true;
-  deadline_ = deadline;
-  if (absl::Status status = StartWorkers(connections); !status.ok()) {
+absl::Status LoadRunner::Connect(int sessions) {
+  if (absl::Status status = StartWorkers(sessions); !status.ok()) {
     Stop();
     return status;
   }
+  return absl::OkStatus();
+}
+
+void LoadRunner::StartOpenLoop(PacerFactory pacer_factory, Nanos deadline) {
+  open_loop_ = true;
+  deadline_ = deadline;
   {
     std::lock_guard lock(pacer_mu_);
     pacer_ = pacer_factory(clock_.Now());
   }
-  {
-    std::lock_guard lock(gate_mu_);
-    gate_open_ = true;
-  }
-  gate_cv_.notify_all();
-  return absl::OkStatus();
+  OpenGate();
 }
 
-absl::Status LoadRunner::StartClosedLoop(int clients, Nanos think_time, Nanos deadline) {
+void LoadRunner::StartClosedLoop(Nanos think_time, Nanos deadline) {
   open_loop_ = false;
   think_time_ = think_time;
   deadline_ = deadline;
-  if (absl::Status status = StartWorkers(clients); !status.ok()) {
-    Stop();
-    return status;
-  }
+  OpenGate();
+}
+
+void LoadRunner::OpenGate() {
   {
     std::lock_guard lock(gate_mu_);
     gate_open_ = true;
   }
   gate_cv_.notify_all();
-  return absl::OkStatus();
 }
 
 absl::Status LoadRunner::StartWorkers(int count) {
@@ -110,9 +107,16 @@ void LoadRunner::WorkerMain(Worker& worker) {
     session = *std::move(connected);
     for (size_t id = 0; id < statements_.size() && status.ok(); ++id) {
       status = session->Prepare(static_cast<int>(id), statements_[id]);
+      if (!status.ok()) {
+        // The connection worked: what failed is the workload's SQL, usually missing tables.
+        status = absl::Status(status.code(),
+                              absl::StrCat("workload: ", status.message(),
+                                           " (has `dbload prepare` been run for this plan?)"));
+      }
     }
   } else {
-    status = connected.status();
+    status = absl::Status(connected.status().code(),
+                          absl::StrCat("target: ", connected.status().message()));
   }
   bool proceed = false;
   {

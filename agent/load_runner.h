@@ -45,10 +45,14 @@ class LoadRunner {
   LoadRunner(const LoadRunner&) = delete;
   LoadRunner& operator=(const LoadRunner&) = delete;
 
-  // Connects and prepares every session first; the first failure (wrong password, missing
-  // table) is returned and nothing runs. Arrivals start at the clock's time once all are ready.
-  absl::Status StartOpenLoop(int connections, PacerFactory pacer_factory, Nanos deadline);
-  absl::Status StartClosedLoop(int clients, Nanos think_time, Nanos deadline);
+  // Opens and prepares `sessions` sessions, one worker each, and returns once all are ready or
+  // the first has failed (wrong password, missing table): then nothing runs. Connecting can
+  // take a while, which is why it comes before the run's clock starts.
+  absl::Status Connect(int sessions);
+  // Starts the connected workers. Open loop: arrivals from a pacer starting now. Closed loop:
+  // every worker is a client.
+  void StartOpenLoop(PacerFactory pacer_factory, Nanos deadline);
+  void StartClosedLoop(Nanos think_time, Nanos deadline);
 
   void SetRate(double per_second);
   // Adds clients (connecting them) or retires the newest ones after their current transaction.
@@ -81,6 +85,7 @@ class LoadRunner {
   };
 
   absl::Status StartWorkers(int count);
+  void OpenGate();
   void WorkerMain(Worker& worker);
   void RunOpenLoop(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker);
   void RunClosedLoop(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -94,36 +95,50 @@ absl::StatusOr<PlanArgs> ParsePlanArgs(const std::string& command, const std::ve
   return parsed;
 }
 
-// Everything a command needs from a plan, each failure prefixed with the plan's path.
+// Everything a command needs from a plan. Every failure names the plan file, and where it is
+// about one field, that field's line and column.
 struct LoadedPlan {
   v1::Plan plan;
   std::unique_ptr<Workload> workload;
+  std::unique_ptr<Scenario> scenario;
   std::unique_ptr<db::Driver> driver;
 };
 
+std::map<std::string, std::string> WorkloadOptionsOf(const v1::Plan& plan) {
+  return {plan.workload_options().begin(), plan.workload_options().end()};
+}
+
 absl::StatusOr<LoadedPlan> LoadPlan(const PlanArgs& args, Clock& clock) {
-  LoadedPlan loaded;
-  absl::StatusOr<v1::Plan> plan = LoadPlanFile(args.plan_path, args.overrides);
-  if (!plan.ok()) return plan.status();
-  loaded.plan = *std::move(plan);
-  auto prefixed = [&](std::string_view field, const absl::Status& status) {
-    return absl::Status(status.code(), absl::StrCat(args.plan_path, ": ", std::string(field), ": ",
-                                                    std::string(status.message())));
+  // The workload judges its own name, options and scenario; the parser places its verdict.
+  const PlanCheck workload_knows_it = [](const v1::Plan& plan) -> absl::Status {
+    absl::StatusOr<std::unique_ptr<Workload>> workload =
+        MakeWorkload(plan.workload(), WorkloadOptionsOf(plan));
+    if (!workload.ok()) return workload.status();
+    return (*workload)->MakeScenario(plan.scenario()).status();
   };
+  absl::StatusOr<v1::Plan> plan = LoadPlanFile(args.plan_path, args.overrides, workload_knows_it);
+  if (!plan.ok()) return plan.status();
+  LoadedPlan loaded;
+  loaded.plan = *std::move(plan);
   absl::StatusOr<std::string> password = ReadTargetPassword(loaded.plan.target());
   if (!password.ok()) {
     // Its message already names the field (target.password_file / target.password_env).
     return absl::Status(password.status().code(),
-                        absl::StrCat(args.plan_path, ": ", std::string(password.status().message())));
+                        absl::StrCat(args.plan_path, ": ", password.status().message()));
   }
-  const std::map<std::string, std::string> options(loaded.plan.workload_options().begin(),
-                                                   loaded.plan.workload_options().end());
-  absl::StatusOr<std::unique_ptr<Workload>> workload = MakeWorkload(loaded.plan.workload(), options);
-  if (!workload.ok()) return prefixed("workload", workload.status());
+  absl::StatusOr<std::unique_ptr<Workload>> workload =
+      MakeWorkload(loaded.plan.workload(), WorkloadOptionsOf(loaded.plan));
+  if (!workload.ok()) return workload.status();  // checked above: cannot happen
   loaded.workload = *std::move(workload);
+  absl::StatusOr<std::unique_ptr<Scenario>> scenario = loaded.workload->MakeScenario(loaded.plan.scenario());
+  if (!scenario.ok()) return scenario.status();
+  loaded.scenario = *std::move(scenario);
   absl::StatusOr<std::unique_ptr<db::Driver>> driver =
       db::MakeDriver(loaded.plan.target(), *std::move(password), clock);
-  if (!driver.ok()) return prefixed("target", driver.status());
+  if (!driver.ok()) {
+    return absl::Status(driver.status().code(),
+                        absl::StrCat(args.plan_path, ": target: ", driver.status().message()));
+  }
   loaded.driver = *std::move(driver);
   return loaded;
 }
@@ -156,18 +171,17 @@ int RunCommand(const std::vector<std::string>& args) {
   SteadyClock clock;
   absl::StatusOr<LoadedPlan> loaded = LoadPlan(*parsed, clock);
   if (!loaded.ok()) return Fail(loaded.status());
-  absl::StatusOr<std::unique_ptr<Scenario>> scenario = loaded->workload->MakeScenario(loaded->plan.scenario());
-  if (!scenario.ok()) return Fail(absl::InvalidArgumentError(absl::StrCat(parsed->plan_path, ": scenario: ", scenario.status().message())));
 
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   LocalRunHooks hooks{
       .on_interval = [](const v1::IntervalSample& s) { std::cout << RenderIntervalLine(s) << std::endl; },
       .interrupted = &interrupted};
-  absl::StatusOr<v1::RunReport> report = RunPlanLocally(loaded->plan, *loaded->driver, **scenario, clock, hooks);
+  absl::StatusOr<v1::RunReport> report =
+      RunPlanLocally(loaded->plan, *loaded->driver, *loaded->scenario, clock, hooks);
   if (!report.ok()) {
     return Fail(absl::Status(report.status().code(),
-                             absl::StrCat(parsed->plan_path, ": target: ", report.status().message())));
+                             absl::StrCat(parsed->plan_path, ": ", report.status().message())));
   }
   std::cout << "\n" << RenderReportText(*report);
   if (!parsed->report_path.empty()) {
@@ -177,7 +191,11 @@ int RunCommand(const std::vector<std::string>& args) {
     std::cout << "\nReport written to " << parsed->report_path << "\n";
   }
   if (report->end_reason() == "interrupted") return kExitInterrupted;
-  if (absl::StartsWith(report->end_reason(), "fatal")) return kExitRunFailed;
+  if (absl::StartsWith(report->end_reason(), "fatal")) {
+    // The report above says it too, but a script reading stderr must not miss it.
+    std::cerr << "dbload: " << parsed->plan_path << ": run ended by " << report->end_reason() << "\n";
+    return kExitRunFailed;
+  }
   return kExitOk;
 }
 

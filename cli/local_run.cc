@@ -45,6 +45,10 @@ absl::StatusOr<v1::RunReport> RunPlanLocally(const v1::Plan& plan, db::Driver& d
   if (budget > 0 && warmup == 0) runner.SetStartLimit(budget);
   uint64_t warmup_completions = 0;
 
+  const int sessions = static_cast<int>(open ? plan.target().pool() : plan.load().closed().clients());
+  if (absl::Status connected = runner.Connect(sessions); !connected.ok()) return connected;
+
+  // The run's clock starts once every session is ready, so connecting costs no measured time.
   // This thread waits on the clock alongside the workers; on a simulated clock time moves only
   // when all of them wait.
   clock.AttachThread();
@@ -52,15 +56,10 @@ absl::StatusOr<v1::RunReport> RunPlanLocally(const v1::Plan& plan, db::Driver& d
   const Nanos warmup_end = start + warmup;
   const Nanos measured_length = plan.stop().duration_ns() > 0 ? plan.stop().duration_ns() : kMaxRunLength;
   const Nanos deadline = warmup_end + measured_length;
-
-  absl::Status started =
-      open ? runner.StartOpenLoop(static_cast<int>(plan.target().pool()),
-                                  MakePacerFactory(plan.load().open(), plan.seed()), deadline)
-           : runner.StartClosedLoop(static_cast<int>(plan.load().closed().clients()),
-                                    plan.load().closed().think_time_ns(), deadline);
-  if (!started.ok()) {
-    clock.DetachThread();
-    return started;
+  if (open) {
+    runner.StartOpenLoop(MakePacerFactory(plan.load().open(), plan.seed()), deadline);
+  } else {
+    runner.StartClosedLoop(plan.load().closed().think_time_ns(), deadline);
   }
 
   const double target_rate = open ? plan.load().open().rate() : 0;

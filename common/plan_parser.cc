@@ -26,6 +26,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "common/field_error.h"
 #include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/parser.h"
 #include "yaml-cpp/yaml.h"
@@ -970,7 +971,8 @@ absl::Status ValidatePlanAt(const Plan& plan, const Locator& where) {
 }
 
 absl::StatusOr<Plan> ParsePlanTree(const std::string& yaml_text, absl::string_view source_name,
-                                   const std::vector<std::string>& overrides) {
+                                   const std::vector<std::string>& overrides,
+                                   const PlanCheck& check) {
   if (absl::Status status = CheckStructure(yaml_text, source_name); !status.ok()) return status;
   YAML::Node root = YAML::Load(yaml_text);
   if (!root.IsDefined() || root.IsNull()) {
@@ -993,6 +995,14 @@ absl::StatusOr<Plan> ParsePlanTree(const std::string& yaml_text, absl::string_vi
   absl::Status valid =
       ValidatePlanAt(plan, [&converter](absl::string_view path) { return converter.Where(path); });
   if (!valid.ok()) return valid;
+  if (check) {
+    absl::Status checked = check(plan);
+    if (!checked.ok()) {
+      const std::string field = FieldOf(checked).value_or("");
+      return absl::Status(checked.code(),
+                          ErrorText(converter.Where(field), field, checked.message()));
+    }
+  }
   return plan;
 }
 
@@ -1000,6 +1010,11 @@ absl::StatusOr<Plan> ParsePlanTree(const std::string& yaml_text, absl::string_vi
 
 absl::StatusOr<Plan> ParsePlan(std::string_view yaml_text, std::string_view source_name,
                                const std::vector<std::string>& overrides) {
+  return ParsePlan(yaml_text, source_name, overrides, nullptr);
+}
+
+absl::StatusOr<Plan> ParsePlan(std::string_view yaml_text, std::string_view source_name,
+                               const std::vector<std::string>& overrides, const PlanCheck& check) {
   const absl::string_view source = AsAbsl(source_name);
   if (yaml_text.size() > kMaxPlanBytes) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": the plan is larger than ",
@@ -1007,7 +1022,7 @@ absl::StatusOr<Plan> ParsePlan(std::string_view yaml_text, std::string_view sour
   }
   // yaml-cpp reports errors by throwing; nothing may escape this function.
   try {
-    return ParsePlanTree(std::string(yaml_text), source, overrides);
+    return ParsePlanTree(std::string(yaml_text), source, overrides, check);
   } catch (const YAML::ParserException& error) {
     return absl::InvalidArgumentError(
         absl::StrCat(Position(source, error.mark), ": invalid YAML: ", error.msg));
@@ -1029,9 +1044,15 @@ absl::StatusOr<Plan> LoadPlanFile(const std::string& path) { return LoadPlanFile
 
 absl::StatusOr<Plan> LoadPlanFile(const std::string& path,
                                   const std::vector<std::string>& overrides) {
+  return LoadPlanFile(path, overrides, nullptr);
+}
+
+absl::StatusOr<Plan> LoadPlanFile(const std::string& path,
+                                  const std::vector<std::string>& overrides,
+                                  const PlanCheck& check) {
   absl::StatusOr<std::string> text = ReadFileBounded(path, kMaxPlanBytes, "plan file");
   if (!text.ok()) return text.status();
-  return ParsePlan(*text, path, overrides);
+  return ParsePlan(*text, path, overrides, check);
 }
 
 void ApplyPlanDefaults(Plan& plan) {

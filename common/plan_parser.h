@@ -2,6 +2,7 @@
 #define DBLOAD_COMMON_PLAN_PARSER_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,18 @@ absl::StatusOr<dbload::v1::Plan> LoadPlanFile(const std::string& path);
 // Overrides set single values only; missing parent maps are created.
 absl::StatusOr<dbload::v1::Plan> LoadPlanFile(const std::string& path,
                                               const std::vector<std::string>& overrides);
+
+// A check of the parsed plan that needs knowledge the parser does not have, e.g. whether the
+// workload knows the scenario and its options. It reports the offending field with FieldError
+// (common/field_error.h); the parser then prefixes the field's file position, so that such
+// errors read like every other: `plan.yaml:13:3: workload_options.colour: unknown …`.
+using PlanCheck = std::function<absl::Status(const dbload::v1::Plan&)>;
+absl::StatusOr<dbload::v1::Plan> LoadPlanFile(const std::string& path,
+                                              const std::vector<std::string>& overrides,
+                                              const PlanCheck& check);
+absl::StatusOr<dbload::v1::Plan> ParsePlan(std::string_view yaml_text, std::string_view source_name,
+                                           const std::vector<std::string>& overrides,
+                                           const PlanCheck& check);
 
 // Fills the defaults listed above into a plan built in code (ParsePlan already did this).
 // The seed is not defaulted here: in a proto, 0 is a valid seed and cannot be told from "unset".

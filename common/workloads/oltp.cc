@@ -3,6 +3,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/field_error.h"
 
 namespace dbload {
 
@@ -80,9 +81,9 @@ class OltpWorkload final : public Workload {
 
   absl::StatusOr<std::unique_ptr<Scenario>> MakeScenario(const std::string& name) const override {
     if (name == "point_select") return std::make_unique<PointSelectScenario>(options_);
-    return absl::NotFoundError(absl::StrCat("workload oltp has no scenario '", name,
-                                            "' (it has: ", absl::StrJoin(ScenarioNames(), ", "),
-                                            ")"));
+    return FieldError("scenario", absl::StrCat("workload oltp has no scenario '", name,
+                                               "' (it has: ",
+                                               absl::StrJoin(ScenarioNames(), ", "), ")"));
   }
 
   absl::Status Prepare(Session& session, Dialect dialect,
@@ -203,7 +204,8 @@ absl::StatusOr<OltpOptions> ParseOltpOptions(const std::map<std::string, std::st
     const bool numeric = absl::SimpleAtoi(value, &number);
     auto need_positive = [&](int64_t max) -> absl::Status {
       if (!numeric || number < 1 || number > max) {
-        return absl::InvalidArgumentError(absl::StrCat("workload option ", key, ": expected an integer from 1 to ", max, ", got '", value, "'"));
+        return FieldError(absl::StrCat("workload_options.", key),
+                          absl::StrCat("expected an integer from 1 to ", max, ", got '", value, "'"));
       }
       return absl::OkStatus();
     };
@@ -216,8 +218,8 @@ absl::StatusOr<OltpOptions> ParseOltpOptions(const std::map<std::string, std::st
       parsed.table_size = number;
     } else if (key == "rand_type") {
       if (value != "special" && value != "uniform") {
-        status = absl::InvalidArgumentError(absl::StrCat(
-            "workload option rand_type: expected 'special' or 'uniform', got '", value, "'"));
+        status = FieldError("workload_options.rand_type",
+                            absl::StrCat("expected 'special' or 'uniform', got '", value, "'"));
       }
       parsed.rand_type = value;
     } else if (key == "rand_spec_pct") {
@@ -230,10 +232,9 @@ absl::StatusOr<OltpOptions> ParseOltpOptions(const std::map<std::string, std::st
       status = need_positive(1'000);
       parsed.rand_spec_iter = static_cast<int>(number);
     } else {
-      status = absl::InvalidArgumentError(absl::StrCat(
-          "unknown workload option '", key,
-          "' for oltp (known: tables, table_size, rand_type, rand_spec_pct, rand_spec_res, "
-          "rand_spec_iter)"));
+      status = FieldError(absl::StrCat("workload_options.", key),
+                          "unknown option of workload oltp (known: tables, table_size, rand_type, "
+                          "rand_spec_pct, rand_spec_res, rand_spec_iter)");
     }
     if (!status.ok()) return status;
   }
@@ -251,8 +252,8 @@ absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(
     if (!parsed.ok()) return parsed.status();
     return MakeOltpWorkload(*std::move(parsed));
   }
-  return absl::NotFoundError(absl::StrCat("unknown workload '", name, "' (built-in: ",
-                                          absl::StrJoin(BuiltinWorkloadNames(), ", "), ")"));
+  return FieldError("workload", absl::StrCat("unknown workload '", name, "' (built-in: ",
+                                             absl::StrJoin(BuiltinWorkloadNames(), ", "), ")"));
 }
 
 std::vector<std::string> BuiltinWorkloadNames() { return {"oltp"}; }

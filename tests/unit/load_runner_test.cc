@@ -86,7 +86,8 @@ class LoadRunnerTest : public testing::Test {
 TEST_F(LoadRunnerTest, OpenLoopRunsExactlyTheScheduledArrivals) {
   db::NoopDriver driver({.fixed_latency = 500 * kMicrosecond}, clock_);
   LoadRunner runner(driver, scenario_, recorder_, clock_, {});
-  ASSERT_TRUE(runner.StartOpenLoop(1, Uniform(1'000), clock_.Now() + kSecond).ok());
+  ASSERT_TRUE(runner.Connect(1).ok());
+  runner.StartOpenLoop(Uniform(1'000), clock_.Now() + kSecond);
   runner.Wait();
   const IntervalSnapshot got = DrainAll();
   EXPECT_EQ(got.Executed(), 1'000u);
@@ -101,7 +102,8 @@ TEST_F(LoadRunnerTest, OverloadedOpenLoopChargesQueueingAndCountsWhatNeverStarte
   // 1,000/s wanted; one connection can do only 500/s (2 ms each).
   db::NoopDriver driver({.fixed_latency = 2 * kMillisecond}, clock_);
   LoadRunner runner(driver, scenario_, recorder_, clock_, {});
-  ASSERT_TRUE(runner.StartOpenLoop(1, Uniform(1'000), clock_.Now() + kSecond).ok());
+  ASSERT_TRUE(runner.Connect(1).ok());
+  runner.StartOpenLoop(Uniform(1'000), clock_.Now() + kSecond);
   runner.Wait();
   const IntervalSnapshot got = DrainAll();
   EXPECT_EQ(got.Executed(), 500u);
@@ -120,7 +122,8 @@ TEST_F(LoadRunnerTest, StalledDatabaseShowsInEveryArrivalThatWaited) {
   // 4 connections at 1,000/s; the database stops answering from 0.5 s to 1.5 s.
   StallingDriver driver(clock_, 100 * kMicrosecond, 500 * kMillisecond, 1'500 * kMillisecond);
   LoadRunner runner(driver, scenario_, recorder_, clock_, {});
-  ASSERT_TRUE(runner.StartOpenLoop(4, Uniform(1'000), clock_.Now() + 3 * kSecond).ok());
+  ASSERT_TRUE(runner.Connect(4).ok());
+  runner.StartOpenLoop(Uniform(1'000), clock_.Now() + 3 * kSecond);
   runner.Wait();
   const IntervalSnapshot got = DrainAll();
   EXPECT_EQ(got.Executed(), 3'000u);
@@ -136,7 +139,8 @@ TEST_F(LoadRunnerTest, StalledDatabaseShowsInEveryArrivalThatWaited) {
 TEST_F(LoadRunnerTest, ClosedLoopClientsRunBackToBack) {
   db::NoopDriver driver({.fixed_latency = kMillisecond}, clock_);
   LoadRunner runner(driver, scenario_, recorder_, clock_, {});
-  ASSERT_TRUE(runner.StartClosedLoop(3, 0, clock_.Now() + kSecond).ok());
+  ASSERT_TRUE(runner.Connect(3).ok());
+  runner.StartClosedLoop(0, clock_.Now() + kSecond);
   runner.Wait();
   const IntervalSnapshot got = DrainAll();
   EXPECT_EQ(got.Executed(), 3'000u);
@@ -146,7 +150,8 @@ TEST_F(LoadRunnerTest, ClosedLoopClientsRunBackToBack) {
 TEST_F(LoadRunnerTest, ThinkTimeSpacesTransactionsAndIsNotLatency) {
   db::NoopDriver driver({.fixed_latency = kMillisecond}, clock_);
   LoadRunner runner(driver, scenario_, recorder_, clock_, {});
-  ASSERT_TRUE(runner.StartClosedLoop(2, 9 * kMillisecond, clock_.Now() + kSecond).ok());
+  ASSERT_TRUE(runner.Connect(2).ok());
+  runner.StartClosedLoop(9 * kMillisecond, clock_.Now() + kSecond);
   runner.Wait();
   const IntervalSnapshot got = DrainAll();
   EXPECT_EQ(got.Executed(), 200u);  // one per 10 ms per client
@@ -158,7 +163,8 @@ TEST_F(LoadRunnerTest, ClientsCanBeAddedAndRemovedWhileRunning) {
   LoadRunner runner(driver, scenario_, recorder_, clock_, {});
   ClockThread control(clock_);  // this thread's sleeps are part of simulated time
   const Nanos start = clock_.Now();
-  ASSERT_TRUE(runner.StartClosedLoop(2, 0, start + 3 * kSecond).ok());
+  ASSERT_TRUE(runner.Connect(2).ok());
+  runner.StartClosedLoop(0, start + 3 * kSecond);
   // Control actions happen at odd fractions of a millisecond so that they never coincide with a
   // transaction's end (threads woken at the same simulated instant race in real time).
   clock_.SleepUntil(start + kSecond + 250 * kMicrosecond);
@@ -181,7 +187,8 @@ TEST_F(LoadRunnerTest, RateChangesWhileRunning) {
   LoadRunner runner(driver, scenario_, recorder_, clock_, {});
   ClockThread control(clock_);
   const Nanos start = clock_.Now();
-  ASSERT_TRUE(runner.StartOpenLoop(2, Uniform(1'000), start + 2 * kSecond).ok());
+  ASSERT_TRUE(runner.Connect(2).ok());
+  runner.StartOpenLoop(Uniform(1'000), start + 2 * kSecond);
   clock_.SleepUntil(start + kSecond - 1);
   runner.SetRate(3'000);
   clock_.SleepUntil(start + 2 * kSecond);
@@ -195,7 +202,8 @@ TEST_F(LoadRunnerTest, BudgetBoundsTheNumberOfTransactions) {
   db::NoopDriver driver({.fixed_latency = kMillisecond}, clock_);
   LoadRunner runner(driver, scenario_, recorder_, clock_, {});
   runner.SetStartLimit(123);
-  ASSERT_TRUE(runner.StartClosedLoop(4, 0, clock_.Now() + 10 * kSecond).ok());
+  ASSERT_TRUE(runner.Connect(4).ok());
+  runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
   runner.Wait();
   EXPECT_EQ(recorder_.Drain().Executed(), 123u);
   EXPECT_LT(clock_.Now(), kSecond);
@@ -207,7 +215,8 @@ TEST_F(LoadRunnerTest, ErrorsAreCountedByClassAndCode) {
                          .injected_error = {db::ErrorClass::kRetryable, "40001", "serialize"}},
                         clock_);
   LoadRunner runner(driver, scenario_, recorder_, clock_, {});
-  ASSERT_TRUE(runner.StartClosedLoop(1, 0, clock_.Now() + kSecond).ok());
+  ASSERT_TRUE(runner.Connect(1).ok());
+  runner.StartClosedLoop(0, clock_.Now() + kSecond);
   runner.Wait();
   const IntervalSnapshot got = DrainAll();
   EXPECT_EQ(got.Executed(), 900u);
@@ -223,7 +232,8 @@ TEST_F(LoadRunnerTest, ConnectionErrorsReconnectWithBackoffAndTheRunGoesOn) {
   LoadRunner::Options options;
   options.reconnect_backoff_min = 50 * kMillisecond;
   LoadRunner runner(driver, scenario_, recorder_, clock_, options);
-  ASSERT_TRUE(runner.StartClosedLoop(1, 0, clock_.Now() + kSecond).ok());
+  ASSERT_TRUE(runner.Connect(1).ok());
+  runner.StartClosedLoop(0, clock_.Now() + kSecond);
   runner.Wait();
   const IntervalSnapshot got = DrainAll();
   // Cycles of 99 good + 1 failed (100 ms) + 50 ms backoff: 150 ms each; the 7th failure comes
@@ -238,7 +248,8 @@ TEST_F(LoadRunnerTest, FatalErrorStopsTheRunAndIsKept) {
                          .injected_error = {db::ErrorClass::kFatal, "42P01", "no such table"}},
                         clock_);
   LoadRunner runner(driver, scenario_, recorder_, clock_, {});
-  ASSERT_TRUE(runner.StartClosedLoop(1, 0, clock_.Now() + 10 * kSecond).ok());
+  ASSERT_TRUE(runner.Connect(1).ok());
+  runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
   runner.Wait();
   ASSERT_TRUE(runner.fatal_error().has_value());
   EXPECT_EQ(runner.fatal_error()->code, "42P01");
@@ -248,7 +259,7 @@ TEST_F(LoadRunnerTest, FatalErrorStopsTheRunAndIsKept) {
 TEST_F(LoadRunnerTest, ConnectFailureIsReturnedBeforeAnyLoad) {
   RefusingDriver driver;
   LoadRunner runner(driver, scenario_, recorder_, clock_, {});
-  const absl::Status status = runner.StartOpenLoop(3, Uniform(100), clock_.Now() + kSecond);
+  const absl::Status status = runner.Connect(3);
   EXPECT_THAT(status.message(), testing::HasSubstr("password authentication failed"));
   runner.Wait();
   EXPECT_EQ(DrainAll().Executed(), 0u);
@@ -259,7 +270,8 @@ TEST_F(LoadRunnerTest, StopEndsARunEarlyAndArrivalsAfterItAreNotCountedAsMissed)
   LoadRunner runner(driver, scenario_, recorder_, clock_, {});
   ClockThread control(clock_);
   const Nanos start = clock_.Now();
-  ASSERT_TRUE(runner.StartOpenLoop(2, Uniform(1'000), start + 100 * kSecond).ok());
+  ASSERT_TRUE(runner.Connect(2).ok());
+  runner.StartOpenLoop(Uniform(1'000), start + 100 * kSecond);
   clock_.SleepUntil(start + kSecond);
   runner.Stop();
   clock_.DetachThread();

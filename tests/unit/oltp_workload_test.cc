@@ -3,6 +3,7 @@
 #include <map>
 
 #include "common/db/noop_driver.h"
+#include "common/field_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -22,14 +23,16 @@ TEST(OltpWorkloadTest, PointSelectUsesSysbenchStatementsPerTable) {
 }
 
 TEST(OltpWorkloadTest, BadOptionsAndNamesAreRefusedWithTheirName) {
-  EXPECT_THAT(MakeWorkload("oltp", {{"tables", "zero"}}).status().message(),
-              testing::HasSubstr("tables"));
-  EXPECT_THAT(MakeWorkload("oltp", {{"table_sise", "10"}}).status().message(),
-              testing::HasSubstr("unknown workload option 'table_sise'"));
+  EXPECT_EQ(FieldOf(MakeWorkload("oltp", {{"tables", "zero"}}).status()),
+            "workload_options.tables");
+  const absl::Status unknown = MakeWorkload("oltp", {{"table_sise", "10"}}).status();
+  EXPECT_THAT(unknown.message(), testing::HasSubstr("unknown option of workload oltp"));
+  EXPECT_EQ(FieldOf(unknown), "workload_options.table_sise");
   EXPECT_THAT(MakeWorkload("tpcc", {}).status().message(), testing::HasSubstr("unknown workload 'tpcc'"));
   auto workload = MakeWorkload("oltp", {});
   EXPECT_THAT((*workload)->MakeScenario("read_wrote").status().message(),
               testing::HasSubstr("no scenario 'read_wrote'"));
+  EXPECT_EQ(FieldOf((*workload)->MakeScenario("read_wrote").status()), "scenario");
 }
 
 TEST(OltpWorkloadTest, SpecialDistributionHasSysbenchsHotSpot) {
