@@ -1,0 +1,85 @@
+#ifndef DBLOAD_AGENT_RUN_EXECUTOR_H_
+#define DBLOAD_AGENT_RUN_EXECUTOR_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+#include "common/db/driver.h"
+#include "common/interval_snapshot.h"
+#include "common/workload.h"
+#include "dbload/v1/plan.pb.h"
+
+namespace dbload {
+
+// This process's part of a run. A local run takes the whole plan; an agent takes the share the
+// coordinator assigned.
+struct RunShare {
+  // Open loop: this share of the plan's rate; closed loop: this many clients. Unset: the plan's.
+  std::optional<double> rate;
+  std::optional<uint32_t> clients;
+  // Transactions to complete after the warm-up (the share of stop.queries); 0: no count limit.
+  uint64_t queries = 0;
+  // Key spaces and random streams: this process's workers are slots first_slot … of total_slots.
+  uint32_t first_slot = 0;
+  uint32_t total_slots = 0;
+  // Uniform arrivals start this fraction of a period late, so that agents do not fire together.
+  double phase = 0;
+};
+
+// Changes to a running execution, from another thread (an agent's link to its coordinator).
+// The execution picks them up within a poll slice (100 ms).
+class RunControl {
+ public:
+  void SetRate(double per_second);
+  void SetClients(uint32_t clients);
+  void Stop(std::string reason);
+
+ private:
+  friend class RunControlReader;
+  std::mutex mu_;
+  std::optional<double> rate_;
+  std::optional<uint32_t> clients_;
+  std::optional<std::string> stop_reason_;
+};
+
+struct IntervalOutput {
+  const IntervalSnapshot& snapshot;
+  double elapsed_s = 0;  // since the start of the run
+  double length_s = 0;
+  bool warmup = false;
+  uint32_t in_flight = 0;
+  uint32_t connections = 0;
+};
+
+struct ExecutionHooks {
+  // Called once per interval (every second, and at the end of the warm-up and of the run).
+  std::function<void(const IntervalOutput&)> on_interval;
+  // Set from a signal handler: the run stops, and ends as "interrupted".
+  const std::atomic<bool>* interrupted = nullptr;
+  RunControl* control = nullptr;
+};
+
+struct ExecutionResult {
+  double measured_s = 0;     // from the end of the warm-up to the end of the run
+  uint64_t not_started = 0;  // open loop: arrivals missed at the end
+  // "duration", "queries", "interrupted", "stopped: …", "fatal error CODE: …"
+  std::string end_reason;
+  std::string started_at;  // RFC 3339, UTC
+};
+
+// Runs a validated plan's load in this process: connects every session first (failures are
+// returned before any load), then warm-up, the measured part until the stop rule, and one
+// interval per second. Every load it starts is bounded by the plan's stop rule.
+absl::StatusOr<ExecutionResult> ExecuteRun(const dbload::v1::Plan& plan, const RunShare& share,
+                                           db::Driver& driver, const Scenario& scenario,
+                                           Clock& clock, const ExecutionHooks& hooks);
+
+}  // namespace dbload
+
+#endif  // DBLOAD_AGENT_RUN_EXECUTOR_H_
