@@ -1,5 +1,7 @@
 #include "common/interval_snapshot.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace dbload {
 
 uint64_t QueryTypeInterval::ErrorCount() const {
@@ -28,6 +30,83 @@ void IntervalSnapshot::Add(const IntervalSnapshot& other) {
     for (const auto& [key, count] : other.query_types[i].errors) query_types[i].errors[key] += count;
   }
   schedule_lag.Add(other.schedule_lag);
+}
+
+void SnapshotToReport(const IntervalSnapshot& snapshot, v1::AgentReport* report) {
+  report->clear_query_types();
+  for (size_t i = 0; i < snapshot.query_types.size(); ++i) {
+    const QueryTypeInterval& q = snapshot.query_types[i];
+    if (q.response_time.Empty() && q.service_time.Empty() && q.errors.empty()) continue;
+    v1::QueryTypeDelta* delta = report->add_query_types();
+    delta->set_query_type(static_cast<uint32_t>(i));
+    q.response_time.ToProto(delta->mutable_response_time());
+    q.service_time.ToProto(delta->mutable_service_time());
+    for (const auto& [key, count] : q.errors) {
+      v1::ErrorCount* error = delta->add_errors();
+      error->set_error_class(std::string(db::ErrorClassName(key.first)));
+      error->set_code(key.second);
+      error->set_count(count);
+    }
+  }
+  snapshot.schedule_lag.ToProto(report->mutable_schedule_lag());
+}
+
+namespace {
+absl::StatusOr<db::ErrorClass> ErrorClassFromName(const std::string& name) {
+  for (db::ErrorClass c : {db::ErrorClass::kRetryable, db::ErrorClass::kConnection,
+                           db::ErrorClass::kFatal}) {
+    if (db::ErrorClassName(c) == name) return c;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown error class '", name, "'"));
+}
+
+absl::StatusOr<Histogram> DecodeHistogram(const v1::Histogram& proto, const std::string& what) {
+  // An empty histogram may arrive without a layout (nothing set at all).
+  if (proto.layout() == 0 && proto.counts_size() == 0 && proto.index_gaps_size() == 0) {
+    return Histogram();
+  }
+  absl::StatusOr<Histogram> histogram = Histogram::FromProto(proto);
+  if (!histogram.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", histogram.status().message()));
+  }
+  return histogram;
+}
+}  // namespace
+
+absl::StatusOr<IntervalSnapshot> SnapshotFromReport(const v1::AgentReport& report,
+                                                    int query_type_count) {
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(query_type_count);
+  std::vector<bool> seen(query_type_count, false);
+  for (const v1::QueryTypeDelta& delta : report.query_types()) {
+    const uint32_t index = delta.query_type();
+    if (index >= static_cast<uint32_t>(query_type_count)) {
+      return absl::InvalidArgumentError(absl::StrCat("report names query type ", index,
+                                                     " but the scenario has ", query_type_count));
+    }
+    if (seen[index]) {
+      return absl::InvalidArgumentError(absl::StrCat("report repeats query type ", index));
+    }
+    seen[index] = true;
+    QueryTypeInterval& q = snapshot.query_types[index];
+    absl::StatusOr<Histogram> response =
+        DecodeHistogram(delta.response_time(), absl::StrCat("query type ", index, " response time"));
+    if (!response.ok()) return response.status();
+    absl::StatusOr<Histogram> service =
+        DecodeHistogram(delta.service_time(), absl::StrCat("query type ", index, " service time"));
+    if (!service.ok()) return service.status();
+    q.response_time = *std::move(response);
+    q.service_time = *std::move(service);
+    for (const v1::ErrorCount& error : delta.errors()) {
+      absl::StatusOr<db::ErrorClass> error_class = ErrorClassFromName(error.error_class());
+      if (!error_class.ok()) return error_class.status();
+      q.errors[{*error_class, error.code()}] += error.count();
+    }
+  }
+  absl::StatusOr<Histogram> lag = DecodeHistogram(report.schedule_lag(), "schedule lag");
+  if (!lag.ok()) return lag.status();
+  snapshot.schedule_lag = *std::move(lag);
+  return snapshot;
 }
 
 }  // namespace dbload

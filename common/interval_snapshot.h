@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "common/db/driver.h"
+#include "absl/status/statusor.h"
 #include "common/histogram.h"
+#include "dbload/v1/agent.pb.h"
 
 namespace dbload {
 
@@ -29,6 +31,13 @@ struct IntervalSnapshot {
   // Adds another snapshot's counts (same query types).
   void Add(const IntervalSnapshot& other);
 };
+
+// The wire form of a snapshot, in an agent's report: only non-empty query types travel.
+void SnapshotToReport(const IntervalSnapshot& snapshot, dbload::v1::AgentReport* report);
+// Rejects a report that does not fit a scenario of `query_type_count` query types (an index out
+// of range, a repeated query type, an unknown error class, a malformed histogram).
+absl::StatusOr<IntervalSnapshot> SnapshotFromReport(const dbload::v1::AgentReport& report,
+                                                    int query_type_count);
 
 }  // namespace dbload
 

@@ -3,6 +3,7 @@
 #include <thread>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace dbload {
@@ -54,6 +55,49 @@ TEST(IntervalRecorderTest, ConcurrentRecordingWhileDrainingLosesNothing) {
   EXPECT_EQ(total.Executed(), uint64_t{kThreads} * kPerThread);
   EXPECT_EQ(total.schedule_lag.TotalCount(), uint64_t{kThreads} * kPerThread);
   EXPECT_EQ(total.Errors(), uint64_t{kThreads} * (kPerThread / 1000));
+}
+
+}  // namespace
+}  // namespace dbload
+
+namespace dbload {
+namespace {
+
+TEST(IntervalSnapshotWireTest, ReportRoundTripIsExact) {
+  IntervalRecorder recorder(3);
+  for (int i = 0; i < 1000; ++i) recorder.RecordSuccess(i % 2 == 0 ? 0 : 2, 1'000 + i * 37, 900 + i);
+  recorder.RecordError(2, {db::ErrorClass::kConnection, "08006", "gone"});
+  recorder.RecordScheduleLag(12'345);
+  const IntervalSnapshot original = recorder.Drain();
+  v1::AgentReport report;
+  SnapshotToReport(original, &report);
+  EXPECT_EQ(report.query_types_size(), 2);  // the empty query type 1 does not travel
+  absl::StatusOr<IntervalSnapshot> decoded = SnapshotFromReport(report, 3);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  for (int q = 0; q < 3; ++q) {
+    EXPECT_EQ(decoded->query_types[q].response_time, original.query_types[q].response_time);
+    EXPECT_EQ(decoded->query_types[q].service_time, original.query_types[q].service_time);
+    EXPECT_EQ(decoded->query_types[q].errors, original.query_types[q].errors);
+  }
+  EXPECT_EQ(decoded->schedule_lag, original.schedule_lag);
+}
+
+TEST(IntervalSnapshotWireTest, MalformedReportsAreRefusedWithAReason) {
+  v1::AgentReport report;
+  report.add_query_types()->set_query_type(5);
+  EXPECT_THAT(SnapshotFromReport(report, 3).status().message(),
+              testing::HasSubstr("query type 5 but the scenario has 3"));
+  report.mutable_query_types(0)->set_query_type(1);
+  report.add_query_types()->set_query_type(1);
+  EXPECT_THAT(SnapshotFromReport(report, 3).status().message(), testing::HasSubstr("repeats"));
+  report.mutable_query_types()->RemoveLast();
+  report.mutable_query_types(0)->add_errors()->set_error_class("mysterious");
+  EXPECT_THAT(SnapshotFromReport(report, 3).status().message(),
+              testing::HasSubstr("unknown error class"));
+  report.mutable_query_types(0)->clear_errors();
+  report.mutable_query_types(0)->mutable_response_time()->set_layout(9);
+  EXPECT_THAT(SnapshotFromReport(report, 3).status().message(),
+              testing::HasSubstr("response time: histogram layout 9"));
 }
 
 }  // namespace
