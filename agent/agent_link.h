@@ -27,7 +27,15 @@ struct AgentLinkOptions {
   Nanos heartbeat_interval = kSecond;
   Nanos reconnect_backoff_min = 100 * kMillisecond;
   Nanos reconnect_backoff_max = 5 * kSecond;
+  // One line per event worth telling an operator (connected, run started or ended, coordinator
+  // lost, reconnecting, a message ignored). Calls are serialized; may be empty.
+  std::function<void(const std::string&)> on_event;
 };
+
+// Accepts HOST:PORT or [IPV6]:PORT whose host is loopback (127.0.0.0/8, ::1, localhost): until
+// the link has TLS, an agent never talks to a coordinator on another machine. The error says
+// what was wrong with `address`.
+absl::Status CheckCoordinatorAddress(const std::string& address);
 
 // An agent's side of the link: dials the coordinator, says hello, and then, for each
 // assignment, runs its share (ExecuteRun) and streams one AgentReport per interval. It stops
@@ -40,9 +48,12 @@ class AgentLink {
   AgentLink(const AgentLink&) = delete;
   AgentLink& operator=(const AgentLink&) = delete;
 
-  // Runs until Shutdown() (from another thread or a signal handler's flag watcher).
+  // Runs until Shutdown() (from another thread or a signal handler's flag watcher). Returns at
+  // once if the coordinator address fails CheckCoordinatorAddress (reported through on_event)
+  // or if Shutdown() was called before. Call it from one thread, once.
   void Run();
-  // Stops any load within a poll slice and makes Run() return.
+  // Stops any load within a poll slice and makes Run() return (after the run's final report has
+  // been offered to the coordinator, for at most a second). Final: the link does not run again.
   void Shutdown();
 
  private:

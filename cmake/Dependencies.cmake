@@ -16,6 +16,7 @@ add_library(dbload_mysqlcppconn INTERFACE)
 target_link_libraries(dbload_mysqlcppconn INTERFACE ${MYSQLCPPCONN_LIBRARY} Boost::headers)
 target_include_directories(dbload_mysqlcppconn SYSTEM INTERFACE ${MYSQLCPPCONN_INCLUDE_DIR})
 
+find_package(prometheus-cpp CONFIG REQUIRED)
 find_package(GTest CONFIG REQUIRED)
 if(DBLOAD_BENCH)
   find_package(benchmark REQUIRED)

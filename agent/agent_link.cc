@@ -1,0 +1,789 @@
+#include "agent/agent_link.h"
+
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "agent/run_executor.h"
+#include "common/agent_protocol.h"
+#include "common/field_error.h"
+#include "common/interval_snapshot.h"
+#include "common/plan_parser.h"
+#include "common/workload.h"
+#include "dbload/v1/agent.grpc.pb.h"
+
+#ifndef DBLOAD_VERSION_STRING
+#define DBLOAD_VERSION_STRING "unknown"
+#endif
+
+namespace dbload {
+
+namespace {
+
+namespace v1 = dbload::v1;
+
+// How often the supervising loop looks at the shutdown flag, the stream and the dead-man timer
+// when no heartbeat is due sooner. Small against the dead-man timeout, large against its cost.
+constexpr Nanos kPollSlice = 50 * kMillisecond;
+// On Shutdown() the link half-closes and gives the coordinator this long to read the run's last
+// reports and end the call, and then cancels it.
+constexpr Nanos kCloseGrace = kSecond;
+// Messages queued for a coordinator that does not read them. Reports and heartbeats come about
+// twice a second, so this is minutes of backlog: a coordinator that far behind is treated as
+// lost rather than letting the queue grow without bound.
+constexpr size_t kMaxQueuedMessages = 256;
+// Rates are split across agents in floating point; a share may exceed the plan's rate by
+// rounding, never by more.
+constexpr double kRateSplitSlack = 1e-9;
+
+std::string Hostname() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof buffer - 1) != 0 || buffer[0] == '\0') return "unknown-host";
+  return buffer;
+}
+
+double ProcessCpuSeconds() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+bool IsLoopbackHost(const std::string& host) {
+  if (host.find('\0') != std::string::npos) return false;
+  if (absl::EqualsIgnoreCase(host, "localhost")) return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
+    return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+  }
+  return false;
+}
+
+// The one place that decides how the link is secured. Plain text is acceptable only because
+// CheckCoordinatorAddress keeps the link on this machine; TLS replaces this later.
+std::shared_ptr<grpc::ChannelCredentials> LinkCredentials() {
+  return grpc::InsecureChannelCredentials();
+}
+
+std::shared_ptr<grpc::Channel> DialCoordinator(const AgentLinkOptions& options) {
+  grpc::ChannelArguments args;
+  // Every attempt gets a fresh channel; a private subchannel pool keeps it from inheriting
+  // gRPC's own reconnect backoff from the last attempt's failed subchannel, so that the link's
+  // backoff (below) is the only one and a restarted coordinator is found quickly.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  const auto millis = [](Nanos n) {
+    return static_cast<int>(std::max<Nanos>(n / kMillisecond, 1));
+  };
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, millis(options.reconnect_backoff_min));
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, millis(options.reconnect_backoff_min));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, millis(options.reconnect_backoff_max));
+  return grpc::CreateCustomChannel(options.coordinator, LinkCredentials(), args);
+}
+
+// Errors from code that names a field (workload options, scenario) read like the plan parser's.
+absl::Status InPlan(const absl::Status& status, const std::string& source) {
+  if (const std::optional<std::string> field = FieldOf(status)) {
+    return absl::Status(status.code(), absl::StrCat(source, ": ", *field, ": ", status.message()));
+  }
+  return absl::Status(status.code(), absl::StrCat(source, ": ", status.message()));
+}
+
+// One Connect call: the stream, and the single thread that writes to it. Other threads only
+// queue messages (Send), so that a coordinator that stops reading can block nobody but the
+// writer: the heartbeats and the dead-man timer keep running, and cancelling unblocks it.
+class Connection {
+ public:
+  Connection(std::shared_ptr<grpc::Channel> channel)
+      : channel_(std::move(channel)), stub_(v1::AgentLink::NewStub(channel_)) {
+    // Corked: creating the call does not wait for the connection; the first Write (the hello,
+    // on the writer thread) sends the headers with it.
+    context_.set_initial_metadata_corked(true);
+    stream_ = stub_->Connect(&context_);
+    writer_ = std::thread([this] { WriterMain(); });
+  }
+  ~Connection() {
+    Abort();
+    if (writer_.joinable()) writer_.join();
+  }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Queues a message for the coordinator; false (and nothing queued) once the connection is
+  // closing or broken.
+  bool Send(v1::AgentMessage message) {
+    {
+      std::lock_guard lock(mu_);
+      if (closing_ || aborted_ || broken_) return false;
+      if (queue_.size() >= kMaxQueuedMessages) {
+        broken_ = true;
+        overflowed_ = true;
+        return false;
+      }
+      queue_.push_back(std::move(message));
+    }
+    cv_.notify_all();
+    return true;
+  }
+
+  // Only the reader thread calls this.
+  bool Read(v1::CoordinatorMessage* message) {
+    if (stream_->Read(message)) return true;
+    reader_done_ = true;
+    return false;
+  }
+
+  // Takes no new messages; the writer sends what is queued and then half-closes the stream.
+  void CloseAfterQueued() {
+    {
+      std::lock_guard lock(mu_);
+      closing_ = true;
+    }
+    cv_.notify_all();
+  }
+
+  // Drops what is queued and cancels the call, so that a blocked Read or Write returns at once.
+  void Abort() {
+    {
+      std::lock_guard lock(mu_);
+      aborted_ = true;
+      queue_.clear();
+    }
+    cv_.notify_all();
+    context_.TryCancel();
+  }
+
+  bool reader_done() const { return reader_done_; }
+  bool broken() {
+    std::lock_guard lock(mu_);
+    return broken_;
+  }
+  bool overflowed() {
+    std::lock_guard lock(mu_);
+    return overflowed_;
+  }
+
+  // After the reader has returned: stops the writer and collects the call's status.
+  grpc::Status Finish() {
+    Abort();
+    if (writer_.joinable()) writer_.join();
+    return stream_->Finish();
+  }
+
+ private:
+  void WriterMain() {
+    bool half_close = false;
+    for (;;) {
+      v1::AgentMessage message;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return !queue_.empty() || closing_ || aborted_; });
+        if (aborted_) break;
+        if (queue_.empty()) {
+          half_close = true;
+          break;
+        }
+        message = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      if (!stream_->Write(message)) {
+        std::lock_guard lock(mu_);
+        broken_ = true;
+        break;
+      }
+    }
+    if (half_close) stream_->WritesDone();
+  }
+
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::AgentLink::Stub> stub_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::CoordinatorMessage>> stream_;
+  std::atomic<bool> reader_done_{false};
+
+  std::mutex mu_;
+  std::condition_variable cv_;  // waits for messages, not for time
+  std::deque<v1::AgentMessage> queue_;
+  bool closing_ = false;
+  bool aborted_ = false;
+  bool broken_ = false;
+  bool overflowed_ = false;
+  std::thread writer_;  // last: starts after everything it uses exists
+};
+
+// Why a connection ended.
+enum class LinkEnd { kShutdown, kStreamEnded, kSendFailed, kDeadMan };
+
+}  // namespace
+
+absl::Status CheckCoordinatorAddress(const std::string& address) {
+  const auto malformed = [&] {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "coordinator address: expected HOST:PORT (e.g. 127.0.0.1:7000 or [::1]:7000), got \"",
+        address, "\""));
+  };
+  if (address.empty()) return absl::InvalidArgumentError("coordinator address: missing");
+  std::string host;
+  std::string port;
+  if (address.front() == '[') {
+    const size_t close = address.find(']');
+    if (close == std::string::npos || close + 1 >= address.size() || address[close + 1] != ':') {
+      return malformed();
+    }
+    host = address.substr(1, close - 1);
+    port = address.substr(close + 2);
+  } else {
+    const size_t colon = address.rfind(':');
+    if (colon == std::string::npos) return malformed();
+    host = address.substr(0, colon);
+    port = address.substr(colon + 1);
+    // A bare IPv6 address or a gRPC scheme ("dns:///", "ipv4:") would be ambiguous here.
+    if (host.find(':') != std::string::npos || host.find('/') != std::string::npos) {
+      return malformed();
+    }
+  }
+  uint32_t port_number = 0;
+  if (host.empty() || port.empty() || !std::all_of(port.begin(), port.end(), absl::ascii_isdigit) ||
+      !absl::SimpleAtoi(port, &port_number) || port_number < 1 || port_number > 65535) {
+    return malformed();
+  }
+  if (!IsLoopbackHost(host)) {
+    // An unauthenticated, unencrypted link may carry plans and control load; until it has TLS
+    // it must not leave this machine.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "coordinator address \"", address,
+        "\": this build only connects to a coordinator on this machine (127.0.0.0/8, ::1, "
+        "localhost); remote coordinators need TLS, which comes in a later version"));
+  }
+  return absl::OkStatus();
+}
+
+class AgentLink::Impl {
+ public:
+  Impl(AgentLinkOptions options, DriverFactory driver_factory, Clock& clock)
+      : options_(std::move(options)),
+        driver_factory_(std::move(driver_factory)),
+        clock_(clock),
+        host_(Hostname()),
+        random_(std::random_device{}()) {
+    if (options_.name.empty()) options_.name = absl::StrCat(host_, "-", getpid());
+    // Nonsense timings would make the link spin or never notice a lost coordinator.
+    if (options_.heartbeat_interval <= 0) options_.heartbeat_interval = kSecond;
+    if (options_.dead_man_timeout <= 0) options_.dead_man_timeout = 5 * kSecond;
+    if (options_.reconnect_backoff_min <= 0) options_.reconnect_backoff_min = 100 * kMillisecond;
+    options_.reconnect_backoff_max =
+        std::max(options_.reconnect_backoff_max, options_.reconnect_backoff_min);
+  }
+
+  ~Impl() {
+    Shutdown();
+    // Run() joins every thread it started before it returns, so normally there is nothing left;
+    // whatever happens, no run thread may outlive the object it points into.
+    EndRun();
+  }
+
+  void Run() {
+    if (absl::Status address = CheckCoordinatorAddress(options_.coordinator); !address.ok()) {
+      Event(std::string(address.message()));
+      return;
+    }
+    Nanos backoff = options_.reconnect_backoff_min;
+    while (!shutdown_) {
+      const bool heard = RunConnection();
+      if (shutdown_) break;
+      // A connection that worked resets the backoff; repeated failures lengthen it.
+      if (heard) backoff = options_.reconnect_backoff_min;
+      // Jitter, so that agents that lost the same coordinator do not all come back at once.
+      const Nanos wait = static_cast<Nanos>(
+          static_cast<double>(backoff) * std::uniform_real_distribution<double>(0.5, 1.0)(random_));
+      Event(absl::StrCat("reconnecting to ", options_.coordinator, " in ", wait / kMillisecond,
+                         " ms"));
+      SleepUnlessShutdown(clock_.Now() + wait);
+      backoff = std::min(backoff * 2, options_.reconnect_backoff_max);
+    }
+  }
+
+  void Shutdown() { shutdown_ = true; }
+
+ private:
+  // A run this agent is executing. Created and started by the reader thread, ended by its own
+  // thread, reaped by whoever next needs the slot (one run at a time).
+  struct ActiveRun {
+    std::string run_id;
+    std::shared_ptr<Connection> connection;  // its reports go only where its assignment came from
+    v1::Plan plan;
+    RunShare share;
+    bool nothing_to_run = false;  // a zero share of a query-limited plan
+    std::string password;         // kept only to scrub it from error messages
+    std::unique_ptr<Workload> workload;
+    std::unique_ptr<Scenario> scenario;  // may refer to the workload: destroyed first
+    std::unique_ptr<db::Driver> driver;
+    RunControl control;
+    uint64_t sequence = 0;  // reports sent; touched only by the run's thread
+    std::atomic<bool> finished{false};
+    std::thread thread;
+  };
+
+  void Event(const std::string& line) {
+    if (!options_.on_event) return;
+    std::lock_guard lock(event_mu_);
+    options_.on_event(line);
+  }
+
+  void SleepUnlessShutdown(Nanos until) {
+    for (Nanos now = clock_.Now(); now < until && !shutdown_; now = clock_.Now()) {
+      clock_.SleepUntil(std::min(until, now + kPollSlice));
+    }
+  }
+
+  v1::AgentMessage Hello() const {
+    v1::AgentMessage message;
+    v1::AgentHello& hello = *message.mutable_hello();
+    hello.set_protocol_version(kAgentProtocolVersion);
+    hello.set_name(options_.name);
+    hello.set_host(host_);
+    hello.set_cores(std::thread::hardware_concurrency());
+    hello.set_version(DBLOAD_VERSION_STRING);
+    hello.set_capacity(options_.capacity);
+    return message;
+  }
+
+  // One connection from dial to teardown. Returns whether the coordinator said anything.
+  bool RunConnection() {
+    auto connection = std::make_shared<Connection>(DialCoordinator(options_));
+    dead_man_timeout_ = options_.dead_man_timeout;
+    last_heard_ = clock_.Now();
+    heard_ = false;
+    connection->Send(Hello());
+    {
+      std::lock_guard lock(run_mu_);
+      accepting_runs_ = true;
+    }
+    Event(absl::StrCat("connecting to coordinator ", options_.coordinator, " as ", options_.name));
+    std::thread reader([this, connection] { ReadMain(connection); });
+
+    const LinkEnd end = Supervise(*connection);
+    bool stopped_load = false;
+    {
+      // From here no assignment starts a run, so the run slot only empties.
+      std::lock_guard lock(run_mu_);
+      accepting_runs_ = false;
+    }
+    if (end == LinkEnd::kShutdown) {
+      // The run sees the shutdown flag as an interruption and ends within its poll slice; its
+      // last interval and final report are queued before the stream is half-closed.
+      EndRun();
+      connection->CloseAfterQueued();
+      const Nanos give_up = clock_.Now() + kCloseGrace;
+      for (Nanos now = clock_.Now(); now < give_up && !connection->reader_done();
+           now = clock_.Now()) {
+        clock_.SleepUntil(std::min(give_up, now + kPollSlice));
+      }
+    } else {
+      // The load must not outlive the coordinator's attention: stop it first, then drop the
+      // stream. The run is not resumed on a later connection; the coordinator re-splits.
+      stopped_load = StopRun("coordinator lost");
+    }
+    connection->Abort();
+    reader.join();
+    EndRun();
+    const grpc::Status status = connection->Finish();
+    switch (end) {
+      case LinkEnd::kShutdown:
+        Event("link closed: shutting down");
+        break;
+      case LinkEnd::kStreamEnded:
+        Event(absl::StrCat("coordinator ", options_.coordinator, " ended the link: ",
+                           status.ok()
+                               ? "OK"
+                               : absl::StrCat("code ", static_cast<int>(status.error_code()), ": ",
+                                              status.error_message())));
+        break;
+      case LinkEnd::kSendFailed:
+        Event(absl::StrCat(
+            "coordinator ", options_.coordinator,
+            connection->overflowed() ? " stopped reading reports" : " cannot be written to",
+            (status.ok() ? "" : absl::StrCat(": ", status.error_message()))));
+        break;
+      case LinkEnd::kDeadMan:
+        Event(absl::StrCat("coordinator lost: nothing heard from ", options_.coordinator, " for ",
+                           FormatDurationNanos(dead_man_timeout_.load()),
+                           stopped_load ? "; load stopped" : ""));
+        break;
+    }
+    return heard_;
+  }
+
+  // Heartbeats and the dead-man timer, on the Run() thread, until the connection ends.
+  LinkEnd Supervise(Connection& connection) {
+    Nanos next_heartbeat = clock_.Now() + options_.heartbeat_interval;
+    uint64_t heartbeat_sequence = 0;
+    for (;;) {
+      if (shutdown_) return LinkEnd::kShutdown;
+      if (connection.reader_done()) return LinkEnd::kStreamEnded;
+      if (connection.broken()) return LinkEnd::kSendFailed;
+      const Nanos now = clock_.Now();
+      const Nanos silent_until = last_heard_.load() + dead_man_timeout_.load();
+      if (now >= silent_until) return LinkEnd::kDeadMan;
+      if (now >= next_heartbeat) {
+        v1::AgentMessage message;
+        message.mutable_heartbeat()->set_sequence(++heartbeat_sequence);
+        connection.Send(std::move(message));
+        next_heartbeat += options_.heartbeat_interval;
+        // After a stall, one heartbeat now, not a burst to catch up.
+        if (next_heartbeat <= now) next_heartbeat = now + options_.heartbeat_interval;
+      }
+      clock_.SleepUntil(std::min({next_heartbeat, silent_until, now + kPollSlice}));
+    }
+  }
+
+  // The reader thread: every message proves the coordinator alive; blocking reads live here so
+  // that nothing time-driven waits on the network.
+  void ReadMain(const std::shared_ptr<Connection>& connection) {
+    v1::CoordinatorMessage message;
+    while (connection->Read(&message)) {
+      last_heard_ = clock_.Now();
+      if (!heard_.exchange(true)) {
+        Event(absl::StrCat("connected to coordinator ", options_.coordinator));
+      }
+      switch (message.kind_case()) {
+        case v1::CoordinatorMessage::kAssign:
+          OnAssignment(connection, message.assign());
+          break;
+        case v1::CoordinatorMessage::kChange:
+          OnLoadChange(message.change());
+          break;
+        case v1::CoordinatorMessage::kStop:
+          OnStopLoad(message.stop());
+          break;
+        case v1::CoordinatorMessage::kHeartbeat:
+          break;
+        case v1::CoordinatorMessage::KIND_NOT_SET:
+          // A newer coordinator's message; it still counts as a sign of life.
+          Event("ignoring a message of a kind this agent does not know");
+          break;
+      }
+    }
+  }
+
+  void OnAssignment(const std::shared_ptr<Connection>& connection,
+                    const v1::Assignment& assignment) {
+    std::lock_guard lock(run_mu_);
+    if (!accepting_runs_) return;  // the connection is closing
+    if (run_ != nullptr && !run_->finished) {
+      if (run_->run_id == assignment.run_id()) {
+        // A repeat; answering it would interleave a second sequence into the run's reports.
+        Event(absl::StrCat("ignoring a repeated assignment of run ", assignment.run_id()));
+        return;
+      }
+      Refuse(*connection, assignment.run_id(), absl::StrCat("agent busy with run ", run_->run_id));
+      return;
+    }
+    ReapRunLocked();
+    absl::StatusOr<std::unique_ptr<ActiveRun>> run = PrepareRun(assignment);
+    if (!run.ok()) {
+      Refuse(*connection, assignment.run_id(), std::string(run.status().message()));
+      return;
+    }
+    if (assignment.dead_man_timeout_ns() > 0) dead_man_timeout_ = assignment.dead_man_timeout_ns();
+    run_ = *std::move(run);
+    run_->connection = connection;
+    run_->thread = std::thread([this, active = run_.get()] { RunMain(*active); });
+  }
+
+  void OnLoadChange(const v1::LoadChange& change) {
+    std::lock_guard lock(run_mu_);
+    if (run_ == nullptr || run_->finished || run_->run_id != change.run_id()) {
+      Event(absl::StrCat("ignoring a load change for run ", change.run_id(), ": not running it"));
+      return;
+    }
+    const bool open = run_->plan.load().has_open();
+    switch (change.load().kind_case()) {
+      case v1::LoadShare::kRate: {
+        const double rate = change.load().rate();
+        if (open && run_->share.rate == 0.0) {
+          // A zero share opened no sessions and has no pacer: the change could not take effect.
+          Event(absl::StrCat("ignoring a load change for run ", change.run_id(),
+                             ": it started with rate 0, so it has no sessions to raise"));
+          return;
+        }
+        if (!open || !std::isfinite(rate) || rate < 0 || rate > kMaxOpenRate) {
+          Event(absl::StrCat("ignoring a load change for run ", change.run_id(), ": rate ", rate,
+                             open ? " out of range" : " for a closed-loop run"));
+          return;
+        }
+        run_->control.SetRate(rate);
+        Event(absl::StrCat("run ", change.run_id(), ": rate ", rate, "/s"));
+        return;
+      }
+      case v1::LoadShare::kClients: {
+        const uint32_t clients = change.load().clients();
+        if (open || clients > kMaxClosedClients) {
+          Event(absl::StrCat("ignoring a load change for run ", change.run_id(), ": ", clients,
+                             open ? " clients for an open-loop run" : " clients out of range"));
+          return;
+        }
+        run_->control.SetClients(clients);
+        Event(absl::StrCat("run ", change.run_id(), ": ", clients, " clients"));
+        return;
+      }
+      case v1::LoadShare::KIND_NOT_SET:
+        Event(absl::StrCat("ignoring a load change for run ", change.run_id(), ": no load given"));
+        return;
+    }
+  }
+
+  void OnStopLoad(const v1::StopLoad& stop) {
+    std::lock_guard lock(run_mu_);
+    if (run_ == nullptr || run_->finished || run_->run_id != stop.run_id()) {
+      Event(absl::StrCat("ignoring a stop for run ", stop.run_id(), ": not running it"));
+      return;
+    }
+    run_->control.Stop(stop.reason().empty() ? "by the coordinator" : stop.reason());
+  }
+
+  // Everything that can be wrong with an assignment is found here, before any load starts.
+  absl::StatusOr<std::unique_ptr<ActiveRun>> PrepareRun(const v1::Assignment& assignment) {
+    if (assignment.run_id().empty()) return absl::InvalidArgumentError("assignment without run_id");
+    const std::string& id = assignment.run_id();
+    const std::string source = absl::StrCat("run ", id, " plan");
+    const v1::Plan& plan = assignment.plan();
+    if (absl::Status valid = ValidatePlan(plan, source); !valid.ok()) return valid;
+
+    auto run = std::make_unique<ActiveRun>();
+    run->run_id = id;
+    run->plan = plan;
+    absl::StatusOr<std::unique_ptr<Workload>> workload = MakeWorkload(
+        plan.workload(), {plan.workload_options().begin(), plan.workload_options().end()});
+    if (!workload.ok()) return InPlan(workload.status(), source);
+    run->workload = *std::move(workload);
+    absl::StatusOr<std::unique_ptr<Scenario>> scenario =
+        run->workload->MakeScenario(plan.scenario());
+    if (!scenario.ok()) return InPlan(scenario.status(), source);
+    run->scenario = *std::move(scenario);
+
+    // The share: never more than the plan asks for, whatever the coordinator computed.
+    const std::string where = absl::StrCat("run ", id, " assignment: ");
+    RunShare& share = run->share;
+    share.first_slot = assignment.first_slot();
+    share.total_slots = assignment.total_slots();
+    share.phase = assignment.phase();
+    uint32_t workers = 0;
+    if (plan.load().has_open()) {
+      const double plan_rate = plan.load().open().rate();
+      if (assignment.load().kind_case() != v1::LoadShare::kRate) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, "load.rate: missing; an open-loop plan needs a rate share"));
+      }
+      const double rate = assignment.load().rate();
+      if (!std::isfinite(rate) || rate < 0 || rate > plan_rate * (1 + kRateSplitSlack)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, "load.rate: expected 0 to the plan's rate ", plan_rate, ", got ", rate));
+      }
+      share.rate = rate;
+      workers = rate > 0 ? plan.target().pool() : 0;
+    } else {
+      const uint32_t plan_clients = plan.load().closed().clients();
+      if (assignment.load().kind_case() != v1::LoadShare::kClients) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, "load.clients: missing; a closed-loop plan needs a clients share"));
+      }
+      const uint32_t clients = assignment.load().clients();
+      if (clients > plan_clients) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, "load.clients: expected 0 to the plan's ", plan_clients, ", got ", clients));
+      }
+      share.clients = clients;
+      workers = clients;
+    }
+    if (!std::isfinite(share.phase) || share.phase < 0 || share.phase >= 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, "phase: expected a fraction in [0, 1), got ", share.phase));
+    }
+    if (share.total_slots > 0 &&
+        uint64_t{share.first_slot} + workers > uint64_t{share.total_slots}) {
+      // Slots beyond total_slots would overlap another agent's key space.
+      return absl::InvalidArgumentError(absl::StrCat(where, "slots ", share.first_slot, " + ",
+                                                     workers, " workers exceed total_slots ",
+                                                     share.total_slots));
+    }
+    const uint64_t plan_queries = plan.stop().queries();
+    if (assignment.queries() > plan_queries) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, "queries: expected at most the plan's stop.queries ", plan_queries,
+                       ", got ", assignment.queries()));
+    }
+    share.queries = assignment.queries();
+    // In RunShare 0 means "no count limit": a zero share of a count-limited plan means "none".
+    run->nothing_to_run = plan_queries > 0 && assignment.queries() == 0;
+
+    absl::StatusOr<std::string> password = ReadTargetPassword(plan.target());
+    if (!password.ok()) {
+      // The message names the file or variable, never the content.
+      return absl::Status(password.status().code(),
+                          absl::StrCat("run ", id, ": ", password.status().message()));
+    }
+    run->password = *password;
+    absl::StatusOr<std::unique_ptr<db::Driver>> driver =
+        driver_factory_(plan.target(), *std::move(password), clock_);
+    if (!driver.ok()) {
+      return absl::Status(
+          driver.status().code(),
+          db::Redact(absl::StrCat("run ", id, ": target: ", driver.status().message()),
+                     run->password));
+    }
+    run->driver = *std::move(driver);
+    return run;
+  }
+
+  // Answers an assignment that will not run with the only report it gets: a final one.
+  void Refuse(Connection& connection, const std::string& run_id, const std::string& why) {
+    Event(absl::StrCat("refused run ", run_id, ": ", why));
+    v1::AgentMessage message;
+    v1::AgentReport& report = *message.mutable_report();
+    report.set_run_id(run_id);
+    report.set_sequence(1);
+    report.set_final(true);
+    report.set_end_reason("not started");
+    report.set_fatal_error(why);
+    connection.Send(std::move(message));
+  }
+
+  // The run's own thread: ExecuteRun, one report per interval, then the final report.
+  void RunMain(ActiveRun& run) {
+    Event(absl::StrCat("run ", run.run_id, ": started"));
+    double cpu_mark = ProcessCpuSeconds();
+    const auto cpu_since_mark = [&] {
+      const double now = ProcessCpuSeconds();
+      const double used = std::max(0.0, now - cpu_mark);
+      cpu_mark = now;
+      return used;
+    };
+    double last_elapsed_s = 0;
+    v1::AgentMessage final_message;
+    v1::AgentReport& final_report = *final_message.mutable_report();
+    if (run.nothing_to_run) {
+      final_report.set_end_reason("queries");
+    } else {
+      ExecutionHooks hooks;
+      hooks.on_interval = [&](const IntervalOutput& out) {
+        v1::AgentMessage message;
+        v1::AgentReport& report = *message.mutable_report();
+        report.set_run_id(run.run_id);
+        report.set_sequence(++run.sequence);
+        SnapshotToReport(out.snapshot, &report);
+        report.set_in_flight(out.in_flight);
+        report.set_connections(out.connections);
+        report.set_cpu_seconds(cpu_since_mark());
+        report.set_interval_s(out.length_s);
+        report.set_warmup(out.warmup);
+        report.set_elapsed_s(out.elapsed_s);
+        last_elapsed_s = out.elapsed_s;
+        run.connection->Send(std::move(message));
+      };
+      // Shutdown() ends the run as "interrupted"; the coordinator's StopLoad and the dead-man
+      // timer come through the control mailbox as "stopped: …".
+      hooks.interrupted = &shutdown_;
+      hooks.control = &run.control;
+      const absl::StatusOr<ExecutionResult> result =
+          ExecuteRun(run.plan, run.share, *run.driver, *run.scenario, clock_, hooks);
+      if (!result.ok()) {
+        // Nothing ran (connecting failed): the status says why, without the password.
+        final_report.set_end_reason("not started");
+        final_report.set_fatal_error(db::Redact(
+            absl::StrCat("run ", run.run_id, ": ", result.status().message()), run.password));
+      } else {
+        final_report.set_end_reason(db::Redact(result->end_reason, run.password));
+        final_report.set_measured_s(result->measured_s);
+        final_report.set_not_started(result->not_started);
+        if (absl::StartsWith(result->end_reason, "fatal error")) {
+          final_report.set_fatal_error(final_report.end_reason());
+        }
+      }
+    }
+    final_report.set_run_id(run.run_id);
+    final_report.set_sequence(++run.sequence);
+    final_report.set_final(true);
+    final_report.set_elapsed_s(last_elapsed_s);
+    final_report.set_cpu_seconds(cpu_since_mark());
+    Event(absl::StrCat("run ", run.run_id, ": ended: ", final_report.end_reason(),
+                       final_report.fatal_error().empty() ? "" : " (", final_report.fatal_error(),
+                       final_report.fatal_error().empty() ? "" : ")"));
+    // Free the slot before the coordinator can read the final report and assign the next run;
+    // that assignment reaps (joins) this thread first, so this report still goes out before
+    // anything of the next run.
+    run.finished = true;
+    run.connection->Send(std::move(final_message));
+  }
+
+  // Returns whether there was a load to stop.
+  bool StopRun(const std::string& reason) {
+    std::lock_guard lock(run_mu_);
+    if (run_ == nullptr || run_->finished) return false;
+    run_->control.Stop(reason);
+    return true;
+  }
+
+  // Waits for the current run, if any, to end and frees the slot.
+  void EndRun() {
+    std::unique_ptr<ActiveRun> run;
+    {
+      std::lock_guard lock(run_mu_);
+      run = std::move(run_);
+    }
+    if (run != nullptr && run->thread.joinable()) run->thread.join();
+  }
+
+  // Frees the slot of a run that has ended (its thread is past its last statement).
+  void ReapRunLocked() {
+    if (run_ == nullptr) return;
+    if (run_->thread.joinable()) run_->thread.join();
+    run_.reset();
+  }
+
+  AgentLinkOptions options_;
+  DriverFactory driver_factory_;
+  Clock& clock_;
+  const std::string host_;
+  std::mt19937_64 random_;  // backoff jitter; Run() thread only
+
+  std::atomic<bool> shutdown_{false};
+  std::atomic<Nanos> last_heard_{0};
+  std::atomic<Nanos> dead_man_timeout_{0};
+  std::atomic<bool> heard_{false};
+
+  std::mutex run_mu_;
+  std::unique_ptr<ActiveRun> run_;  // guarded by run_mu_
+  bool accepting_runs_ = false;     // guarded by run_mu_
+
+  std::mutex event_mu_;
+};
+
+AgentLink::AgentLink(AgentLinkOptions options, DriverFactory driver_factory, Clock& clock)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(driver_factory), clock)) {}
+
+AgentLink::~AgentLink() = default;
+
+void AgentLink::Run() { impl_->Run(); }
+
+void AgentLink::Shutdown() { impl_->Shutdown(); }
+
+}  // namespace dbload

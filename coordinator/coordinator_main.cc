@@ -1,0 +1,123 @@
+// dbload-coordinator: accepts agents' links and the CLI's plans, splits runs across agents and
+// merges their reports. Exit codes: 0 after a clean shutdown, 2 bad arguments or cannot listen.
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "coordinator/coordinator_service.h"
+
+namespace dbload {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitUsage = 2;
+// How long agents get to confirm a stop and send their final reports at shutdown: longer than an
+// interval, shorter than their dead-man timeout.
+constexpr Nanos kShutdownGrace = 3 * kSecond;
+
+constexpr char kUsage[] =
+    R"(usage: dbload-coordinator --listen ADDR [--metrics ADDR] [--state-dir DIR]
+
+Accepts dbload agents (they dial in) and the dbload CLI's plans on ADDR, splits each run's load
+across the connected agents and merges their reports.
+
+  --listen ADDR     host:port for agents and the control API, e.g. 127.0.0.1:7000 (port 0 picks
+                    one and prints it). This build listens on loopback addresses only
+                    (127.0.0.0/8, [::1], localhost, unix:PATH): the agent link and the control
+                    API have no TLS or authentication yet.
+  --metrics ADDR    Prometheus metrics: not implemented yet, ignored (with a warning).
+  --state-dir DIR   Persist runs and reports: not implemented yet, ignored (with a warning);
+                    reports are kept in memory until the coordinator exits.
+  --help            This text.
+
+SIGINT or SIGTERM: running runs are told to stop, their final reports are awaited for up to 3 s,
+then the coordinator exits.
+)";
+
+volatile std::sig_atomic_t signalled = 0;
+void OnSignal(int) { signalled = 1; }
+
+void LogLine(const std::string& line) {
+  // One line per event, stamped, flushed at once: the coordinator usually runs under a service
+  // manager that collects stderr.
+  std::fprintf(stderr, "%s %s\n",
+               absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()).c_str(),
+               line.c_str());
+}
+
+int Main(int argc, char** argv) {
+  std::string listen, metrics, state_dir;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return kExitOk;
+    }
+    std::string* value = nullptr;
+    std::string name = arg;
+    std::string inline_value;
+    if (const size_t eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
+      name = arg.substr(0, eq);
+      inline_value = arg.substr(eq + 1);
+    }
+    if (name == "--listen") value = &listen;
+    if (name == "--metrics") value = &metrics;
+    if (name == "--state-dir") value = &state_dir;
+    if (value == nullptr) {
+      std::cerr << "dbload-coordinator: unknown argument '" << arg << "'\n" << kUsage;
+      return kExitUsage;
+    }
+    if (name != arg) {
+      *value = inline_value;
+    } else if (i + 1 < args.size()) {
+      *value = args[++i];
+    } else {
+      std::cerr << "dbload-coordinator: " << arg << " needs a value\n";
+      return kExitUsage;
+    }
+  }
+  if (listen.empty()) {
+    std::cerr << "dbload-coordinator: --listen is required\n" << kUsage;
+    return kExitUsage;
+  }
+  if (!metrics.empty()) LogLine("--metrics: not implemented yet, ignored");
+  if (!state_dir.empty()) {
+    LogLine("--state-dir: not implemented yet, ignored; reports are kept in memory only");
+  }
+
+  SteadyClock clock;
+  CoordinatorOptions options;
+  options.log = LogLine;
+  CoordinatorService service(clock, options);
+  absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =
+      CoordinatorServer::Start(listen, service);
+  if (!server.ok()) {
+    std::cerr << "dbload-coordinator: " << server.status().message() << "\n";
+    return kExitUsage;
+  }
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  LogLine(absl::StrCat("listening on ", listen,
+                       (*server)->port() > 0 && listen.rfind("unix:", 0) != 0
+                           ? absl::StrCat(" (port ", (*server)->port(), ")")
+                           : ""));
+  // The signal handler only sets a flag; the work happens here, outside it.
+  while (signalled == 0) clock.SleepUntil(clock.Now() + 100 * kMillisecond);
+  LogLine("shutting down: stopping runs and waiting for their final reports");
+  service.Shutdown(kShutdownGrace);
+  (*server)->Shutdown();
+  LogLine("stopped");
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace dbload
+
+int main(int argc, char** argv) { return dbload::Main(argc, argv); }

@@ -1,0 +1,835 @@
+#include "coordinator/coordinator_service.h"
+
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/agent_protocol.h"
+#include "common/field_error.h"
+#include "common/plan_parser.h"
+#include "common/workload.h"
+#include "coordinator/planner.h"
+#include "coordinator/run_aggregator.h"
+#include "dbload/v1/agent.grpc.pb.h"
+#include "dbload/v1/control.grpc.pb.h"
+
+namespace dbload {
+
+namespace {
+
+namespace v1 = dbload::v1;
+using AgentStream = grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::AgentMessage>;
+
+// Progress messages kept per run for watchers that connect late or read slowly: two minutes of
+// intervals, whatever the run's length (memory stays flat).
+constexpr size_t kProgressKept = 120;
+// How often a waiting Watch looks whether its client went away. Real time, not the injected
+// clock: it is a poll for cancellation, not part of any run's timing.
+constexpr auto kWatchPoll = std::chrono::milliseconds(200);
+// How long CoordinatorServer::Shutdown lets calls in progress finish before cancelling them.
+constexpr auto kServerShutdownGrace = std::chrono::seconds(5);
+
+grpc::Status ToGrpc(const absl::Status& status) {
+  // absl and gRPC share the canonical code numbering.
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+std::string DefaultWallTime() {
+  return absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone());
+}
+
+// Unique within this process by the counter, and across restarts of the coordinator by the
+// random part, so that an agent still holding a previous process's run cannot report into a new
+// run of the same number.
+std::string NewRunId(uint64_t counter) {
+  std::random_device random;
+  return absl::StrFormat("run-%d-%08x", counter, random());
+}
+
+double Seconds(Nanos nanos) { return static_cast<double>(nanos) / kSecond; }
+
+struct AgentConn {
+  v1::AgentHello hello;
+  grpc::ServerContext* context = nullptr;  // valid while the agent is in the registry
+  Nanos connected_at = 0;
+  Nanos last_heard = 0;
+  std::string run_id;  // the run it works for; empty: idle
+  bool lost = false;   // silent too long; its stream is being closed
+  // Messages to the agent, written by the agent's writer thread so that a slow agent never
+  // blocks the coordinator.
+  std::deque<v1::CoordinatorMessage> outbox;
+  bool closing = false;
+  std::condition_variable outbox_cv;
+};
+
+struct Run {
+  std::string id;
+  v1::Plan plan;
+  std::vector<std::string> agents;  // assigned, in agent_index order
+  Nanos started = 0;
+  std::string started_at;
+  // Reset when the run ends: only its report is kept.
+  std::optional<RunAggregator> aggregator;
+  std::map<std::string, std::string> lost;  // agent -> why, for those lost before their final
+  std::string stop_reason;                  // "stopped" or "interrupted" once asked to stop
+  std::optional<Nanos> stop_sent_at;
+  std::string failure;  // a report that could not be merged
+  bool done = false;
+  std::string state = "running";
+  v1::RunReport report;  // once done
+  std::deque<v1::RunProgress> progress;
+  uint64_t progress_count = 0;  // ever pushed; progress.front() is number count - size
+};
+
+}  // namespace
+
+class CoordinatorService::Impl {
+ public:
+  Impl(Clock& clock, CoordinatorOptions options)
+      : clock_(clock), options_(std::move(options)), agent_link_(*this), control_(*this) {
+    if (!options_.wall_time) options_.wall_time = DefaultWallTime;
+    if (options_.run_ticker) ticker_ = std::thread([this] { TickerLoop(); });
+  }
+
+  ~Impl() {
+    Shutdown(0);
+    StopTicker();
+  }
+
+  grpc::Service* agent_link_service() { return &agent_link_; }
+  grpc::Service* control_service() { return &control_; }
+
+  void Tick();
+  void Shutdown(Nanos grace);
+
+ private:
+  class AgentLinkImpl final : public v1::AgentLink::Service {
+   public:
+    explicit AgentLinkImpl(Impl& impl) : impl_(impl) {}
+    grpc::Status Connect(grpc::ServerContext* context, AgentStream* stream) override {
+      return impl_.Connect(context, stream);
+    }
+
+   private:
+    Impl& impl_;
+  };
+
+  class ControlImpl final : public v1::Control::Service {
+   public:
+    explicit ControlImpl(Impl& impl) : impl_(impl) {}
+    grpc::Status Submit(grpc::ServerContext* context, const v1::SubmitRequest* request,
+                        v1::SubmitResponse* response) override {
+      return impl_.Submit(context, *request, *response);
+    }
+    grpc::Status Watch(grpc::ServerContext* context, const v1::WatchRequest* request,
+                       grpc::ServerWriter<v1::RunProgress>* writer) override {
+      return impl_.Watch(context, *request, *writer);
+    }
+    grpc::Status Stop(grpc::ServerContext*, const v1::StopRequest* request,
+                      v1::StopResponse*) override {
+      return impl_.Stop(*request);
+    }
+    grpc::Status ListAgents(grpc::ServerContext*, const v1::ListAgentsRequest*,
+                            v1::ListAgentsResponse* response) override {
+      return impl_.ListAgents(*response);
+    }
+    grpc::Status GetReport(grpc::ServerContext*, const v1::GetReportRequest* request,
+                           v1::RunReport* response) override {
+      return impl_.GetReport(*request, *response);
+    }
+
+   private:
+    Impl& impl_;
+  };
+
+  grpc::Status Connect(grpc::ServerContext* context, AgentStream* stream);
+  void WriterLoop(AgentConn& agent, AgentStream* stream);
+  grpc::Status Submit(grpc::ServerContext* context, const v1::SubmitRequest& request,
+                      v1::SubmitResponse& response);
+  grpc::Status Watch(grpc::ServerContext* context, const v1::WatchRequest& request,
+                     grpc::ServerWriter<v1::RunProgress>& writer);
+  grpc::Status Stop(const v1::StopRequest& request);
+  grpc::Status ListAgents(v1::ListAgentsResponse& response);
+  grpc::Status GetReport(const v1::GetReportRequest& request, v1::RunReport& response);
+
+  void TickerLoop();
+  void StopTicker();
+  void Log(const std::string& line) const {
+    if (options_.log) options_.log(line);
+  }
+
+  // All *Locked functions run under mu_.
+  void EnqueueLocked(AgentConn& agent, v1::CoordinatorMessage message);
+  void HandleReportLocked(const std::string& name, AgentConn& agent, const v1::AgentReport& report);
+  void AgentGoneLocked(const std::string& name, AgentConn& agent, const std::string& why);
+  void SendStopLocked(Run& run, const std::string& reason);
+  void FailRunLocked(Run& run, const std::string& message);
+  void MaybeFinishLocked(Run& run);
+  void FinishRunLocked(Run& run);
+  void PushProgressLocked(Run& run, v1::RunProgress progress);
+  void PushIntervalsLocked(Run& run, Nanos now);
+  uint32_t WorkingAgentsLocked(const Run& run) const;
+  std::shared_ptr<Run> FindRunLocked(const std::string& run_id);
+  std::string WaitFailureLocked(uint32_t min_agents, Nanos waited) const;
+
+  Clock& clock_;
+  CoordinatorOptions options_;
+  AgentLinkImpl agent_link_;
+  ControlImpl control_;
+
+  std::mutex mu_;
+  std::condition_variable progress_cv_;  // a run pushed progress, or the coordinator stops
+  std::map<std::string, std::shared_ptr<AgentConn>> agents_;
+  std::map<std::string, std::shared_ptr<Run>> runs_;
+  std::string latest_run_;
+  uint64_t run_counter_ = 0;
+  uint64_t heartbeat_sequence_ = 0;
+  bool shutting_down_ = false;
+
+  std::atomic<bool> stop_ticker_{false};
+  std::thread ticker_;
+};
+
+// ----- agents -----
+
+grpc::Status CoordinatorService::Impl::Connect(grpc::ServerContext* context, AgentStream* stream) {
+  v1::AgentMessage message;
+  if (!stream->Read(&message)) {
+    return grpc::Status(grpc::StatusCode::CANCELLED, "the agent left before its AgentHello");
+  }
+  if (!message.has_hello()) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "the first message on the agent link must be an AgentHello");
+  }
+  const v1::AgentHello hello = message.hello();
+  if (hello.protocol_version() != kAgentProtocolVersion) {
+    // Both versions in the message: the operator has to upgrade one side and needs to know which.
+    return grpc::Status(
+        grpc::StatusCode::FAILED_PRECONDITION,
+        absl::StrCat("agent protocol version ", hello.protocol_version(),
+                     " is not supported: this coordinator speaks agent protocol version ",
+                     kAgentProtocolVersion, " (agent dbload ",
+                     hello.version().empty() ? "?" : hello.version(), ", coordinator dbload ",
+                     DBLOAD_VERSION_STRING, "); run the same dbload version on both sides"));
+  }
+  const std::string name = hello.name();
+  if (name.empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "AgentHello.name is empty: every agent needs a unique name");
+  }
+
+  auto agent = std::make_shared<AgentConn>();
+  agent->hello = hello;
+  agent->context = context;
+  {
+    std::lock_guard lock(mu_);
+    if (shutting_down_) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the coordinator is shutting down");
+    }
+    if (auto existing = agents_.find(name); existing != agents_.end()) {
+      // Key spaces and reports are told apart by name; two agents under one name would mix them.
+      return grpc::Status(
+          grpc::StatusCode::ALREADY_EXISTS,
+          absl::StrCat("an agent named '", name, "' is already connected (from host '",
+                       existing->second->hello.host(), "'); agent names must be unique"));
+    }
+    agent->connected_at = agent->last_heard = clock_.Now();
+    agents_[name] = agent;
+  }
+  Log(absl::StrCat("agent ", name, " connected (host ", hello.host(), ", ", hello.cores(),
+                   " cores, dbload ", hello.version(), ")"));
+
+  std::thread writer([this, agent, stream] { WriterLoop(*agent, stream); });
+  std::string why_gone = "disconnected";
+  while (stream->Read(&message)) {
+    std::lock_guard lock(mu_);
+    agent->last_heard = clock_.Now();
+    if (message.has_report()) {
+      HandleReportLocked(name, *agent, message.report());
+    } else if (message.has_hello()) {
+      why_gone = "sent a second AgentHello";
+      break;
+    }
+    // A heartbeat only needs last_heard.
+  }
+  {
+    std::lock_guard lock(mu_);
+    agent->closing = true;
+    agent->outbox_cv.notify_all();
+    AgentGoneLocked(name, *agent, agent->lost ? "lost" : why_gone);
+    if (auto it = agents_.find(name); it != agents_.end() && it->second == agent) agents_.erase(it);
+  }
+  writer.join();
+  Log(absl::StrCat("agent ", name, " left (", agent->lost ? "silent too long" : why_gone, ")"));
+  if (why_gone != "disconnected") {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, why_gone);
+  }
+  return grpc::Status::OK;
+}
+
+void CoordinatorService::Impl::WriterLoop(AgentConn& agent, AgentStream* stream) {
+  std::unique_lock lock(mu_);
+  while (true) {
+    agent.outbox_cv.wait(lock, [&] { return agent.closing || !agent.outbox.empty(); });
+    if (agent.closing) return;  // the agent is leaving: what is left would go nowhere
+    v1::CoordinatorMessage message = std::move(agent.outbox.front());
+    agent.outbox.pop_front();
+    lock.unlock();
+    const bool written = stream->Write(message);
+    lock.lock();
+    if (!written) return;  // the stream is gone; the reader notices too
+  }
+}
+
+void CoordinatorService::Impl::EnqueueLocked(AgentConn& agent, v1::CoordinatorMessage message) {
+  if (agent.closing) return;
+  agent.outbox.push_back(std::move(message));
+  agent.outbox_cv.notify_one();
+}
+
+void CoordinatorService::Impl::HandleReportLocked(const std::string& name, AgentConn& agent,
+                                                  const v1::AgentReport& report) {
+  // After its final report the agent is free for another run, whatever becomes of this one.
+  if (report.final() && agent.run_id == report.run_id()) agent.run_id.clear();
+  std::shared_ptr<Run> run = FindRunLocked(report.run_id());
+  if (run == nullptr || report.run_id().empty()) {
+    Log(absl::StrCat("agent ", name, ": report for unknown run '", report.run_id(), "' ignored"));
+    return;
+  }
+  if (run->done) return;  // late (e.g. after a stop deadline): the report is already written
+  if (std::find(run->agents.begin(), run->agents.end(), name) == run->agents.end()) {
+    // Someone else's run: refusing the report is enough, failing their run would not be fair.
+    Log(absl::StrCat("agent ", name, ": report for run ", run->id, " ignored: not part of it"));
+    return;
+  }
+  if (absl::Status merged = run->aggregator->AddReport(name, report); !merged.ok()) {
+    FailRunLocked(*run, std::string(merged.message()));
+    return;
+  }
+  MaybeFinishLocked(*run);
+}
+
+void CoordinatorService::Impl::AgentGoneLocked(const std::string& name, AgentConn& agent,
+                                               const std::string& why) {
+  if (agent.run_id.empty()) return;
+  std::shared_ptr<Run> run = FindRunLocked(agent.run_id);
+  agent.run_id.clear();
+  if (run == nullptr || run->done) return;
+  if (run->aggregator->agents().at(name).final) return;
+  if (run->lost.emplace(name, why).second) {
+    Log(absl::StrCat("run ", run->id, ": agent ", name, " lost (", why, "); the run is degraded"));
+  }
+  MaybeFinishLocked(*run);
+}
+
+// ----- runs -----
+
+std::shared_ptr<Run> CoordinatorService::Impl::FindRunLocked(const std::string& run_id) {
+  // An empty id means the latest run: what someone at a terminal usually wants.
+  auto it = runs_.find(run_id.empty() ? latest_run_ : run_id);
+  return it == runs_.end() ? nullptr : it->second;
+}
+
+void CoordinatorService::Impl::SendStopLocked(Run& run, const std::string& reason) {
+  for (const std::string& name : run.agents) {
+    auto it = agents_.find(name);
+    if (it == agents_.end() || it->second->run_id != run.id) continue;
+    v1::CoordinatorMessage message;
+    message.mutable_stop()->set_run_id(run.id);
+    message.mutable_stop()->set_reason(reason);
+    EnqueueLocked(*it->second, std::move(message));
+  }
+}
+
+void CoordinatorService::Impl::FailRunLocked(Run& run, const std::string& message) {
+  // The totals can no longer be exact: stop the load now rather than let it run for a report
+  // that would be wrong.
+  run.failure = message;
+  Log(absl::StrCat("run ", run.id, " failed: ", message));
+  SendStopLocked(run, absl::StrCat("run failed: ", message));
+  FinishRunLocked(run);
+}
+
+void CoordinatorService::Impl::MaybeFinishLocked(Run& run) {
+  if (run.done) return;
+  for (const std::string& name : run.agents) {
+    if (!run.aggregator->agents().at(name).final && run.lost.count(name) == 0) return;
+  }
+  FinishRunLocked(run);
+}
+
+uint32_t CoordinatorService::Impl::WorkingAgentsLocked(const Run& run) const {
+  return static_cast<uint32_t>(run.agents.size() - run.lost.size());
+}
+
+void CoordinatorService::Impl::PushProgressLocked(Run& run, v1::RunProgress progress) {
+  run.progress.push_back(std::move(progress));
+  if (run.progress.size() > kProgressKept) run.progress.pop_front();
+  ++run.progress_count;
+  progress_cv_.notify_all();
+}
+
+void CoordinatorService::Impl::PushIntervalsLocked(Run& run, Nanos now) {
+  for (v1::IntervalSample& sample : run.aggregator->CloseInterval(Seconds(now - run.started))) {
+    v1::RunProgress progress;
+    progress.set_run_id(run.id);
+    progress.set_state("running");
+    *progress.mutable_interval() = std::move(sample);
+    progress.set_agents(WorkingAgentsLocked(run));
+    PushProgressLocked(run, std::move(progress));
+  }
+}
+
+void CoordinatorService::Impl::FinishRunLocked(Run& run) {
+  if (run.done) return;
+  const Nanos now = clock_.Now();
+  PushIntervalsLocked(run, now);
+
+  std::vector<std::string> agent_reasons;
+  bool fatal = false;
+  for (const std::string& name : run.agents) {
+    const AgentProgress& progress = run.aggregator->agents().at(name);
+    std::string reason = progress.end_reason;
+    if (!progress.fatal_error.empty()) {
+      fatal = true;
+      // A database's fatal error is usually the end reason itself; an agent that could not start
+      // says "not started" and why in fatal_error.
+      if (reason.empty()) {
+        reason = absl::StrCat("fatal error: ", progress.fatal_error);
+      } else if (reason != progress.fatal_error) {
+        absl::StrAppend(&reason, ": ", progress.fatal_error);
+      }
+    }
+    if (!reason.empty() &&
+        std::find(agent_reasons.begin(), agent_reasons.end(), reason) == agent_reasons.end()) {
+      agent_reasons.push_back(reason);
+    }
+  }
+  std::string end_reason;
+  if (!run.failure.empty()) {
+    end_reason = absl::StrCat("failed: ", run.failure);
+    run.state = "failed";
+  } else if (!run.stop_reason.empty()) {
+    end_reason = run.stop_reason;
+    run.state = "interrupted";
+  } else if (agent_reasons.empty()) {
+    end_reason = "failed: every agent was lost";
+    run.state = "failed";
+  } else {
+    // Agents usually agree ("duration"); with a query split one may end by "queries" and another
+    // by "duration", and the report says both.
+    end_reason = absl::StrJoin(agent_reasons, ", ");
+    run.state = fatal ? "failed" : "finished";
+  }
+  if (!run.lost.empty() && run.failure.empty()) {
+    std::vector<std::string> lost;
+    for (const auto& [name, why] : run.lost) {
+      lost.push_back(absl::StrCat("agent ", name, " lost (", why, ")"));
+    }
+    absl::StrAppend(&end_reason, "; degraded: ", absl::StrJoin(lost, ", "));
+  }
+
+  run.report = run.aggregator->Finish(Seconds(now - run.started), end_reason, run.started_at);
+  run.aggregator.reset();  // the merged histograms live on in the report only
+  // Agents that have not sent their final report (stopped, or the run failed) stay busy until
+  // they do: they may still be running the load.
+  run.done = true;
+  v1::RunProgress progress;
+  progress.set_run_id(run.id);
+  progress.set_state(run.state);
+  progress.set_agents(WorkingAgentsLocked(run));
+  progress.set_end_reason(end_reason);
+  PushProgressLocked(run, std::move(progress));
+  Log(absl::StrCat("run ", run.id, " ", run.state, ": ", end_reason, "; executed ",
+                   run.report.executed(), ", errors ", run.report.errors()));
+}
+
+// ----- ticks -----
+
+void CoordinatorService::Impl::Tick() {
+  std::lock_guard lock(mu_);
+  const Nanos now = clock_.Now();
+  v1::CoordinatorMessage heartbeat;
+  heartbeat.mutable_heartbeat()->set_sequence(++heartbeat_sequence_);
+  for (auto& [name, agent] : agents_) {
+    if (agent->lost) continue;
+    if (now - agent->last_heard >= options_.agent_silence_limit) {
+      // Its stream may be half-dead (a network partition keeps TCP open for minutes): close it,
+      // so that the agent, if alive, reconnects and its dead-man timer stops any load meanwhile.
+      agent->lost = true;
+      agent->context->TryCancel();
+      AgentGoneLocked(name, *agent,
+                      absl::StrFormat("silent for %.1fs", Seconds(now - agent->last_heard)));
+      continue;
+    }
+    EnqueueLocked(*agent, heartbeat);
+  }
+  for (auto& [id, run] : runs_) {
+    if (run->done) continue;
+    PushIntervalsLocked(*run, now);
+    if (run->stop_sent_at && now - *run->stop_sent_at >= options_.stop_grace) {
+      for (const std::string& name : run->agents) {
+        if (!run->aggregator->agents().at(name).final) {
+          run->lost.emplace(name,
+                            absl::StrCat("no final report within ",
+                                         FormatDurationNanos(options_.stop_grace), " of the stop"));
+        }
+      }
+    }
+    MaybeFinishLocked(*run);
+  }
+}
+
+void CoordinatorService::Impl::TickerLoop() {
+  // Sleeps in slices so that StopTicker is noticed promptly on a real clock.
+  constexpr Nanos kSlice = 100 * kMillisecond;
+  Nanos next = clock_.Now() + options_.tick_interval;
+  while (!stop_ticker_.load()) {
+    const Nanos now = clock_.Now();
+    if (now < next) {
+      clock_.SleepUntil(std::min(next, now + kSlice));
+      continue;
+    }
+    Tick();
+    next += options_.tick_interval;
+    if (next <= now) next = now + options_.tick_interval;  // after a stall, no burst of ticks
+  }
+}
+
+void CoordinatorService::Impl::StopTicker() {
+  stop_ticker_.store(true);
+  if (ticker_.joinable()) ticker_.join();
+}
+
+void CoordinatorService::Impl::Shutdown(Nanos grace) {
+  {
+    std::lock_guard lock(mu_);
+    if (shutting_down_) return;
+    shutting_down_ = true;
+    for (auto& [id, run] : runs_) {
+      if (run->done) continue;
+      run->stop_reason = "interrupted";
+      run->stop_sent_at = clock_.Now();
+      SendStopLocked(*run, "the coordinator is shutting down");
+    }
+    progress_cv_.notify_all();
+  }
+  const Nanos deadline = clock_.Now() + grace;
+  while (true) {
+    {
+      std::lock_guard lock(mu_);
+      if (std::all_of(runs_.begin(), runs_.end(), [](const auto& r) { return r.second->done; })) {
+        break;
+      }
+    }
+    const Nanos now = clock_.Now();
+    if (now >= deadline) break;
+    clock_.SleepUntil(std::min(deadline, now + options_.agent_wait_poll));
+  }
+  std::lock_guard lock(mu_);
+  for (auto& [id, run] : runs_) {
+    if (run->done) continue;
+    for (const std::string& name : run->agents) {
+      if (!run->aggregator->agents().at(name).final) {
+        run->lost.emplace(name, "no final report before the coordinator shut down");
+      }
+    }
+    FinishRunLocked(*run);
+  }
+  for (auto& [name, agent] : agents_) {
+    agent->closing = true;
+    agent->outbox_cv.notify_all();
+    agent->context->TryCancel();
+  }
+  progress_cv_.notify_all();
+}
+
+// ----- control -----
+
+std::string CoordinatorService::Impl::WaitFailureLocked(uint32_t min_agents, Nanos waited) const {
+  std::vector<std::string> idle;
+  size_t busy = 0;
+  for (const auto& [name, agent] : agents_) {
+    if (agent->lost) continue;
+    if (agent->run_id.empty()) {
+      idle.push_back(name);
+    } else {
+      ++busy;
+    }
+  }
+  std::string message = absl::StrCat(
+      "no run started: the plan needs ", min_agents, " agent", min_agents == 1 ? "" : "s",
+      " (min_agents) and ",
+      waited > 0 ? absl::StrCat("after waiting ", FormatDurationNanos(waited), " ") : "",
+      idle.size(), idle.size() == 1 ? " is" : " are", " connected and idle",
+      idle.empty() ? "" : absl::StrCat(" (", absl::StrJoin(idle, ", "), ")"));
+  if (busy > 0) absl::StrAppend(&message, "; ", busy, " more busy with another run");
+  if (waited == 0) absl::StrAppend(&message, "; set wait_for_agents to wait for agents to connect");
+  return message;
+}
+
+grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
+                                              const v1::SubmitRequest& request,
+                                              v1::SubmitResponse& response) {
+  const v1::Plan& plan = request.plan();
+  const std::string source = request.source_name().empty() ? "plan" : request.source_name();
+  if (absl::Status valid = ValidatePlan(plan, source); !valid.ok()) return ToGrpc(valid);
+  // The workload judges its own name, options and scenario, and names the query types that the
+  // agents' reports index.
+  std::vector<std::string> query_types;
+  {
+    auto field_error = [&source](const absl::Status& status, const char* default_field) {
+      const std::string field = FieldOf(status).value_or(std::string(default_field));
+      return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                          absl::StrCat(source, ": ", field, ": ", status.message()));
+    };
+    absl::StatusOr<std::unique_ptr<Workload>> workload = MakeWorkload(
+        plan.workload(), {plan.workload_options().begin(), plan.workload_options().end()});
+    if (!workload.ok()) return field_error(workload.status(), "workload");
+    absl::StatusOr<std::unique_ptr<Scenario>> scenario = (*workload)->MakeScenario(plan.scenario());
+    if (!scenario.ok()) return field_error(scenario.status(), "scenario");
+    query_types = (*scenario)->query_types();
+  }
+
+  const uint32_t min_agents = std::max<uint32_t>(1, request.min_agents());
+  const Nanos wait = std::max<int64_t>(0, request.wait_for_agents_ns());
+  const Nanos deadline = clock_.Now() + wait;
+  std::unique_lock lock(mu_);
+  std::vector<std::shared_ptr<AgentConn>> idle;
+  std::vector<std::string> idle_names;
+  while (true) {
+    if (shutting_down_) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the coordinator is shutting down");
+    }
+    idle.clear();
+    idle_names.clear();
+    for (const auto& [name, agent] : agents_) {  // sorted by name: a deterministic split
+      if (agent->lost || !agent->run_id.empty()) continue;
+      idle.push_back(agent);
+      idle_names.push_back(name);
+    }
+    if (idle.size() >= min_agents) break;
+    const Nanos now = clock_.Now();
+    if (now >= deadline) {
+      return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, WaitFailureLocked(min_agents, wait));
+    }
+    lock.unlock();
+    if (context->IsCancelled()) {
+      return grpc::Status(grpc::StatusCode::CANCELLED, "Submit cancelled while waiting for agents");
+    }
+    clock_.SleepUntil(std::min(deadline, now + options_.agent_wait_poll));
+    lock.lock();
+  }
+
+  std::vector<double> capacities;
+  for (const auto& agent : idle) capacities.push_back(agent->hello.capacity());
+  const std::vector<AgentShare> shares = SplitPlan(plan, capacities);
+
+  auto run = std::make_shared<Run>();
+  run->id = NewRunId(++run_counter_);
+  run->plan = plan;
+  std::vector<RunAggregator::AgentSpec> specs;
+  for (const AgentShare& share : shares) {
+    run->agents.push_back(idle_names[share.agent]);
+    specs.push_back({.name = idle_names[share.agent], .query_budget = share.queries});
+  }
+  run->aggregator.emplace(run->id, plan, query_types, specs);
+  run->started = clock_.Now();
+  run->started_at = options_.wall_time();
+  for (const AgentShare& share : shares) {
+    AgentConn& agent = *idle[share.agent];
+    v1::CoordinatorMessage message;
+    v1::Assignment& assignment = *message.mutable_assign();
+    assignment.set_run_id(run->id);
+    *assignment.mutable_plan() = plan;
+    assignment.set_agent_index(share.agent_index);
+    assignment.set_agent_count(share.agent_count);
+    assignment.set_first_slot(share.first_slot);
+    assignment.set_total_slots(share.total_slots);
+    if (plan.load().has_open()) {
+      assignment.mutable_load()->set_rate(share.rate);
+    } else {
+      assignment.mutable_load()->set_clients(share.clients);
+    }
+    assignment.set_phase(share.phase);
+    assignment.set_dead_man_timeout_ns(options_.dead_man_timeout);
+    assignment.set_queries(share.queries);
+    agent.run_id = run->id;
+    EnqueueLocked(agent, std::move(message));
+  }
+  runs_[run->id] = run;
+  latest_run_ = run->id;
+  response.set_run_id(run->id);
+  for (const std::string& name : run->agents) response.add_agents(name);
+  Log(absl::StrCat("run ", run->id, " started: plan '", plan.name(), "' across ",
+                   run->agents.size(), " agent", run->agents.size() == 1 ? "" : "s", " (",
+                   absl::StrJoin(run->agents, ", "), ")"));
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::Impl::Watch(grpc::ServerContext* context,
+                                             const v1::WatchRequest& request,
+                                             grpc::ServerWriter<v1::RunProgress>& writer) {
+  std::shared_ptr<Run> run;
+  {
+    std::lock_guard lock(mu_);
+    run = FindRunLocked(request.run_id());
+  }
+  if (run == nullptr) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        absl::StrCat("no run '", request.run_id(), "'"));
+  }
+  // Starts with what is still kept, so that a Watch right after Submit misses nothing.
+  uint64_t next = 0;
+  while (true) {
+    std::vector<v1::RunProgress> batch;
+    bool done = false;
+    {
+      std::unique_lock lock(mu_);
+      progress_cv_.wait_for(lock, kWatchPoll,
+                            [&] { return run->progress_count > next || run->done; });
+      const uint64_t first = run->progress_count - run->progress.size();
+      next = std::max(next, first);  // a watcher too slow to keep up skips what is gone
+      for (; next < run->progress_count; ++next) batch.push_back(run->progress[next - first]);
+      done = run->done;
+    }
+    for (const v1::RunProgress& progress : batch) {
+      if (!writer.Write(progress)) {
+        return grpc::Status(grpc::StatusCode::CANCELLED, "the watcher left");
+      }
+    }
+    if (done) return grpc::Status::OK;
+    if (context->IsCancelled()) {
+      return grpc::Status(grpc::StatusCode::CANCELLED, "the watcher left");
+    }
+  }
+}
+
+grpc::Status CoordinatorService::Impl::Stop(const v1::StopRequest& request) {
+  std::lock_guard lock(mu_);
+  std::shared_ptr<Run> run = FindRunLocked(request.run_id());
+  if (run == nullptr) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        absl::StrCat("no run '", request.run_id(), "'"));
+  }
+  if (run->done || !run->stop_reason.empty()) return grpc::Status::OK;
+  // The run ends once the agents confirm with their final reports, which carry what they did
+  // until they stopped; Tick ends it anyway after stop_grace.
+  run->stop_reason = "stopped";
+  run->stop_sent_at = clock_.Now();
+  SendStopLocked(*run, "stop requested");
+  Log(absl::StrCat("run ", run->id, ": stop requested"));
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::Impl::ListAgents(v1::ListAgentsResponse& response) {
+  std::lock_guard lock(mu_);
+  const Nanos now = clock_.Now();
+  for (const auto& [name, agent] : agents_) {
+    v1::AgentInfo& info = *response.add_agents();
+    info.set_name(name);
+    info.set_host(agent->hello.host());
+    info.set_cores(agent->hello.cores());
+    info.set_version(agent->hello.version());
+    info.set_run_id(agent->run_id);
+    info.set_connected_s(Seconds(now - agent->connected_at));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::Impl::GetReport(const v1::GetReportRequest& request,
+                                                 v1::RunReport& response) {
+  std::lock_guard lock(mu_);
+  std::shared_ptr<Run> run = FindRunLocked(request.run_id());
+  if (run == nullptr) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        absl::StrCat("no run '", request.run_id(), "'"));
+  }
+  response = run->done ? run->report : run->aggregator->ReportSoFar("running", run->started_at);
+  return grpc::Status::OK;
+}
+
+// ----- public -----
+
+CoordinatorService::CoordinatorService(Clock& clock, CoordinatorOptions options)
+    : impl_(std::make_unique<Impl>(clock, std::move(options))) {}
+CoordinatorService::~CoordinatorService() = default;
+grpc::Service* CoordinatorService::agent_link_service() { return impl_->agent_link_service(); }
+grpc::Service* CoordinatorService::control_service() { return impl_->control_service(); }
+void CoordinatorService::Tick() { impl_->Tick(); }
+void CoordinatorService::Shutdown(Nanos grace) { impl_->Shutdown(grace); }
+
+bool IsLoopbackListenAddress(const std::string& address) {
+  if (absl::StartsWith(address, "unix:")) return true;  // a file: reachable from here only
+  std::string host;
+  if (absl::StartsWith(address, "[")) {
+    const size_t close = address.find(']');
+    if (close == std::string::npos) return false;
+    host = address.substr(1, close - 1);
+  } else {
+    const size_t colon = address.rfind(':');
+    host = colon == std::string::npos ? address : address.substr(0, colon);
+  }
+  if (host == "localhost") return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) {
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  }
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6);
+  return false;
+}
+
+absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
+    const std::string& address, CoordinatorService& service) {
+  if (!IsLoopbackListenAddress(address)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "refusing to listen on '", address,
+        "': this build serves loopback addresses only (127.0.0.0/8, [::1], localhost, unix:), "
+        "because the agent link and the control API have no TLS or authentication yet"));
+  }
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(service.agent_link_service());
+  builder.RegisterService(service.control_service());
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || (port == 0 && !absl::StartsWith(address, "unix:"))) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on '", address, "' (in use, or not a host:port?)"));
+  }
+  return std::unique_ptr<CoordinatorServer>(new CoordinatorServer(std::move(server), port));
+}
+
+CoordinatorServer::CoordinatorServer(std::unique_ptr<grpc::Server> server, int port)
+    : server_(std::move(server)), port_(port) {}
+
+CoordinatorServer::~CoordinatorServer() { Shutdown(); }
+
+void CoordinatorServer::Shutdown() {
+  if (server_ == nullptr) return;
+  // gRPC's deadline is wall-clock by its API; it only bounds how long a stuck call may delay exit.
+  server_->Shutdown(std::chrono::system_clock::now() + kServerShutdownGrace);
+  server_->Wait();
+  server_.reset();
+}
+
+}  // namespace dbload

@@ -1,0 +1,109 @@
+#ifndef DBLOAD_COORDINATOR_COORDINATOR_SERVICE_H_
+#define DBLOAD_COORDINATOR_COORDINATOR_SERVICE_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+
+namespace grpc {
+class Server;
+class Service;
+}  // namespace grpc
+
+namespace dbload {
+
+struct CoordinatorOptions {
+  // One interval of every run's time series, and the heartbeat period towards agents.
+  Nanos tick_interval = kSecond;
+  // An agent silent this long (no report, no heartbeat) is lost: its stream is closed and its
+  // run marked degraded.
+  Nanos agent_silence_limit = 3 * kSecond;
+  // Sent in every Assignment: an agent that hears nothing from us this long stops by itself.
+  Nanos dead_man_timeout = 5 * kSecond;
+  // After StopLoad, how long agents have to send their final report before the run ends
+  // without it (and says so).
+  Nanos stop_grace = 10 * kSecond;
+  // How often Submit looks again while it waits for agents.
+  Nanos agent_wait_poll = 50 * kMillisecond;
+  // false: no ticker thread; the owner calls Tick() (tests on a simulated clock).
+  bool run_ticker = true;
+  // RFC 3339 UTC wall time, for the reports' started_at only (never for durations). Default:
+  // the system clock.
+  std::function<std::string()> wall_time;
+  // Notable events (agents coming and going, runs starting and ending), one line each. Default:
+  // none.
+  std::function<void(const std::string&)> log;
+};
+
+// The coordinator: the registry of connected agents and the runs split across them, served as
+// two gRPC services, AgentLink (agents dial in and hold one stream each) and Control (the CLI
+// submits, watches, stops, lists, fetches reports). It knows agents only through the protocol in
+// proto/dbload/v1/agent.proto.
+//
+// Agents: the first message must be an AgentHello of protocol version kAgentProtocolVersion and
+// a name no connected agent has. Heartbeats go both ways every tick; an agent silent for
+// agent_silence_limit is lost.
+//
+// Runs: Submit validates the plan, waits for min_agents idle agents, splits the load with the
+// planner, sends each agent its Assignment and aggregates their reports (RunAggregator). A run
+// ends when every assigned agent has sent its final report or has been lost (then the run is
+// marked degraded in its end reason; re-splitting the target across the survivors is not done
+// yet), or after Stop once the agents confirm (or stop_grace passes). An agent report that
+// cannot be merged exactly (a gap, an unknown query type) fails the run and stops its load.
+// Finished runs' reports are kept in memory.
+//
+// All timing goes through the injected clock.
+class CoordinatorService {
+ public:
+  CoordinatorService(Clock& clock, CoordinatorOptions options);
+  ~CoordinatorService();
+  CoordinatorService(const CoordinatorService&) = delete;
+  CoordinatorService& operator=(const CoordinatorService&) = delete;
+
+  // The two services, to register with a grpc::ServerBuilder (or use CoordinatorServer).
+  grpc::Service* agent_link_service();
+  grpc::Service* control_service();
+
+  // One tick: heartbeats, lost agents, one interval of every running run, stop deadlines.
+  // The ticker thread calls it every tick_interval; call it by hand when run_ticker is false.
+  void Tick();
+
+  // For a graceful exit: tells every running run's agents to stop ("interrupted"), waits up to
+  // `grace` for their final reports, ends the runs (with or without them), closes every agent
+  // stream and refuses new work. Idempotent.
+  void Shutdown(Nanos grace);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// True for addresses that only this machine can reach: 127.0.0.0/8, ::1, localhost, or a unix
+// socket ("unix:PATH"). `address` is host:port as gRPC takes it ("[::1]:7000" for IPv6).
+bool IsLoopbackListenAddress(const std::string& address);
+
+// A gRPC server for a CoordinatorService. In this build it listens on loopback addresses only:
+// agent links and the control API have no TLS or authentication yet.
+class CoordinatorServer {
+ public:
+  // `address` is host:port; port 0 picks a free one (see port()).
+  static absl::StatusOr<std::unique_ptr<CoordinatorServer>> Start(const std::string& address,
+                                                                  CoordinatorService& service);
+  ~CoordinatorServer();
+  int port() const { return port_; }
+  // Stops accepting calls and waits for the current ones (call service.Shutdown() first, so that
+  // agent streams and watches end).
+  void Shutdown();
+
+ private:
+  CoordinatorServer(std::unique_ptr<grpc::Server> server, int port);
+  std::unique_ptr<grpc::Server> server_;
+  int port_;
+};
+
+}  // namespace dbload
+
+#endif  // DBLOAD_COORDINATOR_COORDINATOR_SERVICE_H_

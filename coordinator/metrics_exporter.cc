@@ -1,0 +1,267 @@
+#include "coordinator/metrics_exporter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_format.h"
+
+namespace dbload {
+
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+constexpr double kFirstBound_s = 50e-6;
+constexpr double kLastBound_s = 60.0;
+constexpr double kGrowth = 1.05;
+constexpr double kWindowQuantiles[] = {0.5, 0.9, 0.99, 0.999};
+
+// For every index of the dbload histogram layout, the Prometheus bucket its samples fall in:
+// the first bound at or above the bucket's highest value (so a sample is never counted below
+// its true value), or the +Inf bucket past the last bound.
+const std::vector<int>& BucketOfIndex() {
+  static const std::vector<int> table = [] {
+    const std::vector<double>& bounds = MetricsExporter::BucketBounds();
+    std::vector<int> result(histogram_layout::kBucketCount);
+    size_t bucket = 0;
+    for (int i = 0; i < histogram_layout::kBucketCount; ++i) {
+      const double highest_s = static_cast<double>(histogram_layout::HighestValueAt(i)) / 1e9;
+      while (bucket < bounds.size() && bounds[bucket] < highest_s) ++bucket;
+      result[i] = static_cast<int>(bucket);  // == bounds.size() means +Inf
+    }
+    return result;
+  }();
+  return table;
+}
+
+ClientMetric::Label L(std::string name, std::string value) {
+  return ClientMetric::Label{std::move(name), std::move(value)};
+}
+
+MetricFamily Family(std::string name, std::string help, MetricType type) {
+  MetricFamily family;
+  family.name = std::move(name);
+  family.help = std::move(help);
+  family.type = type;
+  return family;
+}
+
+ClientMetric Gauge(std::vector<ClientMetric::Label> labels, double value) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  metric.gauge.value = value;
+  return metric;
+}
+
+ClientMetric Counter(std::vector<ClientMetric::Label> labels, double value) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  metric.counter.value = value;
+  return metric;
+}
+
+Histogram MergeWindow(const std::deque<std::vector<std::pair<int, uint64_t>>>& window) {
+  Histogram merged;
+  for (const auto& counts : window) {
+    for (const auto& [index, count] : counts) merged.RecordAtIndex(index, count);
+  }
+  return merged;
+}
+
+}  // namespace
+
+const std::vector<double>& MetricsExporter::BucketBounds() {
+  static const std::vector<double> bounds = [] {
+    std::vector<double> result;
+    for (double bound = kFirstBound_s; bound < kLastBound_s * kGrowth; bound *= kGrowth) {
+      // Rounded to 4 significant digits so the `le` labels read well and stay stable.
+      const double scale = std::pow(10.0, 3 - static_cast<int>(std::floor(std::log10(bound))));
+      result.push_back(std::round(bound * scale) / scale);
+    }
+    return result;
+  }();
+  return bounds;
+}
+
+MetricsExporter::MetricsExporter(int window_intervals)
+    : window_intervals_(static_cast<size_t>(std::max(1, window_intervals))) {
+  BucketOfIndex();  // build the table now, not on the first scrape
+}
+
+MetricsExporter::RunSeries& MetricsExporter::SeriesFor(const std::string& run_id,
+                                                       const std::string& scenario) {
+  auto [it, inserted] = runs_.try_emplace(run_id);
+  if (inserted) {
+    it->second.scenario = scenario;
+    it->second.order = next_order_++;
+    // Bounded cardinality: forget the oldest run beyond the limit.
+    while (runs_.size() > kRunsKept) {
+      auto oldest = std::min_element(runs_.begin(), runs_.end(), [](const auto& a, const auto& b) {
+        return a.second.order < b.second.order;
+      });
+      runs_.erase(oldest);
+    }
+  }
+  return runs_.at(run_id);
+}
+
+void MetricsExporter::AddDistribution(const Histogram& histogram, Distribution& into) const {
+  if (histogram.Empty()) return;
+  const std::vector<int>& bucket_of = BucketOfIndex();
+  into.buckets.resize(BucketBounds().size() + 1, 0);
+  for (int i = 0; i < histogram_layout::kBucketCount; ++i) {
+    const uint64_t count = histogram.CountAtIndex(i);
+    if (count == 0) continue;
+    into.buckets[bucket_of[i]] += count;
+    const double mid_s = (static_cast<double>(histogram_layout::LowestValueAt(i)) +
+                          static_cast<double>(histogram_layout::HighestValueAt(i))) / 2e9;
+    into.sum_s += mid_s * static_cast<double>(count);
+  }
+  into.count += histogram.TotalCount();
+}
+
+void MetricsExporter::PushWindow(const Histogram& histogram,
+                                 std::deque<SparseCounts>& window) const {
+  SparseCounts counts;
+  for (int i = 0; i < histogram_layout::kBucketCount && !histogram.Empty(); ++i) {
+    if (const uint64_t count = histogram.CountAtIndex(i)) counts.emplace_back(i, count);
+  }
+  window.push_back(std::move(counts));
+  while (window.size() > window_intervals_) window.pop_front();
+}
+
+void MetricsExporter::OnInterval(const RunInterval& interval) {
+  std::lock_guard lock(mu_);
+  RunSeries& run = SeriesFor(interval.run_id, interval.scenario);
+  run.query_type_names = interval.query_types;
+  run.query_types.resize(interval.query_types.size());
+  run.target_rate = interval.target_rate;
+  run.clients = interval.clients;
+  run.in_flight = interval.in_flight;
+  run.connections = interval.connections;
+  if (interval.merged == nullptr) return;
+  const IntervalSnapshot& merged = *interval.merged;
+  run.achieved_rate = interval.length_s > 0 ? merged.Executed() / interval.length_s : 0;
+  for (size_t q = 0; q < run.query_types.size() && q < merged.query_types.size(); ++q) {
+    QueryTypeSeries& series = run.query_types[q];
+    const QueryTypeInterval& counts = merged.query_types[q];
+    series.ok += counts.response_time.TotalCount();
+    for (const auto& [key, count] : counts.errors) {
+      series.errors[{std::string(db::ErrorClassName(key.first)), key.second}] += count;
+    }
+    AddDistribution(counts.response_time, series.response);
+    AddDistribution(counts.service_time, series.service);
+    PushWindow(counts.response_time, series.window);
+  }
+  PushWindow(merged.schedule_lag, run.lag_window);
+  for (const auto& [agent, seconds] : interval.agent_cpu_seconds) {
+    run.agent_cpu_seconds[agent] += seconds;
+  }
+}
+
+void MetricsExporter::SetRunState(const std::string& run_id, const std::string& scenario,
+                                  const std::string& state) {
+  std::lock_guard lock(mu_);
+  SeriesFor(run_id, scenario).state = state;
+}
+
+void MetricsExporter::SetAgentsConnected(int agents) {
+  std::lock_guard lock(mu_);
+  agents_connected_ = agents;
+}
+
+std::vector<MetricFamily> MetricsExporter::Collect() const {
+  std::lock_guard lock(mu_);
+  MetricFamily queries = Family("dbload_queries_total", "Completed transactions by result.",
+                                MetricType::Counter);
+  MetricFamily response = Family("dbload_response_time_seconds",
+                                 "Response time from the intended start (includes queueing).",
+                                 MetricType::Histogram);
+  MetricFamily service = Family("dbload_service_time_seconds",
+                                "Service time from the actual start.", MetricType::Histogram);
+  MetricFamily window = Family("dbload_response_time_window_seconds",
+                               "Exact response-time quantiles over the last window.",
+                               MetricType::Gauge);
+  MetricFamily lag = Family("dbload_schedule_lag_window_seconds",
+                            "Exact schedule-lag quantiles over the last window.", MetricType::Gauge);
+  MetricFamily target = Family("dbload_target_rate", "Wanted queries per second (open loop).",
+                               MetricType::Gauge);
+  MetricFamily achieved = Family("dbload_achieved_rate", "Completed queries per second.",
+                                 MetricType::Gauge);
+  MetricFamily clients = Family("dbload_clients", "Closed-loop clients.", MetricType::Gauge);
+  MetricFamily in_flight = Family("dbload_in_flight", "Transactions in flight.", MetricType::Gauge);
+  MetricFamily connections =
+      Family("dbload_connections", "Open database sessions.", MetricType::Gauge);
+  MetricFamily cpu = Family("dbload_agent_cpu_seconds_total", "CPU time used by each agent.",
+                            MetricType::Counter);
+  MetricFamily info = Family("dbload_run_info", "Runs and their state.", MetricType::Gauge);
+  MetricFamily agents =
+      Family("dbload_agents_connected", "Agents connected to the coordinator.", MetricType::Gauge);
+  agents.metric.push_back(Gauge({}, agents_connected_));
+
+  const std::vector<double>& bounds = BucketBounds();
+  auto histogram_metric = [&](std::vector<ClientMetric::Label> labels, const Distribution& d) {
+    ClientMetric metric;
+    metric.label = std::move(labels);
+    metric.histogram.sample_count = d.count;
+    metric.histogram.sample_sum = d.sum_s;
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b <= bounds.size(); ++b) {
+      cumulative += b < d.buckets.size() ? d.buckets[b] : 0;
+      metric.histogram.bucket.push_back(
+          {cumulative, b < bounds.size() ? bounds[b] : std::numeric_limits<double>::infinity()});
+    }
+    return metric;
+  };
+
+  for (const auto& [run_id, run] : runs_) {
+    const std::vector<ClientMetric::Label> run_labels = {L("run", run_id)};
+    info.metric.push_back(
+        Gauge({L("run", run_id), L("scenario", run.scenario), L("state", run.state)}, 1));
+    target.metric.push_back(Gauge(run_labels, run.target_rate));
+    achieved.metric.push_back(Gauge(run_labels, run.achieved_rate));
+    clients.metric.push_back(Gauge(run_labels, run.clients));
+    in_flight.metric.push_back(Gauge(run_labels, run.in_flight));
+    connections.metric.push_back(Gauge(run_labels, run.connections));
+    for (const auto& [agent, seconds] : run.agent_cpu_seconds) {
+      cpu.metric.push_back(Counter({L("run", run_id), L("agent", agent)}, seconds));
+    }
+    const Histogram lag_window = MergeWindow(run.lag_window);
+    for (double q : kWindowQuantiles) {
+      lag.metric.push_back(Gauge({L("run", run_id), L("quantile", absl::StrFormat("%g", q))},
+                                 lag_window.ValueAtPercentile(q * 100) / 1e9));
+    }
+    for (size_t i = 0; i < run.query_types.size(); ++i) {
+      const QueryTypeSeries& series = run.query_types[i];
+      const std::vector<ClientMetric::Label> labels = {
+          L("run", run_id), L("scenario", run.scenario), L("query_type", run.query_type_names[i])};
+      auto with = [&](std::vector<ClientMetric::Label> extra) {
+        std::vector<ClientMetric::Label> all = labels;
+        all.insert(all.end(), extra.begin(), extra.end());
+        return all;
+      };
+      queries.metric.push_back(
+          Counter(with({L("result", "ok"), L("error_class", "")}), static_cast<double>(series.ok)));
+      std::map<std::string, uint64_t> by_class;
+      for (const auto& [key, count] : series.errors) by_class[key.first] += count;
+      for (const auto& [error_class, count] : by_class) {
+        queries.metric.push_back(Counter(with({L("result", "error"), L("error_class", error_class)}),
+                                         static_cast<double>(count)));
+      }
+      response.metric.push_back(histogram_metric(labels, series.response));
+      service.metric.push_back(histogram_metric(labels, series.service));
+      const Histogram recent = MergeWindow(series.window);
+      for (double q : kWindowQuantiles) {
+        window.metric.push_back(Gauge(with({L("quantile", absl::StrFormat("%g", q))}),
+                                      recent.ValueAtPercentile(q * 100) / 1e9));
+      }
+    }
+  }
+  return {queries, response, service, window, lag, target, achieved, clients,
+          in_flight, connections, cpu, info, agents};
+}
+
+}  // namespace dbload

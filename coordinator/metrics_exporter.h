@@ -1,0 +1,104 @@
+#ifndef DBLOAD_COORDINATOR_METRICS_EXPORTER_H_
+#define DBLOAD_COORDINATOR_METRICS_EXPORTER_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/interval_snapshot.h"
+#include "prometheus/collectable.h"
+#include "prometheus/metric_family.h"
+
+namespace dbload {
+
+// What the coordinator learned about a run in one interval, merged across its agents.
+struct RunInterval {
+  std::string run_id;
+  std::string scenario;
+  std::vector<std::string> query_types;
+  const IntervalSnapshot* merged = nullptr;  // exact counts of the interval
+  double length_s = 0;
+  double target_rate = 0;  // 0 for a closed loop
+  uint32_t clients = 0;
+  uint32_t in_flight = 0;
+  uint32_t connections = 0;
+  bool warmup = false;
+  // CPU seconds each agent used in the interval.
+  std::map<std::string, double> agent_cpu_seconds;
+};
+
+// Publishes runs to Prometheus, following its conventions (seconds, `_total` counters), from
+// the same exact counts the report uses:
+//   dbload_queries_total{run,scenario,query_type,result,error_class}      counter
+//   dbload_response_time_seconds / dbload_service_time_seconds{…}         histograms
+//   dbload_response_time_window_seconds{…,quantile}   exact quantiles of the last window
+//   dbload_schedule_lag_window_seconds{run,quantile}
+//   dbload_target_rate, dbload_achieved_rate (queries per second), dbload_clients,
+//   dbload_in_flight, dbload_connections{run}                             gauges
+//   dbload_agent_cpu_seconds_total{run,agent}                             counter
+//   dbload_agents_connected                                               gauge
+//   dbload_run_info{run,scenario,state}                                   gauge (1)
+// Histogram buckets grow by 5 % from 50 µs to 60 s, so histogram_quantile() stays within a
+// few percent; the window quantiles are exact (within the histogram's 0.1 %). Label sets are
+// bounded: query types come from the scenario, and only the newest kRunsKept runs are kept.
+class MetricsExporter final : public prometheus::Collectable {
+ public:
+  static constexpr size_t kRunsKept = 8;
+
+  // Quantile gauges cover the last `window_intervals` intervals.
+  explicit MetricsExporter(int window_intervals = 10);
+
+  void OnInterval(const RunInterval& interval);
+  void SetRunState(const std::string& run_id, const std::string& scenario,
+                   const std::string& state);
+  void SetAgentsConnected(int agents);
+
+  // Called by the exposer's threads.
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+  // The histogram bucket bounds, in seconds (for tests and dashboards).
+  static const std::vector<double>& BucketBounds();
+
+ private:
+  using SparseCounts = std::vector<std::pair<int, uint64_t>>;  // (histogram index, count)
+  struct Distribution {
+    std::vector<uint64_t> buckets;  // per bound, not cumulative
+    uint64_t count = 0;
+    double sum_s = 0;
+  };
+  struct QueryTypeSeries {
+    Distribution response, service;
+    uint64_t ok = 0;
+    std::map<std::pair<std::string, std::string>, uint64_t> errors;  // (class, code)
+    std::deque<SparseCounts> window;  // response time, newest last
+  };
+  struct RunSeries {
+    std::string scenario;
+    std::string state = "running";
+    std::vector<std::string> query_type_names;
+    std::vector<QueryTypeSeries> query_types;
+    std::deque<SparseCounts> lag_window;
+    double target_rate = 0, achieved_rate = 0;
+    uint32_t clients = 0, in_flight = 0, connections = 0;
+    std::map<std::string, double> agent_cpu_seconds;
+    uint64_t order = 0;
+  };
+
+  RunSeries& SeriesFor(const std::string& run_id, const std::string& scenario);
+  void AddDistribution(const Histogram& histogram, Distribution& into) const;
+  void PushWindow(const Histogram& histogram, std::deque<SparseCounts>& window) const;
+
+  const size_t window_intervals_;
+  mutable std::mutex mu_;
+  std::map<std::string, RunSeries> runs_;
+  uint64_t next_order_ = 0;
+  int agents_connected_ = 0;
+};
+
+}  // namespace dbload
+
+#endif  // DBLOAD_COORDINATOR_METRICS_EXPORTER_H_

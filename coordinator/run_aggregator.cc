@@ -1,0 +1,188 @@
+#include "coordinator/run_aggregator.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace dbload {
+
+namespace {
+
+// Reuses the snapshot's buffers: a Histogram is a dense array, cheaper to clear than to
+// allocate again every tick.
+void ResetSnapshot(IntervalSnapshot& snapshot) {
+  for (QueryTypeInterval& q : snapshot.query_types) {
+    q.response_time.Reset();
+    q.service_time.Reset();
+    q.errors.clear();
+  }
+  snapshot.schedule_lag.Reset();
+}
+
+}  // namespace
+
+RunAggregator::RunAggregator(std::string run_id, const v1::Plan& plan,
+                             std::vector<std::string> query_types,
+                             const std::vector<AgentSpec>& agents)
+    : run_id_(std::move(run_id)),
+      query_type_count_(static_cast<int>(query_types.size())),
+      target_rate_(plan.load().has_open() ? plan.load().open().rate() : 0),
+      warmup_s_(static_cast<double>(plan.warmup_ns()) / 1e9),
+      builder_(plan, std::move(query_types)) {
+  for (const AgentSpec& spec : agents) agents_[spec.name].query_budget = spec.query_budget;
+  pending_warmup_.snapshot.query_types.resize(query_type_count_);
+  pending_measured_.snapshot.query_types.resize(query_type_count_);
+}
+
+absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentReport& report) {
+  if (report.run_id() != run_id_) {
+    return absl::InvalidArgumentError(absl::StrCat("agent ", agent, ": report for run '",
+                                                   report.run_id(), "', expected '", run_id_, "'"));
+  }
+  auto it = agents_.find(agent);
+  if (it == agents_.end()) {
+    return absl::NotFoundError(absl::StrCat("agent ", agent, " sent a report for run ", run_id_,
+                                            " but is not part of it"));
+  }
+  AgentProgress& progress = it->second;
+  if (report.sequence() == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("agent ", agent, ": report sequence 0; sequences start at 1"));
+  }
+  // A repeat is harmless (a resend after a reconnect, say) as long as it is not counted again.
+  if (report.sequence() <= progress.last_sequence) {
+    ++progress.duplicates;
+    ++duplicates_;
+    return absl::OkStatus();
+  }
+  if (progress.final) {
+    return absl::FailedPreconditionError(absl::StrCat("agent ", agent, ": report ",
+                                                      report.sequence(), " after its final report ",
+                                                      progress.last_sequence));
+  }
+  if (report.sequence() != progress.last_sequence + 1) {
+    // The missing reports' samples are gone: the run's totals can no longer be exact.
+    return absl::DataLossError(absl::StrCat(
+        "agent ", agent, ": report ", report.sequence(), " follows report ", progress.last_sequence,
+        ": reports ", progress.last_sequence + 1, " to ", report.sequence() - 1, " are missing"));
+  }
+  absl::StatusOr<IntervalSnapshot> snapshot = SnapshotFromReport(report, query_type_count_);
+  if (!snapshot.ok()) {
+    return absl::Status(snapshot.status().code(),
+                        absl::StrCat("agent ", agent, ": report ", report.sequence(), ": ",
+                                     snapshot.status().message()));
+  }
+  const uint64_t executed = snapshot->Executed();
+  const uint64_t errors = snapshot->Errors();
+  if (!report.warmup() && progress.query_budget > 0 &&
+      progress.executed + progress.errors + executed + errors > progress.query_budget) {
+    // The agent completes exactly its share after the warm-up; more means something upstream
+    // broke the promise that the coordinator never asks for more than the plan.
+    return absl::FailedPreconditionError(
+        absl::StrCat("agent ", agent, ": ", progress.executed + progress.errors + executed + errors,
+                     " transactions completed, more than its share of stop.queries (",
+                     progress.query_budget, ")"));
+  }
+
+  progress.last_sequence = report.sequence();
+  progress.elapsed_s = report.elapsed_s();
+  if (report.warmup()) {
+    progress.warmup_executed += executed;
+    progress.warmup_errors += errors;
+  } else {
+    progress.executed += executed;
+    progress.errors += errors;
+  }
+  Pending& pending = report.warmup() ? pending_warmup_ : pending_measured_;
+  pending.snapshot.Add(*snapshot);
+  pending.any = true;
+  if (report.interval_s() > 0) {
+    auto& [agent_executed, agent_seconds] = pending.agent_time[agent];
+    agent_executed += executed;
+    agent_seconds += report.interval_s();
+  }
+  if (!report.fatal_error().empty()) progress.fatal_error = report.fatal_error();
+  if (report.final()) {
+    progress.final = true;
+    progress.measured_s = report.measured_s();
+    progress.not_started = report.not_started();
+    progress.end_reason = report.end_reason();
+  }
+  return absl::OkStatus();
+}
+
+v1::IntervalSample RunAggregator::ClosePending(Pending& pending, double elapsed_s, double tick_s,
+                                               bool warmup) {
+  const uint64_t executed = pending.snapshot.Executed();
+  double rate = 0;
+  uint64_t timed = 0;  // executed by agents that said how long their intervals were
+  for (const auto& [agent, time] : pending.agent_time) {
+    rate += static_cast<double>(time.first) / time.second;
+    timed += time.first;
+  }
+  // The builder computes the rate as executed / length, so the length handed over is the one
+  // that gives the agents' own rate; reports without interval_s count over the tick.
+  if (timed < executed && tick_s > 0) rate += static_cast<double>(executed - timed) / tick_s;
+  const double length_s = rate > 0 ? static_cast<double>(executed) / rate : tick_s;
+  v1::IntervalSample sample =
+      builder_.AddInterval(elapsed_s, length_s, target_rate_, warmup, pending.snapshot);
+  ResetSnapshot(pending.snapshot);
+  pending.agent_time.clear();
+  pending.any = false;
+  return sample;
+}
+
+std::vector<v1::IntervalSample> RunAggregator::CloseInterval(double elapsed_s) {
+  std::vector<v1::IntervalSample> samples;
+  if (!pending_warmup_.any && !pending_measured_.any) return samples;
+  const double tick_s = std::max(0.0, elapsed_s - last_close_s_);
+  if (pending_warmup_.any) {
+    samples.push_back(ClosePending(pending_warmup_, elapsed_s, tick_s, /*warmup=*/true));
+  }
+  if (pending_measured_.any) {
+    samples.push_back(ClosePending(pending_measured_, elapsed_s, tick_s, /*warmup=*/false));
+  }
+  last_close_s_ = elapsed_s;
+  return samples;
+}
+
+bool RunAggregator::AllFinal() const {
+  return std::all_of(agents_.begin(), agents_.end(),
+                     [](const auto& entry) { return entry.second.final; });
+}
+
+double RunAggregator::MeasuredSeconds() const {
+  double measured = 0;
+  for (const auto& [name, progress] : agents_) {
+    const double agent_measured =
+        progress.final ? progress.measured_s : std::max(0.0, progress.elapsed_s - warmup_s_);
+    measured = std::max(measured, agent_measured);
+  }
+  return measured;
+}
+
+uint64_t RunAggregator::NotStarted() const {
+  uint64_t total = 0;
+  for (const auto& [name, progress] : agents_) total += progress.not_started;
+  return total;
+}
+
+uint64_t RunAggregator::executed() const {
+  uint64_t total = 0;
+  for (const auto& [name, progress] : agents_) total += progress.executed;
+  return total;
+}
+
+v1::RunReport RunAggregator::ReportSoFar(const std::string& end_reason,
+                                         const std::string& started_at) const {
+  return builder_.Finish(MeasuredSeconds(), 0, NotStarted(), end_reason, started_at);
+}
+
+v1::RunReport RunAggregator::Finish(double elapsed_s, const std::string& end_reason,
+                                    const std::string& started_at) {
+  CloseInterval(elapsed_s);
+  return builder_.Finish(MeasuredSeconds(), 0, NotStarted(), end_reason, started_at);
+}
+
+}  // namespace dbload

@@ -1,0 +1,126 @@
+#ifndef DBLOAD_COORDINATOR_RUN_AGGREGATOR_H_
+#define DBLOAD_COORDINATOR_RUN_AGGREGATOR_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "common/interval_snapshot.h"
+#include "common/report.h"
+#include "dbload/v1/agent.pb.h"
+#include "dbload/v1/plan.pb.h"
+#include "dbload/v1/report.pb.h"
+
+namespace dbload {
+
+// What the coordinator knows of one agent's part of a run, from its reports so far.
+struct AgentProgress {
+  uint64_t query_budget = 0;   // its share of stop.queries; 0: none
+  uint64_t last_sequence = 0;  // of the last accepted report
+  uint64_t executed = 0;       // measured part only, like the report's totals
+  uint64_t errors = 0;
+  uint64_t warmup_executed = 0;
+  uint64_t warmup_errors = 0;
+  uint64_t duplicates = 0;  // repeated reports, ignored
+  double elapsed_s = 0;     // of its latest report
+  bool final = false;
+  // From its final report.
+  double measured_s = 0;
+  uint64_t not_started = 0;
+  std::string end_reason;
+  std::string fatal_error;
+};
+
+// Merges one run's AgentReports, from any agent in any order, into the run's report, exactly:
+// every sample of every accepted report lands in exactly one interval and, if measured, in the
+// totals, and nothing is counted twice.
+//
+// Intervals follow the coordinator's tick, not the agents' (they start at slightly different
+// moments): CloseInterval() turns everything received since the previous call into the next
+// interval of the time series.
+//
+// Warm-up rule: a sample is warm-up when all its reports are. Reports are grouped by their
+// warm-up flag, so the one tick in which agents cross the end of their warm-up yields two samples
+// with the same elapsed time, a warm-up one and a measured one. That keeps the totals equal to
+// the sum of the agents' measured parts (a stop.queries run completes exactly its count there),
+// which a single mixed sample could not.
+//
+// Memory stays flat with run length: RunReportBuilder keeps merged histograms and one small
+// IntervalSample per interval; here there is one pending snapshot per warm-up flag and a few
+// counters per agent.
+//
+// Not thread-safe: the owner serialises calls.
+class RunAggregator {
+ public:
+  struct AgentSpec {
+    std::string name;
+    uint64_t query_budget = 0;  // share of stop.queries; 0: no count limit
+  };
+
+  RunAggregator(std::string run_id, const dbload::v1::Plan& plan,
+                std::vector<std::string> query_types, const std::vector<AgentSpec>& agents);
+
+  // Accepts one report from `agent`. A repeated sequence number is ignored (OK, counted); a
+  // report for another run, from an agent not in the run, after the agent's final report, with a
+  // gap in its sequence, that does not decode against the scenario (unknown query type,
+  // malformed histogram) or that takes the agent past its query budget is refused with an error
+  // and changes nothing.
+  absl::Status AddReport(const std::string& agent, const dbload::v1::AgentReport& report);
+
+  // Closes the interval ending `elapsed_s` after the run's start: zero, one or two samples (see
+  // the warm-up rule). Nothing received since the previous close yields none.
+  //
+  // A sample's achieved rate is the sum of each agent's executed / its own interval_s in the
+  // sample, not executed / the coordinator's tick: reports arrive with jitter, and one landing
+  // just after a tick would otherwise make one sample's rate double and the next one's vanish.
+  // Reports without an interval_s fall back to the time since the previous close.
+  std::vector<dbload::v1::IntervalSample> CloseInterval(double elapsed_s);
+
+  // True when every agent of the run has sent its final report.
+  bool AllFinal() const;
+
+  // The report so far: totals of the closed intervals, measured time of the furthest agent.
+  dbload::v1::RunReport ReportSoFar(const std::string& end_reason,
+                                    const std::string& started_at) const;
+
+  // Closes the last interval and builds the report. measured_s is the longest of the agents'
+  // (from their final reports; an agent lost before its final counts with its last elapsed time
+  // less the warm-up), not_started their sum; `end_reason` is the coordinator's.
+  dbload::v1::RunReport Finish(double elapsed_s, const std::string& end_reason,
+                               const std::string& started_at);
+
+  const std::string& run_id() const { return run_id_; }
+  const std::map<std::string, AgentProgress>& agents() const { return agents_; }
+  uint64_t duplicate_reports() const { return duplicates_; }
+  uint64_t executed() const;  // measured, over all agents
+
+ private:
+  double MeasuredSeconds() const;
+  uint64_t NotStarted() const;
+
+  std::string run_id_;
+  int query_type_count_;
+  double target_rate_;
+  double warmup_s_;
+  RunReportBuilder builder_;
+  std::map<std::string, AgentProgress> agents_;
+  // Received since the previous CloseInterval, by warm-up flag.
+  struct Pending {
+    IntervalSnapshot snapshot;
+    bool any = false;
+    // Per agent: executed and the length of the agent's own intervals, for the rate.
+    std::map<std::string, std::pair<uint64_t, double>> agent_time;
+  };
+  dbload::v1::IntervalSample ClosePending(Pending& pending, double elapsed_s, double tick_s,
+                                          bool warmup);
+  Pending pending_warmup_;
+  Pending pending_measured_;
+  double last_close_s_ = 0;
+  uint64_t duplicates_ = 0;
+};
+
+}  // namespace dbload
+
+#endif  // DBLOAD_COORDINATOR_RUN_AGGREGATOR_H_

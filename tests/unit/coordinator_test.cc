@@ -1,0 +1,784 @@
+// The coordinator in-process on 127.0.0.1:0, driven by fake agents written here: gRPC clients
+// that say hello, take their assignment and send scripted reports built from known histograms.
+// Time is simulated and ticks are called by hand, so what the coordinator decides is
+// deterministic; only the RPCs themselves run on real threads.
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "common/agent_protocol.h"
+#include "common/histogram.h"
+#include "common/interval_snapshot.h"
+#include "coordinator/coordinator_service.h"
+#include "dbload/v1/agent.grpc.pb.h"
+#include "dbload/v1/control.grpc.pb.h"
+
+namespace dbload {
+namespace {
+
+using ::testing::HasSubstr;
+using Kind = v1::CoordinatorMessage::KindCase;
+
+// Bounds every real-time wait of a test, so that a bug fails the test instead of hanging it.
+constexpr auto kPatience = std::chrono::seconds(10);
+
+// A fake agent: one AgentLink stream, a thread that collects whatever the coordinator sends.
+class FakeAgent {
+ public:
+  FakeAgent(const std::string& address, const std::string& name,
+            uint32_t protocol_version = kAgentProtocolVersion, double capacity = 0) {
+    stub_ =
+        v1::AgentLink::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    stream_ = stub_->Connect(&context_);
+    v1::AgentMessage hello;
+    hello.mutable_hello()->set_protocol_version(protocol_version);
+    hello.mutable_hello()->set_name(name);
+    hello.mutable_hello()->set_host("test-host");
+    hello.mutable_hello()->set_cores(2);
+    hello.mutable_hello()->set_version("test");
+    hello.mutable_hello()->set_capacity(capacity);
+    stream_->Write(hello);
+    reader_ = std::thread([this] {
+      v1::CoordinatorMessage message;
+      while (stream_->Read(&message)) {
+        std::lock_guard lock(mu_);
+        inbox_.push_back(message);
+        cv_.notify_all();
+      }
+      std::lock_guard lock(mu_);
+      closed_ = true;
+      cv_.notify_all();
+    });
+  }
+
+  ~FakeAgent() { Close(); }
+
+  // The next message of `kind` (heartbeats and other kinds before it are dropped), or nothing
+  // if the stream closes or nothing comes in time.
+  std::optional<v1::CoordinatorMessage> Next(Kind kind) {
+    std::unique_lock lock(mu_);
+    const auto deadline = std::chrono::steady_clock::now() + kPatience;
+    while (true) {
+      while (!inbox_.empty()) {
+        v1::CoordinatorMessage message = std::move(inbox_.front());
+        inbox_.pop_front();
+        if (message.kind_case() == kind) return message;
+      }
+      if (closed_) return std::nullopt;
+      if (cv_.wait_until(lock, deadline) == std::cv_status::timeout) return std::nullopt;
+    }
+  }
+
+  bool Send(const v1::AgentReport& report) {
+    v1::AgentMessage message;
+    *message.mutable_report() = report;
+    std::lock_guard lock(write_mu_);
+    return stream_->Write(message);
+  }
+
+  bool SendHeartbeat() {
+    v1::AgentMessage message;
+    message.mutable_heartbeat()->set_sequence(1);
+    std::lock_guard lock(write_mu_);
+    return stream_->Write(message);
+  }
+
+  // Waits for the coordinator to end the stream (refusal, loss, shutdown); its status.
+  grpc::Status WaitClosed() {
+    {
+      std::unique_lock lock(mu_);
+      if (!cv_.wait_for(lock, kPatience, [&] { return closed_; })) {
+        return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "the stream stayed open");
+      }
+    }
+    return Finish();
+  }
+
+  // Leaves politely: half-close, then the coordinator ends the stream.
+  grpc::Status Close() {
+    if (!finished_) {
+      std::lock_guard lock(write_mu_);
+      stream_->WritesDone();
+    }
+    return Finish();
+  }
+
+ private:
+  grpc::Status Finish() {
+    if (finished_) return status_;
+    reader_.join();
+    status_ = stream_->Finish();
+    finished_ = true;
+    return status_;
+  }
+
+  grpc::ClientContext context_;
+  std::unique_ptr<v1::AgentLink::Stub> stub_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::CoordinatorMessage>> stream_;
+  std::thread reader_;
+  std::mutex write_mu_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<v1::CoordinatorMessage> inbox_;
+  bool closed_ = false;
+  bool finished_ = false;
+  grpc::Status status_;
+};
+
+v1::Plan OpenPlan(double rate) {
+  v1::Plan plan;
+  plan.set_name("coordinator-test");
+  plan.mutable_target()->set_driver("noop");
+  plan.mutable_target()->set_pool(8);
+  plan.set_workload("oltp");
+  plan.set_scenario("point_select");
+  plan.mutable_load()->mutable_open()->set_rate(rate);
+  plan.mutable_load()->mutable_open()->set_arrival(v1::OpenLoad::UNIFORM);
+  plan.mutable_stop()->set_duration_ns(10 * kSecond);
+  plan.set_seed(7);
+  return plan;
+}
+
+v1::Plan ClosedPlan(uint32_t clients, uint64_t queries) {
+  v1::Plan plan = OpenPlan(1);
+  plan.mutable_load()->mutable_closed()->set_clients(clients);
+  plan.mutable_target()->set_pool(clients);
+  plan.mutable_stop()->set_duration_ns(0);
+  plan.mutable_stop()->set_queries(queries);
+  return plan;
+}
+
+// What every fake agent recorded, as one recorder would have seen it.
+struct Union {
+  Histogram response;
+  Histogram service;
+  Histogram lag;
+  uint64_t executed = 0;
+};
+
+IntervalSnapshot RandomSnapshot(std::mt19937_64& random, int samples, Union& all) {
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(1);  // point_select has one query type
+  std::lognormal_distribution<double> latency(12.5, 1.0);
+  for (int i = 0; i < samples; ++i) {
+    const int64_t service = static_cast<int64_t>(latency(random));
+    const int64_t lag = static_cast<int64_t>(random() % 50'000);
+    snapshot.query_types[0].response_time.Record(service + lag);
+    snapshot.query_types[0].service_time.Record(service);
+    snapshot.schedule_lag.Record(lag);
+    all.response.Record(service + lag);
+    all.service.Record(service);
+    all.lag.Record(lag);
+  }
+  all.executed += samples;
+  return snapshot;
+}
+
+v1::AgentReport Report(const std::string& run_id, uint64_t sequence,
+                       const IntervalSnapshot& snapshot) {
+  v1::AgentReport report;
+  report.set_run_id(run_id);
+  report.set_sequence(sequence);
+  report.set_interval_s(1);
+  report.set_elapsed_s(static_cast<double>(sequence));
+  SnapshotToReport(snapshot, &report);
+  return report;
+}
+
+v1::AgentReport Final(const std::string& run_id, uint64_t sequence,
+                      const IntervalSnapshot& snapshot, double measured_s,
+                      const std::string& end_reason, uint64_t not_started = 0) {
+  v1::AgentReport report = Report(run_id, sequence, snapshot);
+  report.set_final(true);
+  report.set_measured_s(measured_s);
+  report.set_end_reason(end_reason);
+  report.set_not_started(not_started);
+  return report;
+}
+
+class CoordinatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CoordinatorOptions options;
+    options.run_ticker = false;
+    options.wall_time = [] { return std::string("2024-05-01T12:00:00Z"); };
+    service_ = std::make_unique<CoordinatorService>(clock_, options);
+    absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =
+        CoordinatorServer::Start("127.0.0.1:0", *service_);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    address_ = "127.0.0.1:" + std::to_string(server_->port());
+    control_ =
+        v1::Control::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  }
+
+  void TearDown() override {
+    service_->Shutdown(0);
+    agents_.clear();  // their streams were cancelled by the shutdown
+    server_->Shutdown();
+    service_.reset();
+  }
+
+  FakeAgent& Connect(const std::string& name, double capacity = 0) {
+    agents_.push_back(std::make_unique<FakeAgent>(address_, name, kAgentProtocolVersion, capacity));
+    return *agents_.back();
+  }
+
+  v1::ListAgentsResponse Agents() {
+    grpc::ClientContext context;
+    v1::ListAgentsResponse response;
+    EXPECT_TRUE(control_->ListAgents(&context, {}, &response).ok());
+    return response;
+  }
+
+  // Registration happens on the server's threads: wait until it shows.
+  bool WaitForAgents(
+      size_t count, const std::function<bool(const v1::AgentInfo&)>& matching =
+                        [](const v1::AgentInfo&) { return true; }) {
+    const auto deadline = std::chrono::steady_clock::now() + kPatience;
+    while (std::chrono::steady_clock::now() < deadline) {
+      const v1::ListAgentsResponse response = Agents();
+      size_t matched = 0;
+      for (const auto& agent : response.agents()) matched += matching(agent) ? 1 : 0;
+      if (matched == count && static_cast<size_t>(response.agents_size()) == count) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+
+  grpc::Status Submit(const v1::Plan& plan, v1::SubmitResponse& response, uint32_t min_agents = 0,
+                      Nanos wait = 0) {
+    grpc::ClientContext context;
+    v1::SubmitRequest request;
+    *request.mutable_plan() = plan;
+    request.set_source_name("test.yaml");
+    request.set_min_agents(min_agents);
+    request.set_wait_for_agents_ns(wait);
+    return control_->Submit(&context, request, &response);
+  }
+
+  // Every progress message of a run until it ends.
+  std::vector<v1::RunProgress> WatchToEnd(const std::string& run_id) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kPatience);
+    v1::WatchRequest request;
+    request.set_run_id(run_id);
+    std::unique_ptr<grpc::ClientReader<v1::RunProgress>> reader =
+        control_->Watch(&context, request);
+    std::vector<v1::RunProgress> progress;
+    v1::RunProgress message;
+    while (reader->Read(&message)) progress.push_back(message);
+    const grpc::Status status = reader->Finish();
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return progress;
+  }
+
+  v1::RunReport GetReport(const std::string& run_id) {
+    grpc::ClientContext context;
+    v1::GetReportRequest request;
+    request.set_run_id(run_id);
+    v1::RunReport report;
+    const grpc::Status status = control_->GetReport(&context, request, &report);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return report;
+  }
+
+  // Reports are taken in on the server's threads: tick (without moving time) until the report
+  // so far shows them.
+  bool TickUntilExecuted(const std::string& run_id, uint64_t executed) {
+    const auto deadline = std::chrono::steady_clock::now() + kPatience;
+    while (std::chrono::steady_clock::now() < deadline) {
+      service_->Tick();
+      if (GetReport(run_id).executed() == executed) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return false;
+  }
+
+  SimulatedClock clock_;
+  std::unique_ptr<CoordinatorService> service_;
+  std::unique_ptr<CoordinatorServer> server_;
+  std::string address_;
+  std::unique_ptr<v1::Control::Stub> control_;
+  std::vector<std::unique_ptr<FakeAgent>> agents_;
+};
+
+Histogram FromProto(const v1::Histogram& proto) {
+  absl::StatusOr<Histogram> histogram = Histogram::FromProto(proto);
+  EXPECT_TRUE(histogram.ok()) << histogram.status();
+  return histogram.ok() ? *histogram : Histogram();
+}
+
+TEST_F(CoordinatorTest, ThreeAgentsSplitTheRateAndTheirReportsMergeExactly) {
+  FakeAgent& a0 = Connect("a0");
+  FakeAgent& a1 = Connect("a1");
+  FakeAgent& a2 = Connect("a2");
+  std::vector<FakeAgent*> fakes = {&a0, &a1, &a2};
+  ASSERT_TRUE(WaitForAgents(3));
+
+  const v1::Plan plan = OpenPlan(1000);
+  v1::SubmitResponse submitted;
+  const grpc::Status status = Submit(plan, submitted);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_THAT(submitted.agents(), ::testing::ElementsAre("a0", "a1", "a2"));
+  const std::string run_id = submitted.run_id();
+
+  double rate_sum = 0;
+  for (uint32_t i = 0; i < 3; ++i) {
+    std::optional<v1::CoordinatorMessage> message = fakes[i]->Next(Kind::kAssign);
+    ASSERT_TRUE(message.has_value()) << "agent " << i << " got no assignment";
+    const v1::Assignment& assignment = message->assign();
+    EXPECT_EQ(assignment.run_id(), run_id);
+    EXPECT_EQ(assignment.agent_index(), i);
+    EXPECT_EQ(assignment.agent_count(), 3u);
+    EXPECT_EQ(assignment.first_slot(), 8 * i);  // each opens the plan's pool of 8
+    EXPECT_EQ(assignment.total_slots(), 24u);
+    EXPECT_DOUBLE_EQ(assignment.phase(), i / 3.0);
+    EXPECT_EQ(assignment.dead_man_timeout_ns(), 5 * kSecond);
+    EXPECT_EQ(assignment.queries(), 0u);
+    EXPECT_EQ(assignment.plan().SerializeAsString(), plan.SerializeAsString());
+    ASSERT_TRUE(assignment.load().has_rate());
+    EXPECT_NEAR(assignment.load().rate(), 1000 / 3.0, 1e-9);
+    rate_sum += assignment.load().rate();
+  }
+  EXPECT_EQ(rate_sum, 1000);  // exactly: never more than the plan asks
+
+  std::mt19937_64 random(2024);
+  Union all;
+  for (uint64_t sequence = 1; sequence <= 2; ++sequence) {
+    for (FakeAgent* fake : fakes) {
+      ASSERT_TRUE(fake->Send(Report(run_id, sequence, RandomSnapshot(random, 300, all))));
+    }
+    clock_.Advance(kSecond);
+    service_->Tick();
+  }
+  const double measured[] = {10.0, 10.2, 9.9};
+  for (size_t i = 0; i < fakes.size(); ++i) {
+    ASSERT_TRUE(fakes[i]->Send(
+        Final(run_id, 3, RandomSnapshot(random, 50, all), measured[i], "duration", i)));
+  }
+
+  const std::vector<v1::RunProgress> progress = WatchToEnd(run_id);
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back().state(), "finished");
+  EXPECT_EQ(progress.back().end_reason(), "duration");
+  uint64_t watched = 0;
+  for (const v1::RunProgress& p : progress) watched += p.interval().executed();
+  EXPECT_EQ(watched, all.executed);
+
+  const v1::RunReport report = GetReport(run_id);
+  EXPECT_EQ(report.executed(), all.executed);
+  EXPECT_EQ(report.executed(), 3u * (300 + 300 + 50));
+  ASSERT_EQ(report.query_types_size(), 1);
+  EXPECT_EQ(report.query_types(0).name(), "point_select");
+  EXPECT_TRUE(FromProto(report.query_types(0).response_histogram()) == all.response);
+  EXPECT_TRUE(FromProto(report.query_types(0).service_histogram()) == all.service);
+  EXPECT_EQ(report.schedule_lag().count(), all.lag.TotalCount());
+  EXPECT_EQ(report.response_time().p99_ms(), all.response.ValueAtPercentile(99) / 1e6);
+  EXPECT_DOUBLE_EQ(report.total_duration_s(), 10.2);
+  EXPECT_EQ(report.not_started(), 0u + 1u + 2u);
+  EXPECT_EQ(report.end_reason(), "duration");
+  EXPECT_EQ(report.started_at(), "2024-05-01T12:00:00Z");
+  EXPECT_EQ(report.wanted_rate(), 1000);
+
+  // The agents are free again.
+  EXPECT_TRUE(WaitForAgents(3, [](const v1::AgentInfo& agent) { return agent.run_id().empty(); }));
+}
+
+TEST_F(CoordinatorTest, ClosedLoopSevenClientsGoThreeTwoTwoWithExactQueryShares) {
+  std::vector<FakeAgent*> fakes = {&Connect("a0"), &Connect("a1"), &Connect("a2")};
+  ASSERT_TRUE(WaitForAgents(3));
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit(ClosedPlan(7, 700), submitted).ok());
+  const std::string run_id = submitted.run_id();
+
+  const uint32_t expected_clients[] = {3, 2, 2};
+  const uint32_t expected_first_slot[] = {0, 3, 5};
+  uint64_t queries_sum = 0;
+  std::vector<uint64_t> budgets;
+  for (size_t i = 0; i < 3; ++i) {
+    std::optional<v1::CoordinatorMessage> message = fakes[i]->Next(Kind::kAssign);
+    ASSERT_TRUE(message.has_value());
+    const v1::Assignment& assignment = message->assign();
+    ASSERT_TRUE(assignment.load().has_clients());
+    EXPECT_EQ(assignment.load().clients(), expected_clients[i]);
+    EXPECT_EQ(assignment.first_slot(), expected_first_slot[i]);
+    EXPECT_EQ(assignment.total_slots(), 7u);
+    queries_sum += assignment.queries();
+    budgets.push_back(assignment.queries());
+  }
+  EXPECT_EQ(queries_sum, 700u);
+  EXPECT_THAT(budgets, ::testing::ElementsAre(300, 200, 200));
+
+  // Each agent completes exactly its share.
+  std::mt19937_64 random(7);
+  Union all;
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(fakes[i]->Send(Report(run_id, 1, RandomSnapshot(random, 100, all))));
+    ASSERT_TRUE(fakes[i]->Send(
+        Final(run_id, 2, RandomSnapshot(random, static_cast<int>(budgets[i]) - 100, all), 4.0,
+              "queries")));
+  }
+  const std::vector<v1::RunProgress> progress = WatchToEnd(run_id);
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back().state(), "finished");
+  const v1::RunReport report = GetReport(run_id);
+  EXPECT_EQ(report.executed(), 700u);
+  EXPECT_EQ(report.end_reason(), "queries");
+  EXPECT_TRUE(FromProto(report.query_types(0).response_histogram()) == all.response);
+}
+
+TEST_F(CoordinatorTest, WrongProtocolVersionIsRefusedNamingBothVersions) {
+  FakeAgent old_agent(address_, "old", kAgentProtocolVersion + 1);
+  const grpc::Status status = old_agent.WaitClosed();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("agent protocol version " + std::to_string(kAgentProtocolVersion + 1)));
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("speaks agent protocol version " + std::to_string(kAgentProtocolVersion)));
+  EXPECT_EQ(Agents().agents_size(), 0);
+}
+
+TEST_F(CoordinatorTest, DuplicateAgentNameIsRefused) {
+  Connect("twin");
+  ASSERT_TRUE(WaitForAgents(1));
+  FakeAgent second(address_, "twin");
+  const grpc::Status status = second.WaitClosed();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  EXPECT_THAT(status.error_message(), HasSubstr("'twin'"));
+  EXPECT_THAT(status.error_message(), HasSubstr("unique"));
+  // The first one is untouched.
+  EXPECT_TRUE(WaitForAgents(1));
+}
+
+TEST_F(CoordinatorTest, FirstMessageMustBeHello) {
+  auto stub =
+      v1::AgentLink::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  auto stream = stub->Connect(&context);
+  v1::AgentMessage heartbeat;
+  heartbeat.mutable_heartbeat()->set_sequence(1);
+  stream->Write(heartbeat);
+  v1::CoordinatorMessage ignored;
+  while (stream->Read(&ignored)) {
+  }
+  const grpc::Status status = stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("AgentHello"));
+}
+
+TEST_F(CoordinatorTest, SubmitTimesOutWhenTooFewAgentsConnect) {
+  Connect("a0");
+  ASSERT_TRUE(WaitForAgents(1));
+  const Nanos before = clock_.Now();
+  v1::SubmitResponse response;
+  const grpc::Status status = Submit(OpenPlan(100), response, /*min_agents=*/2, 5 * kSecond);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_THAT(status.error_message(), HasSubstr("needs 2 agents (min_agents)"));
+  EXPECT_THAT(status.error_message(), HasSubstr("after waiting 5s"));
+  EXPECT_THAT(status.error_message(), HasSubstr("1 is connected and idle (a0)"));
+  EXPECT_GE(clock_.Now() - before, 5 * kSecond);  // it waited, on the injected clock
+  EXPECT_TRUE(response.run_id().empty());
+}
+
+TEST_F(CoordinatorTest, SubmitWithoutAgentsAndNoWaitFailsAtOnce) {
+  v1::SubmitResponse response;
+  const grpc::Status status = Submit(OpenPlan(100), response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_THAT(status.error_message(), HasSubstr("needs 1 agent (min_agents) and 0 are"));
+  EXPECT_THAT(status.error_message(), HasSubstr("wait_for_agents"));
+}
+
+TEST_F(CoordinatorTest, InvalidPlansAreRefusedNamingTheField) {
+  Connect("a0");
+  ASSERT_TRUE(WaitForAgents(1));
+  v1::Plan plan = OpenPlan(100);
+  plan.mutable_load()->mutable_open()->set_rate(-5);
+  v1::SubmitResponse response;
+  grpc::Status status = Submit(plan, response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("test.yaml"));
+  EXPECT_THAT(status.error_message(), HasSubstr("load.open.rate"));
+
+  plan = OpenPlan(100);
+  plan.set_scenario("nope");
+  status = Submit(plan, response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("test.yaml: scenario: "));
+  EXPECT_THAT(status.error_message(), HasSubstr("point_select"));
+}
+
+TEST_F(CoordinatorTest, StopSendsStopLoadAndTheRunEndsWithTheAgentsFinals) {
+  FakeAgent& a0 = Connect("a0");
+  FakeAgent& a1 = Connect("a1");
+  ASSERT_TRUE(WaitForAgents(2));
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit(OpenPlan(100), submitted).ok());
+  const std::string run_id = submitted.run_id();
+  ASSERT_TRUE(a0.Next(Kind::kAssign).has_value());
+  ASSERT_TRUE(a1.Next(Kind::kAssign).has_value());
+
+  grpc::ClientContext context;
+  v1::StopRequest request;
+  request.set_run_id(run_id);
+  v1::StopResponse response;
+  ASSERT_TRUE(control_->Stop(&context, request, &response).ok());
+  for (FakeAgent* fake : {&a0, &a1}) {
+    std::optional<v1::CoordinatorMessage> stop = fake->Next(Kind::kStop);
+    ASSERT_TRUE(stop.has_value());
+    EXPECT_EQ(stop->stop().run_id(), run_id);
+  }
+  // Still running until the agents confirm.
+  EXPECT_EQ(GetReport(run_id).end_reason(), "running");
+  std::mt19937_64 random(3);
+  Union all;
+  ASSERT_TRUE(a0.Send(Final(run_id, 1, RandomSnapshot(random, 10, all), 0.5, "stopped: x")));
+  ASSERT_TRUE(a1.Send(Final(run_id, 1, RandomSnapshot(random, 20, all), 0.6, "stopped: x")));
+  const std::vector<v1::RunProgress> progress = WatchToEnd(run_id);
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back().state(), "interrupted");
+  const v1::RunReport report = GetReport(run_id);
+  EXPECT_EQ(report.end_reason(), "stopped");
+  EXPECT_EQ(report.executed(), 30u);
+}
+
+TEST_F(CoordinatorTest, StopOfUnknownRunIsNotFound) {
+  grpc::ClientContext context;
+  v1::StopRequest request;
+  request.set_run_id("run-404");
+  v1::StopResponse response;
+  EXPECT_EQ(control_->Stop(&context, request, &response).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(CoordinatorTest, HeartbeatsGoToEveryAgentEachTick) {
+  FakeAgent& a0 = Connect("a0");
+  ASSERT_TRUE(WaitForAgents(1));
+  service_->Tick();
+  std::optional<v1::CoordinatorMessage> heartbeat = a0.Next(Kind::kHeartbeat);
+  ASSERT_TRUE(heartbeat.has_value());
+  EXPECT_GT(heartbeat->heartbeat().sequence(), 0u);
+}
+
+TEST_F(CoordinatorTest, SilentAgentIsLostAndTheRunIsMarkedDegraded) {
+  FakeAgent& a0 = Connect("a0");
+  FakeAgent& a1 = Connect("a1");
+  ASSERT_TRUE(WaitForAgents(2));
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit(OpenPlan(100), submitted).ok());
+  const std::string run_id = submitted.run_id();
+  ASSERT_TRUE(a0.Next(Kind::kAssign).has_value());
+  ASSERT_TRUE(a1.Next(Kind::kAssign).has_value());
+  std::mt19937_64 random(5);
+  Union all;
+  ASSERT_TRUE(a0.Send(Final(run_id, 1, RandomSnapshot(random, 40, all), 10, "duration")));
+  ASSERT_TRUE(a1.Send(Report(run_id, 1, RandomSnapshot(random, 60, all))));
+  // Both reports are in once ticks (at the same simulated time: nobody is silent yet) have
+  // closed an interval with them.
+  ASSERT_TRUE(TickUntilExecuted(run_id, 100));
+  // a1 has said nothing for 4 s (a0 neither, but it is no longer in the run).
+  clock_.Advance(4 * kSecond);
+  service_->Tick();
+
+  const grpc::Status closed = a1.WaitClosed();
+  EXPECT_EQ(closed.error_code(), grpc::StatusCode::CANCELLED);
+  const std::vector<v1::RunProgress> progress = WatchToEnd(run_id);
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back().state(), "finished");
+  const v1::RunReport report = GetReport(run_id);
+  EXPECT_EQ(report.end_reason(), "duration; degraded: agent a1 lost (silent for 4.0s)");
+  // What a1 reported before it went silent is in.
+  EXPECT_EQ(report.executed(), 100u);
+}
+
+TEST_F(CoordinatorTest, AgentThatDisconnectsMidRunIsLost) {
+  FakeAgent& a0 = Connect("a0");
+  ASSERT_TRUE(WaitForAgents(1));
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit(OpenPlan(100), submitted).ok());
+  ASSERT_TRUE(a0.Next(Kind::kAssign).has_value());
+  a0.Close();
+  const std::vector<v1::RunProgress> progress = WatchToEnd(submitted.run_id());
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back().state(), "failed");
+  EXPECT_EQ(progress.back().end_reason(),
+            "failed: every agent was lost; degraded: agent a0 lost (disconnected)");
+}
+
+TEST_F(CoordinatorTest, AGapInAgentReportsFailsTheRunAndStopsItsLoad) {
+  FakeAgent& a0 = Connect("a0");
+  FakeAgent& a1 = Connect("a1");
+  ASSERT_TRUE(WaitForAgents(2));
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit(OpenPlan(100), submitted).ok());
+  const std::string run_id = submitted.run_id();
+  ASSERT_TRUE(a0.Next(Kind::kAssign).has_value());
+  ASSERT_TRUE(a1.Next(Kind::kAssign).has_value());
+  std::mt19937_64 random(9);
+  Union all;
+  ASSERT_TRUE(a0.Send(Report(run_id, 1, RandomSnapshot(random, 10, all))));
+  ASSERT_TRUE(a0.Send(Report(run_id, 3, RandomSnapshot(random, 10, all))));
+  for (FakeAgent* fake : {&a0, &a1}) {
+    std::optional<v1::CoordinatorMessage> stop = fake->Next(Kind::kStop);
+    ASSERT_TRUE(stop.has_value());
+    EXPECT_THAT(stop->stop().reason(), HasSubstr("missing"));
+  }
+  const std::vector<v1::RunProgress> progress = WatchToEnd(run_id);
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back().state(), "failed");
+  EXPECT_THAT(progress.back().end_reason(), HasSubstr("agent a0: report 3 follows report 1"));
+}
+
+TEST_F(CoordinatorTest, UnknownQueryTypeFailsTheRun) {
+  FakeAgent& a0 = Connect("a0");
+  ASSERT_TRUE(WaitForAgents(1));
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit(OpenPlan(100), submitted).ok());
+  ASSERT_TRUE(a0.Next(Kind::kAssign).has_value());
+  IntervalSnapshot too_wide;
+  too_wide.query_types.resize(2);
+  too_wide.query_types[1].response_time.Record(1000);
+  ASSERT_TRUE(a0.Send(Report(submitted.run_id(), 1, too_wide)));
+  const std::vector<v1::RunProgress> progress = WatchToEnd(submitted.run_id());
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back().state(), "failed");
+  EXPECT_THAT(progress.back().end_reason(), HasSubstr("query type 1"));
+}
+
+TEST_F(CoordinatorTest, AnAgentThatCouldNotStartFailsTheRunSayingWhy) {
+  FakeAgent& a0 = Connect("a0");
+  ASSERT_TRUE(WaitForAgents(1));
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit(OpenPlan(100), submitted).ok());
+  ASSERT_TRUE(a0.Next(Kind::kAssign).has_value());
+  v1::AgentReport refusal;
+  refusal.set_run_id(submitted.run_id());
+  refusal.set_sequence(1);
+  refusal.set_final(true);
+  refusal.set_end_reason("not started");
+  refusal.set_fatal_error("target: connection refused");
+  ASSERT_TRUE(a0.Send(refusal));
+  const std::vector<v1::RunProgress> progress = WatchToEnd(submitted.run_id());
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back().state(), "failed");
+  EXPECT_EQ(progress.back().end_reason(), "not started: target: connection refused");
+}
+
+TEST_F(CoordinatorTest, GetReportOfARunningRunIsTheReportSoFar) {
+  FakeAgent& a0 = Connect("a0");
+  ASSERT_TRUE(WaitForAgents(1));
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit(OpenPlan(100), submitted).ok());
+  ASSERT_TRUE(a0.Next(Kind::kAssign).has_value());
+  std::mt19937_64 random(11);
+  Union all;
+  ASSERT_TRUE(a0.Send(Report(submitted.run_id(), 1, RandomSnapshot(random, 25, all))));
+  // The report is in once a tick has closed an interval with it.
+  ASSERT_TRUE(TickUntilExecuted(submitted.run_id(), 25));
+  v1::RunReport report = GetReport(submitted.run_id());
+  EXPECT_EQ(report.executed(), 25u);
+  EXPECT_EQ(report.end_reason(), "running");
+  // An empty run id means the latest run.
+  EXPECT_EQ(GetReport("").end_reason(), "running");
+
+  grpc::ClientContext context;
+  v1::GetReportRequest request;
+  request.set_run_id("run-404");
+  EXPECT_EQ(control_->GetReport(&context, request, &report).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(CoordinatorTest, ShutdownStopsRunsAndEndsThemInterrupted) {
+  FakeAgent& a0 = Connect("a0");
+  ASSERT_TRUE(WaitForAgents(1));
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit(OpenPlan(100), submitted).ok());
+  ASSERT_TRUE(a0.Next(Kind::kAssign).has_value());
+  // The grace is simulated time. This thread stays attached to the clock without sleeping on
+  // it, so time stands still while Shutdown waits, until the agent's final is in.
+  clock_.AttachThread();
+  std::thread shutdown([&] {
+    ClockThread attached(clock_);
+    service_->Shutdown(3 * kSecond);
+  });
+  std::optional<v1::CoordinatorMessage> stop = a0.Next(Kind::kStop);
+  ASSERT_TRUE(stop.has_value());
+  EXPECT_EQ(stop->stop().run_id(), submitted.run_id());
+  std::mt19937_64 random(1);
+  Union all;
+  ASSERT_TRUE(
+      a0.Send(Final(submitted.run_id(), 1, RandomSnapshot(random, 5, all), 1, "stopped: x")));
+  v1::RunReport report;
+  const auto deadline = std::chrono::steady_clock::now() + kPatience;
+  do {
+    report = GetReport(submitted.run_id());
+  } while (report.end_reason() == "running" && std::chrono::steady_clock::now() < deadline);
+  clock_.DetachThread();
+  shutdown.join();
+  EXPECT_EQ(report.end_reason(), "interrupted");
+  EXPECT_EQ(report.executed(), 5u);
+  // The agent's stream is closed, and no new work is taken.
+  EXPECT_EQ(a0.WaitClosed().error_code(), grpc::StatusCode::CANCELLED);
+  v1::SubmitResponse refused;
+  EXPECT_EQ(Submit(OpenPlan(100), refused).error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+// The ticker thread on a real clock, sped up: heartbeats arrive by themselves, and an agent that
+// never answers is dropped after the silence limit.
+TEST(CoordinatorTicker, HeartbeatsOnARealClockAndSilentAgentsAreDropped) {
+  SteadyClock clock;
+  CoordinatorOptions options;
+  options.tick_interval = 20 * kMillisecond;
+  options.agent_silence_limit = 300 * kMillisecond;
+  CoordinatorService service(clock, options);
+  absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =
+      CoordinatorServer::Start("127.0.0.1:0", service);
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string address = "127.0.0.1:" + std::to_string((*server)->port());
+  {
+    FakeAgent quiet(address, "quiet");
+    const Nanos start = clock.Now();
+    EXPECT_TRUE(quiet.Next(Kind::kHeartbeat).has_value());
+    EXPECT_TRUE(quiet.Next(Kind::kHeartbeat).has_value());
+    // It never sends anything after its hello.
+    EXPECT_EQ(quiet.WaitClosed().error_code(), grpc::StatusCode::CANCELLED);
+    EXPECT_GE(clock.Now() - start, 300 * kMillisecond);
+  }
+  service.Shutdown(0);
+  (*server)->Shutdown();
+}
+
+TEST(IsLoopbackListenAddress, OnlyThisMachine) {
+  EXPECT_TRUE(IsLoopbackListenAddress("127.0.0.1:7000"));
+  EXPECT_TRUE(IsLoopbackListenAddress("127.1.2.3:0"));
+  EXPECT_TRUE(IsLoopbackListenAddress("localhost:7000"));
+  EXPECT_TRUE(IsLoopbackListenAddress("[::1]:7000"));
+  EXPECT_TRUE(IsLoopbackListenAddress("unix:/tmp/dbload.sock"));
+  EXPECT_FALSE(IsLoopbackListenAddress("0.0.0.0:7000"));
+  EXPECT_FALSE(IsLoopbackListenAddress("[::]:7000"));
+  EXPECT_FALSE(IsLoopbackListenAddress(":7000"));
+  EXPECT_FALSE(IsLoopbackListenAddress("10.0.0.1:7000"));
+  EXPECT_FALSE(IsLoopbackListenAddress("example.com:7000"));
+}
+
+TEST(CoordinatorServer, RefusesNonLoopbackAddresses) {
+  SimulatedClock clock;
+  CoordinatorOptions options;
+  options.run_ticker = false;
+  CoordinatorService service(clock, options);
+  absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =
+      CoordinatorServer::Start("0.0.0.0:0", service);
+  ASSERT_FALSE(server.ok());
+  EXPECT_THAT(std::string(server.status().message()), HasSubstr("loopback"));
+}
+
+}  // namespace
+}  // namespace dbload

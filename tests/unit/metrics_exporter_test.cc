@@ -1,0 +1,137 @@
+#include "coordinator/metrics_exporter.h"
+
+#include <random>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "prometheus/text_serializer.h"
+
+namespace dbload {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+
+const MetricFamily& FamilyNamed(const std::vector<MetricFamily>& families, const std::string& name) {
+  for (const auto& family : families) {
+    if (family.name == name) return family;
+  }
+  ADD_FAILURE() << "no family " << name;
+  static const MetricFamily kNone;
+  return kNone;
+}
+
+std::string LabelOf(const ClientMetric& metric, const std::string& name) {
+  for (const auto& label : metric.label) {
+    if (label.name == name) return label.value;
+  }
+  return "";
+}
+
+IntervalSnapshot Snapshot(std::mt19937_64& random, int ok, int errors) {
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(2);
+  std::lognormal_distribution<double> latency(13.0, 1.0);  // ~0.4 ms median
+  for (int i = 0; i < ok; ++i) {
+    const auto value = static_cast<int64_t>(latency(random));
+    snapshot.query_types[i % 2].response_time.Record(value);
+    snapshot.query_types[i % 2].service_time.Record(value / 2);
+    snapshot.schedule_lag.Record(1'000);
+  }
+  snapshot.query_types[1].errors[{db::ErrorClass::kRetryable, "40001"}] = errors;
+  return snapshot;
+}
+
+TEST(MetricsExporterTest, CountersAndHistogramsAreTheExactSums) {
+  MetricsExporter exporter(3);
+  std::mt19937_64 random(1);
+  Histogram all_select;
+  for (int second = 0; second < 5; ++second) {
+    const IntervalSnapshot snapshot = Snapshot(random, 1'000, 7);
+    all_select.Add(snapshot.query_types[0].response_time);
+    exporter.OnInterval({.run_id = "r1",
+                         .scenario = "mixed",
+                         .query_types = {"select", "update"},
+                         .merged = &snapshot,
+                         .length_s = 1.0,
+                         .target_rate = 1'000,
+                         .agent_cpu_seconds = {{"a1", 0.25}}});
+  }
+  exporter.SetAgentsConnected(3);
+  const auto families = exporter.Collect();
+
+  uint64_t ok = 0, errors = 0;
+  for (const auto& m : FamilyNamed(families, "dbload_queries_total").metric) {
+    (LabelOf(m, "result") == "ok" ? ok : errors) += static_cast<uint64_t>(m.counter.value);
+  }
+  EXPECT_EQ(ok, 5'000u);
+  EXPECT_EQ(errors, 35u);
+
+  const auto& response = FamilyNamed(families, "dbload_response_time_seconds");
+  ASSERT_EQ(response.metric.size(), 2u);
+  const ClientMetric& select = LabelOf(response.metric[0], "query_type") == "select"
+                                   ? response.metric[0]
+                                   : response.metric[1];
+  EXPECT_EQ(select.histogram.sample_count, all_select.TotalCount());
+  EXPECT_EQ(select.histogram.bucket.back().cumulative_count, all_select.TotalCount());
+  // Cumulative and never counting a sample below its value: the count at the bucket holding
+  // the exact p99 is at least 99 %.
+  const double p99_s = all_select.ValueAtPercentile(99) / 1e9;
+  for (const auto& bucket : select.histogram.bucket) {
+    if (bucket.upper_bound >= p99_s) {
+      EXPECT_GE(bucket.cumulative_count, all_select.TotalCount() * 99 / 100);
+      break;
+    }
+  }
+  EXPECT_NEAR(FamilyNamed(families, "dbload_agent_cpu_seconds_total").metric[0].counter.value,
+              1.25, 1e-9);
+  EXPECT_EQ(FamilyNamed(families, "dbload_agents_connected").metric[0].gauge.value, 3);
+  EXPECT_EQ(FamilyNamed(families, "dbload_achieved_rate").metric[0].gauge.value, 1'000);
+}
+
+TEST(MetricsExporterTest, WindowQuantilesAreExactOverTheLastIntervals) {
+  MetricsExporter exporter(2);
+  auto one_value = [&](int64_t nanos) {
+    IntervalSnapshot snapshot;
+    snapshot.query_types.resize(1);
+    for (int i = 0; i < 100; ++i) snapshot.query_types[0].response_time.Record(nanos);
+    exporter.OnInterval({.run_id = "r", .scenario = "s", .query_types = {"q"}, .merged = &snapshot,
+                         .length_s = 1});
+  };
+  one_value(50'000'000);  // falls out of the 2-interval window
+  one_value(1'000'000);
+  one_value(2'000'000);
+  const auto families = exporter.Collect();
+  for (const auto& m : FamilyNamed(families, "dbload_response_time_window_seconds").metric) {
+    if (LabelOf(m, "quantile") == "0.999") {
+      EXPECT_NEAR(m.gauge.value, 0.002, 0.002 * 0.001);
+    } else if (LabelOf(m, "quantile") == "0.5") {
+      EXPECT_NEAR(m.gauge.value, 0.001, 0.001 * 0.001);
+    }
+  }
+}
+
+TEST(MetricsExporterTest, OnlyTheNewestRunsAreKeptAndTheTextFormatIsValid) {
+  MetricsExporter exporter;
+  for (size_t i = 0; i < MetricsExporter::kRunsKept + 3; ++i) {
+    exporter.SetRunState("run" + std::to_string(i), "s", "finished");
+  }
+  const auto families = exporter.Collect();
+  EXPECT_EQ(FamilyNamed(families, "dbload_run_info").metric.size(), MetricsExporter::kRunsKept);
+  const std::string text = prometheus::TextSerializer().Serialize(families);
+  EXPECT_THAT(text, testing::HasSubstr("# TYPE dbload_response_time_seconds histogram"));
+  EXPECT_THAT(text, testing::Not(testing::HasSubstr("run=\"run0\"")));
+}
+
+TEST(MetricsExporterTest, BucketsGrowByFivePercentFromFiftyMicrosecondsToAMinute) {
+  const auto& bounds = MetricsExporter::BucketBounds();
+  EXPECT_DOUBLE_EQ(bounds.front(), 50e-6);
+  EXPECT_GE(bounds.back(), 60.0);
+  for (size_t i = 1; i < bounds.size(); ++i) {
+    EXPECT_NEAR(bounds[i] / bounds[i - 1], 1.05, 0.002) << i;
+  }
+}
+
+}  // namespace
+}  // namespace dbload

@@ -1,0 +1,336 @@
+#include "coordinator/run_aggregator.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace dbload {
+namespace {
+
+constexpr char kRun[] = "run-1";
+
+v1::Plan TestPlan() {
+  v1::Plan plan;
+  plan.set_name("test");
+  plan.mutable_load()->mutable_open()->set_rate(3000);
+  plan.mutable_stop()->set_duration_ns(10'000'000'000);
+  plan.set_warmup_ns(2'000'000'000);
+  return plan;
+}
+
+const std::vector<std::string> kQueryTypes = {"select", "update"};
+
+std::vector<RunAggregator::AgentSpec> ThreeAgents(uint64_t budget = 0) {
+  return {{"a0", budget}, {"a1", budget}, {"a2", budget}};
+}
+
+IntervalSnapshot EmptySnapshot() {
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(kQueryTypes.size());
+  return snapshot;
+}
+
+// A snapshot of `samples` random transactions, also recorded into `union_response` and
+// `union_service` per query type, as if one recorder had seen every agent's samples.
+IntervalSnapshot RandomSnapshot(std::mt19937_64& random, int samples,
+                                std::vector<Histogram>* union_response,
+                                std::vector<Histogram>* union_service, Histogram* union_lag) {
+  IntervalSnapshot snapshot = EmptySnapshot();
+  std::lognormal_distribution<double> latency(13.0, 1.5);  // ~0.4 ms median, long tail
+  for (int i = 0; i < samples; ++i) {
+    const size_t q = random() % kQueryTypes.size();
+    const int64_t service = static_cast<int64_t>(latency(random));
+    const int64_t lag = static_cast<int64_t>(random() % 100'000);
+    snapshot.query_types[q].response_time.Record(service + lag);
+    snapshot.query_types[q].service_time.Record(service);
+    snapshot.schedule_lag.Record(lag);
+    if (union_response != nullptr) {
+      (*union_response)[q].Record(service + lag);
+      (*union_service)[q].Record(service);
+      union_lag->Record(lag);
+    }
+  }
+  return snapshot;
+}
+
+v1::AgentReport MakeReport(uint64_t sequence, const IntervalSnapshot& snapshot, bool warmup = false,
+                           double elapsed_s = 0, double interval_s = 1) {
+  v1::AgentReport report;
+  report.set_run_id(kRun);
+  report.set_sequence(sequence);
+  report.set_warmup(warmup);
+  report.set_elapsed_s(elapsed_s);
+  report.set_interval_s(interval_s);
+  SnapshotToReport(snapshot, &report);
+  return report;
+}
+
+v1::AgentReport FinalReport(uint64_t sequence, double measured_s, uint64_t not_started,
+                            const IntervalSnapshot& snapshot) {
+  v1::AgentReport report = MakeReport(sequence, snapshot);
+  report.set_final(true);
+  report.set_measured_s(measured_s);
+  report.set_not_started(not_started);
+  report.set_end_reason("duration");
+  return report;
+}
+
+Histogram FromProto(const v1::Histogram& proto) {
+  absl::StatusOr<Histogram> h = Histogram::FromProto(proto);
+  EXPECT_TRUE(h.ok()) << h.status();
+  return h.ok() ? *h : Histogram();
+}
+
+TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
+  std::mt19937_64 random(42);
+  RunAggregator aggregator(kRun, TestPlan(), kQueryTypes, ThreeAgents());
+  std::vector<Histogram> union_response(kQueryTypes.size()), union_service(kQueryTypes.size());
+  Histogram union_lag;
+  const std::vector<std::string> agents = {"a0", "a1", "a2"};
+  std::map<std::string, uint64_t> executed_by_agent;
+  std::map<std::string, uint64_t> sequence;
+  // Two warm-up reports each, not in the totals.
+  for (int tick = 1; tick <= 2; ++tick) {
+    for (const std::string& agent : agents) {
+      ASSERT_TRUE(
+          aggregator
+              .AddReport(agent, MakeReport(++sequence[agent],
+                                           RandomSnapshot(random, 500, nullptr, nullptr, nullptr),
+                                           /*warmup=*/true, tick))
+              .ok());
+    }
+    EXPECT_EQ(aggregator.CloseInterval(tick).size(), 1u);
+  }
+  // Eight measured ticks; the agents' reports arrive interleaved and unevenly (an agent may
+  // miss a tick and send two reports in the next).
+  uint64_t expected_executed = 0;
+  for (int tick = 3; tick <= 10; ++tick) {
+    std::vector<std::string> senders = agents;
+    if (tick % 3 == 0) senders.push_back("a1");
+    if (tick % 4 == 0) senders.erase(senders.begin() + 2);
+    std::shuffle(senders.begin(), senders.end(), random);
+    for (const std::string& agent : senders) {
+      const int samples = 100 + static_cast<int>(random() % 2000);
+      const IntervalSnapshot snapshot =
+          RandomSnapshot(random, samples, &union_response, &union_service, &union_lag);
+      executed_by_agent[agent] += samples;
+      expected_executed += samples;
+      ASSERT_TRUE(
+          aggregator.AddReport(agent, MakeReport(++sequence[agent], snapshot, false, tick)).ok());
+    }
+    aggregator.CloseInterval(tick);
+  }
+  for (const std::string& agent : agents) {
+    const IntervalSnapshot snapshot =
+        RandomSnapshot(random, 77, &union_response, &union_service, &union_lag);
+    executed_by_agent[agent] += 77;
+    expected_executed += 77;
+    ASSERT_TRUE(aggregator
+                    .AddReport(agent, FinalReport(++sequence[agent], agent == "a1" ? 8.4 : 8.2,
+                                                  agent == "a2" ? 5 : 1, snapshot))
+                    .ok());
+  }
+  EXPECT_TRUE(aggregator.AllFinal());
+
+  const v1::RunReport report = aggregator.Finish(10.4, "duration", "2024-01-01T00:00:00Z");
+  EXPECT_EQ(report.executed(), expected_executed);
+  uint64_t sum_over_agents = 0;
+  for (const auto& [name, progress] : aggregator.agents()) {
+    EXPECT_EQ(progress.executed, executed_by_agent[name]) << name;
+    sum_over_agents += progress.executed;
+  }
+  EXPECT_EQ(report.executed(), sum_over_agents);
+  ASSERT_EQ(report.query_types_size(), 2);
+  Histogram all_response;
+  for (size_t q = 0; q < kQueryTypes.size(); ++q) {
+    EXPECT_EQ(report.query_types(q).name(), kQueryTypes[q]);
+    EXPECT_TRUE(FromProto(report.query_types(q).response_histogram()) == union_response[q]) << q;
+    EXPECT_TRUE(FromProto(report.query_types(q).service_histogram()) == union_service[q]) << q;
+    EXPECT_EQ(report.query_types(q).executed(), union_response[q].TotalCount());
+    all_response.Add(union_response[q]);
+  }
+  // Summaries come from the merged counts, so they equal the union's exactly.
+  EXPECT_EQ(report.response_time().p99_ms(), all_response.ValueAtPercentile(99) / 1e6);
+  EXPECT_EQ(report.response_time().max_ms(), all_response.Max() / 1e6);
+  EXPECT_EQ(report.schedule_lag().count(), union_lag.TotalCount());
+  EXPECT_EQ(report.schedule_lag().p99_ms(), union_lag.ValueAtPercentile(99) / 1e6);
+  EXPECT_DOUBLE_EQ(report.total_duration_s(), 8.4);  // the longest agent
+  EXPECT_EQ(report.not_started(), 7u);               // 1 + 1 + 5
+  EXPECT_EQ(report.end_reason(), "duration");
+  EXPECT_EQ(report.wanted_rate(), 3000);
+  // 2 warm-up + 8 measured ticks + the final one.
+  ASSERT_EQ(report.intervals_size(), 11);
+  EXPECT_TRUE(report.intervals(1).warmup());
+  EXPECT_FALSE(report.intervals(2).warmup());
+  uint64_t interval_sum = 0;
+  for (const auto& sample : report.intervals()) {
+    if (!sample.warmup()) interval_sum += sample.executed();
+  }
+  EXPECT_EQ(interval_sum, expected_executed);
+}
+
+TEST(RunAggregator, RepeatedSequenceIsIgnoredAndCounted) {
+  std::mt19937_64 random(1);
+  RunAggregator aggregator(kRun, TestPlan(), kQueryTypes, ThreeAgents());
+  const IntervalSnapshot snapshot = RandomSnapshot(random, 100, nullptr, nullptr, nullptr);
+  ASSERT_TRUE(aggregator.AddReport("a0", MakeReport(1, snapshot)).ok());
+  ASSERT_TRUE(aggregator.AddReport("a0", MakeReport(2, snapshot)).ok());
+  EXPECT_TRUE(aggregator.AddReport("a0", MakeReport(2, snapshot)).ok());
+  EXPECT_TRUE(aggregator.AddReport("a0", MakeReport(1, snapshot)).ok());
+  EXPECT_EQ(aggregator.duplicate_reports(), 2u);
+  EXPECT_EQ(aggregator.agents().at("a0").duplicates, 2u);
+  EXPECT_EQ(aggregator.agents().at("a0").executed, 200u);
+  const std::vector<v1::IntervalSample> samples = aggregator.CloseInterval(1);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].executed(), 200u);
+}
+
+TEST(RunAggregator, GapInSequenceIsAnErrorAndChangesNothing) {
+  std::mt19937_64 random(2);
+  RunAggregator aggregator(kRun, TestPlan(), kQueryTypes, ThreeAgents());
+  const IntervalSnapshot snapshot = RandomSnapshot(random, 100, nullptr, nullptr, nullptr);
+  ASSERT_TRUE(aggregator.AddReport("a0", MakeReport(1, snapshot)).ok());
+  const absl::Status gap = aggregator.AddReport("a0", MakeReport(4, snapshot));
+  EXPECT_EQ(gap.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(gap.message()), ::testing::HasSubstr("reports 2 to 3 are missing"));
+  EXPECT_THAT(std::string(gap.message()), ::testing::HasSubstr("a0"));
+  EXPECT_EQ(aggregator.agents().at("a0").executed, 100u);
+  EXPECT_EQ(aggregator.agents().at("a0").last_sequence, 1u);
+  // The agent may still send the report that was due.
+  EXPECT_TRUE(aggregator.AddReport("a0", MakeReport(2, snapshot)).ok());
+}
+
+TEST(RunAggregator, SequenceStartsAtOne) {
+  RunAggregator aggregator(kRun, TestPlan(), kQueryTypes, ThreeAgents());
+  EXPECT_EQ(aggregator.AddReport("a0", MakeReport(0, EmptySnapshot())).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(aggregator.AddReport("a0", MakeReport(2, EmptySnapshot())).code(),
+            absl::StatusCode::kDataLoss);
+}
+
+TEST(RunAggregator, UnknownQueryTypeIsRefused) {
+  RunAggregator aggregator(kRun, TestPlan(), kQueryTypes, ThreeAgents());
+  IntervalSnapshot too_wide;
+  too_wide.query_types.resize(3);
+  too_wide.query_types[2].response_time.Record(1000);
+  const absl::Status status = aggregator.AddReport("a1", MakeReport(1, too_wide));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("query type 2"));
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("a1"));
+  EXPECT_EQ(aggregator.agents().at("a1").last_sequence, 0u);
+  EXPECT_TRUE(aggregator.CloseInterval(1).empty());
+}
+
+TEST(RunAggregator, MalformedHistogramIsRefused) {
+  RunAggregator aggregator(kRun, TestPlan(), kQueryTypes, ThreeAgents());
+  v1::AgentReport report = MakeReport(1, EmptySnapshot());
+  v1::QueryTypeDelta* delta = report.add_query_types();
+  delta->set_query_type(0);
+  delta->mutable_response_time()->set_layout(1);
+  delta->mutable_response_time()->add_index_gaps(5);  // no count for it
+  EXPECT_EQ(aggregator.AddReport("a0", report).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(RunAggregator, ReportsForAnotherRunOrFromStrangersAreRefused) {
+  RunAggregator aggregator(kRun, TestPlan(), kQueryTypes, ThreeAgents());
+  v1::AgentReport report = MakeReport(1, EmptySnapshot());
+  report.set_run_id("run-2");
+  const absl::Status wrong_run = aggregator.AddReport("a0", report);
+  EXPECT_EQ(wrong_run.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(wrong_run.message()), ::testing::HasSubstr("run-2"));
+  EXPECT_EQ(aggregator.AddReport("a9", MakeReport(1, EmptySnapshot())).code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(RunAggregator, NothingAfterTheFinalReport) {
+  RunAggregator aggregator(kRun, TestPlan(), kQueryTypes, ThreeAgents());
+  ASSERT_TRUE(aggregator.AddReport("a0", FinalReport(1, 1, 0, EmptySnapshot())).ok());
+  EXPECT_TRUE(aggregator.agents().at("a0").final);
+  EXPECT_FALSE(aggregator.AllFinal());
+  EXPECT_EQ(aggregator.AddReport("a0", MakeReport(2, EmptySnapshot())).code(),
+            absl::StatusCode::kFailedPrecondition);
+  // A repeat of the final itself is still just a duplicate.
+  EXPECT_TRUE(aggregator.AddReport("a0", FinalReport(1, 1, 0, EmptySnapshot())).ok());
+}
+
+TEST(RunAggregator, TickWhereAgentsCrossTheWarmupGivesTwoSamples) {
+  std::mt19937_64 random(3);
+  RunAggregator aggregator(kRun, TestPlan(), kQueryTypes, ThreeAgents());
+  ASSERT_TRUE(
+      aggregator
+          .AddReport("a0", MakeReport(1, RandomSnapshot(random, 10, nullptr, nullptr, nullptr),
+                                      /*warmup=*/true))
+          .ok());
+  ASSERT_TRUE(
+      aggregator
+          .AddReport("a1", MakeReport(1, RandomSnapshot(random, 20, nullptr, nullptr, nullptr),
+                                      /*warmup=*/false))
+          .ok());
+  const std::vector<v1::IntervalSample> samples = aggregator.CloseInterval(2.0);
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_TRUE(samples[0].warmup());
+  EXPECT_EQ(samples[0].executed(), 10u);
+  EXPECT_FALSE(samples[1].warmup());
+  EXPECT_EQ(samples[1].executed(), 20u);
+  EXPECT_EQ(samples[0].elapsed_s(), samples[1].elapsed_s());
+  EXPECT_EQ(aggregator.ReportSoFar("running", "").executed(), 20u);
+  EXPECT_EQ(aggregator.agents().at("a0").warmup_executed, 10u);
+}
+
+TEST(RunAggregator, EmptyTickYieldsNoSampleAndWithoutIntervalLengthsTheNextSpansBoth) {
+  RunAggregator aggregator(kRun, TestPlan(), kQueryTypes, ThreeAgents());
+  IntervalSnapshot snapshot = EmptySnapshot();
+  snapshot.query_types[0].response_time.RecordMany(1000, 400);
+  ASSERT_TRUE(aggregator.AddReport("a0", MakeReport(1, snapshot, false, 1, /*interval_s=*/0)).ok());
+  ASSERT_EQ(aggregator.CloseInterval(1).size(), 1u);
+  EXPECT_TRUE(aggregator.CloseInterval(2).empty());
+  ASSERT_TRUE(aggregator.AddReport("a0", MakeReport(2, snapshot, false, 3, /*interval_s=*/0)).ok());
+  const std::vector<v1::IntervalSample> samples = aggregator.CloseInterval(3);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_DOUBLE_EQ(samples[0].achieved_rate(), 200);  // 400 over the 2 s since the last close
+}
+
+// Reports arrive with jitter: the rate comes from the agents' own interval lengths, so a tick
+// that caught two reports of one agent does not show double the rate.
+TEST(RunAggregator, RateIsTheSumOfTheAgentsOwnRates) {
+  RunAggregator aggregator(kRun, TestPlan(), kQueryTypes, ThreeAgents());
+  IntervalSnapshot thousand = EmptySnapshot();
+  thousand.query_types[0].response_time.RecordMany(1000, 1000);
+  IntervalSnapshot fifty = EmptySnapshot();
+  fifty.query_types[1].response_time.RecordMany(1000, 50);
+  ASSERT_TRUE(aggregator.AddReport("a0", MakeReport(1, thousand, false, 1, 1.0)).ok());
+  ASSERT_TRUE(aggregator.AddReport("a0", MakeReport(2, thousand, false, 2, 1.0)).ok());
+  ASSERT_TRUE(aggregator.AddReport("a1", MakeReport(1, fifty, false, 0.1, 0.1)).ok());
+  const std::vector<v1::IntervalSample> samples = aggregator.CloseInterval(1.01);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].executed(), 2050u);
+  EXPECT_NEAR(samples[0].achieved_rate(), 1000 + 500, 1e-9);
+}
+
+TEST(RunAggregator, MoreThanTheQueryBudgetIsRefused) {
+  RunAggregator aggregator(kRun, TestPlan(), kQueryTypes, ThreeAgents(/*budget=*/500));
+  IntervalSnapshot snapshot = EmptySnapshot();
+  snapshot.query_types[0].response_time.RecordMany(1000, 300);
+  // Warm-up completions do not count against the budget.
+  ASSERT_TRUE(aggregator.AddReport("a0", MakeReport(1, snapshot, /*warmup=*/true)).ok());
+  ASSERT_TRUE(aggregator.AddReport("a0", MakeReport(2, snapshot)).ok());
+  const absl::Status over = aggregator.AddReport("a0", MakeReport(3, snapshot));
+  EXPECT_EQ(over.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(over.message()), ::testing::HasSubstr("600"));
+  snapshot.query_types[0].response_time.Reset();
+  snapshot.query_types[0].errors[{db::ErrorClass::kRetryable, "40001"}] = 200;
+  EXPECT_TRUE(aggregator.AddReport("a0", MakeReport(3, snapshot)).ok());
+  EXPECT_EQ(aggregator.agents().at("a0").errors, 200u);
+}
+
+TEST(RunAggregator, LostAgentCountsWithItsLastElapsedTime) {
+  RunAggregator aggregator(kRun, TestPlan(), kQueryTypes, {{"a0", 0}, {"a1", 0}});
+  ASSERT_TRUE(aggregator.AddReport("a0", FinalReport(1, 5.0, 0, EmptySnapshot())).ok());
+  ASSERT_TRUE(aggregator.AddReport("a1", MakeReport(1, EmptySnapshot(), false, 9.5)).ok());
+  const v1::RunReport report = aggregator.Finish(10, "duration; degraded", "");
+  EXPECT_DOUBLE_EQ(report.total_duration_s(), 7.5);  // 9.5 s elapsed less 2 s warm-up
+}
+
+}  // namespace
+}  // namespace dbload
