@@ -2,21 +2,29 @@
 // one line naming what was wrong and where, and the exit code says what happened:
 // 0 success, 1 a run that ended with a fatal database error, 2 bad input or set-up failure,
 // 130 interrupted.
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "cli/local_run.h"
+#include "absl/strings/str_join.h"
+#include "cli/control_client.h"
+#include "cli/local_cluster.h"
 #include "common/clock.h"
 #include "common/db/driver_factory.h"
 #include "common/plan_parser.h"
@@ -28,11 +36,6 @@ namespace {
 
 namespace v1 = dbload::v1;
 
-constexpr int kExitOk = 0;
-constexpr int kExitRunFailed = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitInterrupted = 130;
-
 std::atomic<bool> interrupted{false};
 
 void OnSignal(int) { interrupted.store(true); }
@@ -40,9 +43,9 @@ void OnSignal(int) { interrupted.store(true); }
 constexpr char kUsage[] = R"(usage: dbload COMMAND [ARGS]
 
 Commands:
-  run PLAN.yaml [--set PATH=VALUE ...] [--report FILE]
-        Run a plan on this machine: one line per second, then the report.
-        --report FILE also writes the report as JSON.
+  run PLAN.yaml [--agents N] [--set PATH=VALUE ...] [--report FILE]
+        Run a plan on this machine: a coordinator and N agents (default 1) in this process, on
+        loopback. One line per second, then the report; --report FILE also writes it as JSON.
   prepare PLAN.yaml [--set PATH=VALUE ...]
         Create the plan's workload tables and load its data set.
   cleanup PLAN.yaml [--set PATH=VALUE ...]
@@ -52,7 +55,74 @@ Commands:
   workloads
         List the built-in workloads and their scenarios.
   version
+
+Commands for a running dbload-coordinator (ADDR is HOST:PORT, on loopback in this build; RUN
+defaults to the latest run):
+  submit PLAN.yaml --coordinator ADDR [--min-agents N] [--wait-for-agents DURATION]
+         [--set PATH=VALUE ...] [--wait] [--report FILE]
+        Start a run split across the connected agents and print its id. --min-agents: agents
+        the run needs (default 1); --wait-for-agents: how long to wait for them (default 0s).
+        --wait: follow it like run (one line per second, the report, the exit code).
+  watch [RUN] --coordinator ADDR
+        Print a run's per-second lines until it ends.
+  stop [RUN] --coordinator ADDR
+        Stop a run; its agents send their final reports.
+  agents --coordinator ADDR
+        List the connected agents: name, host, cores, version, run.
+  report [RUN] --coordinator ADDR [--format text|json]
+        Print a run's report (so far, while it runs).
+
+Exit codes: 0 success; 1 the run ended by a fatal database error (or failed); 2 bad input or
+set-up failure (plan, database unreachable, wrong password, missing table, coordinator
+unreachable, unknown run); 130 interrupted or stopped.
 )";
+
+// Options and positional arguments of one command. `--name value` and `--name=value` both work.
+struct Flags {
+  std::vector<std::string> positional;
+  std::map<std::string, std::vector<std::string>> values;  // by name, in order given
+  std::set<std::string> switches;
+
+  std::string Get(const std::string& name, const std::string& fallback = "") const {
+    auto it = values.find(name);
+    return it == values.end() || it->second.empty() ? fallback : it->second.back();
+  }
+  std::vector<std::string> All(const std::string& name) const {
+    auto it = values.find(name);
+    return it == values.end() ? std::vector<std::string>{} : it->second;
+  }
+};
+
+absl::StatusOr<Flags> ParseFlags(const std::string& command, const std::vector<std::string>& args,
+                                 const std::set<std::string>& with_value,
+                                 const std::set<std::string>& switches) {
+  Flags flags;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (!absl::StartsWith(arg, "-") || arg == "-") {
+      flags.positional.push_back(arg);
+      continue;
+    }
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(0, eq);
+    if (with_value.contains(name)) {
+      if (eq != std::string::npos) {
+        flags.values[name].push_back(arg.substr(eq + 1));
+      } else if (i + 1 < args.size()) {
+        flags.values[name].push_back(args[++i]);
+      } else {
+        return absl::InvalidArgumentError(
+            absl::StrCat("dbload ", command, ": ", arg, " needs a value"));
+      }
+    } else if (switches.contains(arg)) {
+      flags.switches.insert(arg);
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dbload ", command, ": unknown option '", arg, "'"));
+    }
+  }
+  return flags;
+}
 
 struct PlanArgs {
   std::string plan_path;
@@ -60,39 +130,29 @@ struct PlanArgs {
   std::string report_path;
 };
 
-absl::StatusOr<PlanArgs> ParsePlanArgs(const std::string& command, const std::vector<std::string>& args,
-                                       bool allow_report) {
+// The plan file (exactly one) and its --set overrides from parsed flags.
+absl::StatusOr<PlanArgs> PlanArgsOf(const std::string& command, const Flags& flags) {
   PlanArgs parsed;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    auto value = [&]() -> absl::StatusOr<std::string> {
-      if (const size_t eq = arg.find('='); eq != std::string::npos) return arg.substr(eq + 1);
-      if (i + 1 >= args.size()) {
-        return absl::InvalidArgumentError(absl::StrCat("dbload ", command, ": ", arg, " needs a value"));
-      }
-      return args[++i];
-    };
-    if (arg == "--set" || absl::StartsWith(arg, "--set=")) {
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      parsed.overrides.push_back(*v);
-    } else if (allow_report && (arg == "--report" || absl::StartsWith(arg, "--report="))) {
-      absl::StatusOr<std::string> v = value();
-      if (!v.ok()) return v.status();
-      parsed.report_path = *v;
-    } else if (absl::StartsWith(arg, "-")) {
-      return absl::InvalidArgumentError(absl::StrCat("dbload ", command, ": unknown option '", arg, "'"));
-    } else if (parsed.plan_path.empty()) {
-      parsed.plan_path = arg;
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("dbload ", command, ": unexpected argument '", arg, "' (one plan file only)"));
-    }
-  }
-  if (parsed.plan_path.empty()) {
+  if (flags.positional.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("dbload ", command, ": no plan file given"));
   }
+  if (flags.positional.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat("dbload ", command, ": unexpected argument '",
+                                                   flags.positional[1], "' (one plan file only)"));
+  }
+  parsed.plan_path = flags.positional[0];
+  parsed.overrides = flags.All("--set");
+  parsed.report_path = flags.Get("--report");
   return parsed;
+}
+
+absl::StatusOr<PlanArgs> ParsePlanArgs(const std::string& command,
+                                       const std::vector<std::string>& args, bool allow_report) {
+  std::set<std::string> with_value = {"--set"};
+  if (allow_report) with_value.insert("--report");
+  absl::StatusOr<Flags> flags = ParseFlags(command, args, with_value, {});
+  if (!flags.ok()) return flags.status();
+  return PlanArgsOf(command, *flags);
 }
 
 // Everything a command needs from a plan. Every failure names the plan file, and where it is
@@ -108,15 +168,20 @@ std::map<std::string, std::string> WorkloadOptionsOf(const v1::Plan& plan) {
   return {plan.workload_options().begin(), plan.workload_options().end()};
 }
 
-absl::StatusOr<LoadedPlan> LoadPlan(const PlanArgs& args, Clock& clock) {
-  // The workload judges its own name, options and scenario; the parser places its verdict.
+// The plan, parsed and validated, with the workload's verdict on its name, options and
+// scenario: all `submit` can check here (the password and the database are the agents').
+absl::StatusOr<v1::Plan> ParsePlan(const PlanArgs& args) {
   const PlanCheck workload_knows_it = [](const v1::Plan& plan) -> absl::Status {
     absl::StatusOr<std::unique_ptr<Workload>> workload =
         MakeWorkload(plan.workload(), WorkloadOptionsOf(plan));
     if (!workload.ok()) return workload.status();
     return (*workload)->MakeScenario(plan.scenario()).status();
   };
-  absl::StatusOr<v1::Plan> plan = LoadPlanFile(args.plan_path, args.overrides, workload_knows_it);
+  return LoadPlanFile(args.plan_path, args.overrides, workload_knows_it);
+}
+
+absl::StatusOr<LoadedPlan> LoadPlan(const PlanArgs& args, Clock& clock) {
+  absl::StatusOr<v1::Plan> plan = ParsePlan(args);
   if (!plan.ok()) return plan.status();
   LoadedPlan loaded;
   loaded.plan = *std::move(plan);
@@ -130,7 +195,8 @@ absl::StatusOr<LoadedPlan> LoadPlan(const PlanArgs& args, Clock& clock) {
       MakeWorkload(loaded.plan.workload(), WorkloadOptionsOf(loaded.plan));
   if (!workload.ok()) return workload.status();  // checked above: cannot happen
   loaded.workload = *std::move(workload);
-  absl::StatusOr<std::unique_ptr<Scenario>> scenario = loaded.workload->MakeScenario(loaded.plan.scenario());
+  absl::StatusOr<std::unique_ptr<Scenario>> scenario =
+      loaded.workload->MakeScenario(loaded.plan.scenario());
   if (!scenario.ok()) return scenario.status();
   loaded.scenario = *std::move(scenario);
   absl::StatusOr<std::unique_ptr<db::Driver>> driver =
@@ -143,68 +209,300 @@ absl::StatusOr<LoadedPlan> LoadPlan(const PlanArgs& args, Clock& clock) {
   return loaded;
 }
 
-// Writes next to the destination and renames, so a reader never sees half a report.
-absl::Status WriteFileAtomically(const std::string& path, const std::string& content) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.flush();
-    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", temporary));
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    return absl::UnavailableError(absl::StrCat("cannot rename ", temporary, " to ", path, ": ", error.message()));
-  }
-  return absl::OkStatus();
-}
-
 int Fail(const absl::Status& status) {
   std::cerr << "dbload: " << status.message() << "\n";
   return kExitUsage;
 }
 
+// Sends the plan through the Control API; the coordinator waits up to `wait_for_agents` for
+// `min_agents` idle agents.
+absl::StatusOr<v1::SubmitResponse> Submit(v1::Control::Stub& stub, const std::string& coordinator,
+                                          const v1::Plan& plan, const std::string& plan_path,
+                                          uint32_t min_agents, Nanos wait_for_agents) {
+  v1::SubmitRequest request;
+  *request.mutable_plan() = plan;
+  request.set_source_name(plan_path);
+  request.set_min_agents(min_agents);
+  request.set_wait_for_agents_ns(wait_for_agents);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::nanoseconds(wait_for_agents) + std::chrono::seconds(30));
+  v1::SubmitResponse response;
+  const grpc::Status status = stub.Submit(&context, request, &response);
+  if (!status.ok()) return ControlCallError(coordinator, status);
+  return response;
+}
+
+absl::StatusOr<uint32_t> PositiveCount(const std::string& command, const std::string& flag,
+                                       const std::string& text, uint32_t max) {
+  uint32_t value = 0;
+  if (!absl::SimpleAtoi(text, &value) || value < 1 || value > max) {
+    return absl::InvalidArgumentError(absl::StrCat("dbload ", command, ": ", flag,
+                                                   ": expected an integer from 1 to ", max,
+                                                   ", got \"", text, "\""));
+  }
+  return value;
+}
+
+// More agents than this in one process would only compete for its cores.
+constexpr uint32_t kMaxLocalAgents = 64;
+// How long `dbload run` waits for its own in-process agents to connect.
+constexpr Nanos kLocalAgentWait = 10 * kSecond;
+
 int RunCommand(const std::vector<std::string>& args) {
-  absl::StatusOr<PlanArgs> parsed = ParsePlanArgs("run", args, /*allow_report=*/true);
+  absl::StatusOr<Flags> flags = ParseFlags("run", args, {"--set", "--report", "--agents"}, {});
+  if (!flags.ok()) return Fail(flags.status());
+  absl::StatusOr<PlanArgs> parsed = PlanArgsOf("run", *flags);
   if (!parsed.ok()) return Fail(parsed.status());
+  absl::StatusOr<uint32_t> agents =
+      PositiveCount("run", "--agents", flags->Get("--agents", "1"), kMaxLocalAgents);
+  if (!agents.ok()) return Fail(agents.status());
   SteadyClock clock;
+  // Everything that can be checked here is, before any load: the plan, the password, the driver.
   absl::StatusOr<LoadedPlan> loaded = LoadPlan(*parsed, clock);
   if (!loaded.ok()) return Fail(loaded.status());
 
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
-  LocalRunHooks hooks{
-      .on_interval = [](const v1::IntervalSample& s) { std::cout << RenderIntervalLine(s) << std::endl; },
-      .interrupted = &interrupted};
-  absl::StatusOr<v1::RunReport> report =
-      RunPlanLocally(loaded->plan, *loaded->driver, *loaded->scenario, clock, hooks);
-  if (!report.ok()) {
-    return Fail(absl::Status(report.status().code(),
-                             absl::StrCat(parsed->plan_path, ": ", report.status().message())));
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(*agents, clock);
+  if (!cluster.ok()) return Fail(cluster.status());
+  absl::StatusOr<std::unique_ptr<v1::Control::Stub>> stub = DialControl((*cluster)->address());
+  if (!stub.ok()) return Fail(stub.status());
+  absl::StatusOr<v1::SubmitResponse> submitted = Submit(
+      **stub, (*cluster)->address(), loaded->plan, parsed->plan_path, *agents, kLocalAgentWait);
+  if (!submitted.ok()) {
+    if (interrupted.load()) return kExitInterrupted;
+    return Fail(absl::Status(submitted.status().code(),
+                             absl::StrCat(parsed->plan_path, ": ", submitted.status().message())));
   }
-  std::cout << "\n" << RenderReportText(*report);
-  if (!parsed->report_path.empty()) {
-    if (absl::Status written = WriteFileAtomically(parsed->report_path, RenderReportJson(*report)); !written.ok()) {
-      return Fail(written);
+  FollowOptions options{.coordinator = (*cluster)->address(),
+                        .plan_path = parsed->plan_path,
+                        .report_path = parsed->report_path,
+                        .interrupted = &interrupted,
+                        .on_interrupt = [&cluster] { (*cluster)->Interrupt(); }};
+  return FollowRun(**stub, submitted->run_id(), options);
+}
+
+int SubmitCommand(const std::vector<std::string>& args) {
+  absl::StatusOr<Flags> flags = ParseFlags(
+      "submit", args, {"--set", "--report", "--coordinator", "--min-agents", "--wait-for-agents"},
+      {"--wait"});
+  if (!flags.ok()) return Fail(flags.status());
+  absl::StatusOr<PlanArgs> parsed = PlanArgsOf("submit", *flags);
+  if (!parsed.ok()) return Fail(parsed.status());
+  const std::string coordinator = flags->Get("--coordinator");
+  if (coordinator.empty())
+    return Fail(absl::InvalidArgumentError("dbload submit: --coordinator ADDR is required"));
+  const bool wait = flags->switches.contains("--wait");
+  if (!parsed->report_path.empty() && !wait) {
+    return Fail(absl::InvalidArgumentError("dbload submit: --report needs --wait"));
+  }
+  absl::StatusOr<uint32_t> min_agents =
+      PositiveCount("submit", "--min-agents", flags->Get("--min-agents", "1"), 100000);
+  if (!min_agents.ok()) return Fail(min_agents.status());
+  Nanos wait_for_agents = 0;
+  if (const std::string text = flags->Get("--wait-for-agents"); !text.empty()) {
+    absl::StatusOr<int64_t> nanos = ParseDurationNanos(text);
+    if (!nanos.ok() || *nanos < 0) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(
+          "dbload submit: --wait-for-agents: ",
+          nanos.ok() ? "must not be negative" : std::string(nanos.status().message()))));
     }
-    std::cout << "\nReport written to " << parsed->report_path << "\n";
+    wait_for_agents = *nanos;
   }
-  if (report->end_reason() == "interrupted") return kExitInterrupted;
-  if (absl::StartsWith(report->end_reason(), "fatal")) {
-    // The report above says it too, but a script reading stderr must not miss it.
-    std::cerr << "dbload: " << parsed->plan_path << ": run ended by " << report->end_reason() << "\n";
-    return kExitRunFailed;
+  absl::StatusOr<std::unique_ptr<v1::Control::Stub>> stub = DialControl(coordinator);
+  if (!stub.ok()) return Fail(stub.status());
+  absl::StatusOr<v1::Plan> plan = ParsePlan(*parsed);
+  if (!plan.ok()) return Fail(plan.status());
+
+  if (wait) {
+    std::signal(SIGINT, OnSignal);
+    std::signal(SIGTERM, OnSignal);
   }
+  absl::StatusOr<v1::SubmitResponse> submitted =
+      Submit(**stub, coordinator, *plan, parsed->plan_path, *min_agents, wait_for_agents);
+  if (!submitted.ok()) {
+    if (interrupted.load()) return kExitInterrupted;
+    return Fail(absl::Status(submitted.status().code(),
+                             absl::StrCat(parsed->plan_path, ": ", submitted.status().message())));
+  }
+  if (!wait) {
+    std::cout << submitted->run_id() << "\n";
+    return kExitOk;
+  }
+  std::cout << "run " << submitted->run_id() << " across " << submitted->agents_size() << " agent"
+            << (submitted->agents_size() == 1 ? "" : "s") << ": "
+            << absl::StrJoin(submitted->agents(), ", ") << std::endl;
+  const std::string run_id = submitted->run_id();
+  FollowOptions options{
+      .coordinator = coordinator,
+      .plan_path = parsed->plan_path,
+      .report_path = parsed->report_path,
+      .interrupted = &interrupted,
+      .on_interrupt = [&] {
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+        v1::StopRequest request;
+        request.set_run_id(run_id);
+        v1::StopResponse response;
+        (*stub)->Stop(&context, request, &response);
+      }};
+  return FollowRun(**stub, run_id, options);
+}
+
+// RUN (optional) and --coordinator of watch, stop, agents and report.
+struct RunRef {
+  std::string coordinator;
+  std::string run_id;  // empty: the latest
+  std::unique_ptr<v1::Control::Stub> stub;
+};
+
+absl::StatusOr<RunRef> ParseRunRef(const std::string& command, const Flags& flags, bool takes_run) {
+  RunRef ref;
+  ref.coordinator = flags.Get("--coordinator");
+  if (ref.coordinator.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dbload ", command, ": --coordinator ADDR is required"));
+  }
+  const size_t max_positional = takes_run ? 1 : 0;
+  if (flags.positional.size() > max_positional) {
+    return absl::InvalidArgumentError(absl::StrCat("dbload ", command, ": unexpected argument '",
+                                                   flags.positional[max_positional], "'"));
+  }
+  if (!flags.positional.empty()) ref.run_id = flags.positional[0];
+  absl::StatusOr<std::unique_ptr<v1::Control::Stub>> stub = DialControl(ref.coordinator);
+  if (!stub.ok())
+    return absl::Status(stub.status().code(),
+                        absl::StrCat("dbload ", command, ": ", stub.status().message()));
+  ref.stub = *std::move(stub);
+  return ref;
+}
+
+// An unknown run names itself and the coordinator; anything else is ControlCallError's line.
+absl::Status RunCallError(const RunRef& ref, const grpc::Status& status) {
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
+    return absl::NotFoundError(
+        ref.run_id.empty()
+            ? absl::StrCat("the coordinator at ", ref.coordinator, " has no runs yet")
+            : absl::StrCat("the coordinator at ", ref.coordinator, " has no run '", ref.run_id,
+                           "'"));
+  }
+  return ControlCallError(ref.coordinator, status);
+}
+
+std::unique_ptr<grpc::ClientContext> CallContext() {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  return context;
+}
+
+int WatchCommand(const std::vector<std::string>& args) {
+  absl::StatusOr<Flags> flags = ParseFlags("watch", args, {"--coordinator"}, {});
+  if (!flags.ok()) return Fail(flags.status());
+  absl::StatusOr<RunRef> ref = ParseRunRef("watch", *flags, /*takes_run=*/true);
+  if (!ref.ok()) return Fail(ref.status());
+  // Whether the run exists, and its real id, before following it.
+  v1::GetReportRequest request;
+  request.set_run_id(ref->run_id);
+  v1::RunReport report;
+  const grpc::Status found = ref->stub->GetReport(CallContext().get(), request, &report);
+  if (!found.ok()) return Fail(RunCallError(*ref, found));
+  FollowOptions options{.coordinator = ref->coordinator, .print_report = false};
+  return FollowRun(*ref->stub, ref->run_id, options);
+}
+
+int StopCommand(const std::vector<std::string>& args) {
+  absl::StatusOr<Flags> flags = ParseFlags("stop", args, {"--coordinator"}, {});
+  if (!flags.ok()) return Fail(flags.status());
+  absl::StatusOr<RunRef> ref = ParseRunRef("stop", *flags, /*takes_run=*/true);
+  if (!ref.ok()) return Fail(ref.status());
+  v1::StopRequest request;
+  request.set_run_id(ref->run_id);
+  v1::StopResponse response;
+  const grpc::Status stopped = ref->stub->Stop(CallContext().get(), request, &response);
+  if (!stopped.ok()) return Fail(RunCallError(*ref, stopped));
+  std::cout << "stop requested for "
+            << (ref->run_id.empty() ? "the latest run" : "run " + ref->run_id) << "\n";
+  return kExitOk;
+}
+
+int AgentsCommand(const std::vector<std::string>& args) {
+  absl::StatusOr<Flags> flags = ParseFlags("agents", args, {"--coordinator"}, {});
+  if (!flags.ok()) return Fail(flags.status());
+  absl::StatusOr<RunRef> ref = ParseRunRef("agents", *flags, /*takes_run=*/false);
+  if (!ref.ok()) return Fail(ref.status());
+  v1::ListAgentsResponse response;
+  const grpc::Status listed =
+      ref->stub->ListAgents(CallContext().get(), v1::ListAgentsRequest(), &response);
+  if (!listed.ok()) return Fail(ControlCallError(ref->coordinator, listed));
+  std::vector<std::vector<std::string>> rows = {
+      {"NAME", "HOST", "CORES", "VERSION", "RUN", "CONNECTED"}};
+  for (const v1::AgentInfo& agent : response.agents()) {
+    rows.push_back({agent.name(), agent.host(), absl::StrCat(agent.cores()), agent.version(),
+                    agent.run_id().empty() ? "-" : agent.run_id(),
+                    absl::StrFormat("%.0fs", agent.connected_s())});
+  }
+  std::vector<size_t> widths(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      absl::StrAppend(&line, row[i],
+                      i + 1 < row.size() ? std::string(widths[i] - row[i].size() + 2, ' ') : "");
+    }
+    std::cout << line << "\n";
+  }
+  if (response.agents().empty()) std::cout << "(no agents connected)\n";
+  return kExitOk;
+}
+
+int ReportFileCommand(const std::vector<std::string>& args) {
+  if (args.size() != 1)
+    return Fail(absl::InvalidArgumentError(
+        "dbload report: give one JSON report file, or [RUN] --coordinator ADDR"));
+  std::ifstream in(args[0], std::ios::binary);
+  if (!in) return Fail(absl::NotFoundError(absl::StrCat("dbload report: cannot read ", args[0])));
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  absl::StatusOr<v1::RunReport> report = ParseReportJson(json);
+  if (!report.ok())
+    return Fail(absl::InvalidArgumentError(absl::StrCat(args[0], ": ", report.status().message())));
+  std::cout << RenderReportText(*report);
+  return kExitOk;
+}
+
+int ReportCommand(const std::vector<std::string>& args) {
+  const bool remote = std::any_of(args.begin(), args.end(), [](const std::string& arg) {
+    return arg == "--coordinator" || absl::StartsWith(arg, "--coordinator=");
+  });
+  if (!remote) return ReportFileCommand(args);
+  absl::StatusOr<Flags> flags = ParseFlags("report", args, {"--coordinator", "--format"}, {});
+  if (!flags.ok()) return Fail(flags.status());
+  const std::string format = flags->Get("--format", "text");
+  if (format != "text" && format != "json") {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("dbload report: --format: expected text or json, got \"", format, "\"")));
+  }
+  absl::StatusOr<RunRef> ref = ParseRunRef("report", *flags, /*takes_run=*/true);
+  if (!ref.ok()) return Fail(ref.status());
+  v1::GetReportRequest request;
+  request.set_run_id(ref->run_id);
+  v1::RunReport report;
+  const grpc::Status got = ref->stub->GetReport(CallContext().get(), request, &report);
+  if (!got.ok()) return Fail(RunCallError(*ref, got));
+  std::cout << (format == "json" ? RenderReportJson(report) : RenderReportText(report));
   return kExitOk;
 }
 
 // Opens one session for set-up work (prepare, cleanup).
-absl::StatusOr<std::unique_ptr<db::Session>> SetupSession(LoadedPlan& loaded, const std::string& plan_path) {
+absl::StatusOr<std::unique_ptr<db::Session>> SetupSession(LoadedPlan& loaded,
+                                                          const std::string& plan_path) {
   loaded.driver->ThreadStart();
   absl::StatusOr<std::unique_ptr<db::Session>> session = loaded.driver->Connect();
   if (!session.ok()) {
-    return absl::Status(session.status().code(), absl::StrCat(plan_path, ": target: ", session.status().message()));
+    return absl::Status(session.status().code(),
+                        absl::StrCat(plan_path, ": target: ", session.status().message()));
   }
   return session;
 }
@@ -235,23 +533,15 @@ int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
                     << std::endl;
         });
     if (status.ok()) {
-      std::cout << absl::StrFormat("prepared in %.1f s\n", static_cast<double>(clock.Now() - start) / kSecond);
+      std::cout << absl::StrFormat("prepared in %.1f s\n",
+                                   static_cast<double>(clock.Now() - start) / kSecond);
     }
   }
   session->reset();
   loaded->driver->ThreadEnd();
-  if (!status.ok()) return Fail(absl::Status(status.code(), absl::StrCat(parsed->plan_path, ": ", name, ": ", status.message())));
-  return kExitOk;
-}
-
-int ReportCommand(const std::vector<std::string>& args) {
-  if (args.size() != 1) return Fail(absl::InvalidArgumentError("dbload report: give one JSON report file"));
-  std::ifstream in(args[0], std::ios::binary);
-  if (!in) return Fail(absl::NotFoundError(absl::StrCat("dbload report: cannot read ", args[0])));
-  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  absl::StatusOr<v1::RunReport> report = ParseReportJson(json);
-  if (!report.ok()) return Fail(absl::InvalidArgumentError(absl::StrCat(args[0], ": ", report.status().message())));
-  std::cout << RenderReportText(*report);
+  if (!status.ok())
+    return Fail(absl::Status(status.code(),
+                             absl::StrCat(parsed->plan_path, ": ", name, ": ", status.message())));
   return kExitOk;
 }
 
@@ -277,6 +567,10 @@ int Main(int argc, char** argv) {
   if (command == "prepare") return PrepareCommand(args, /*cleanup=*/false);
   if (command == "cleanup") return PrepareCommand(args, /*cleanup=*/true);
   if (command == "report") return ReportCommand(args);
+  if (command == "submit") return SubmitCommand(args);
+  if (command == "watch") return WatchCommand(args);
+  if (command == "stop") return StopCommand(args);
+  if (command == "agents") return AgentsCommand(args);
   if (command == "workloads") return WorkloadsCommand();
   if (command == "version" || command == "--version") {
     std::cout << "dbload " << DBLOAD_VERSION_STRING << "\n";

@@ -2,15 +2,20 @@
 // merges their reports. Exit codes: 0 after a clean shutdown, 2 bad arguments or cannot listen.
 #include <csignal>
 #include <cstdio>
+#include <exception>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "coordinator/coordinator_service.h"
+#include "coordinator/metrics_exporter.h"
+#include "prometheus/exposer.h"
 
 namespace dbload {
 namespace {
@@ -28,13 +33,19 @@ Accepts dbload agents (they dial in) and the dbload CLI's plans on ADDR, splits 
 across the connected agents and merges their reports.
 
   --listen ADDR     host:port for agents and the control API, e.g. 127.0.0.1:7000 (port 0 picks
-                    one and prints it). This build listens on loopback addresses only
-                    (127.0.0.0/8, [::1], localhost, unix:PATH): the agent link and the control
-                    API have no TLS or authentication yet.
-  --metrics ADDR    Prometheus metrics: not implemented yet, ignored (with a warning).
+                    one). This build listens on loopback addresses only (127.0.0.0/8, [::1],
+                    localhost, unix:PATH): the agent link and the control API have no TLS or
+                    authentication yet.
+  --metrics ADDR    Serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (port 0
+                    picks one). IPv4 loopback only in this build (127.0.0.0/8, localhost), like
+                    --listen; prometheus-cpp's server here does not bind IPv6.
   --state-dir DIR   Persist runs and reports: not implemented yet, ignored (with a warning);
                     reports are kept in memory until the coordinator exits.
   --help            This text.
+
+Once listening, stdout gets one line per address, with the real port:
+  listening on HOST:PORT
+  metrics on http://HOST:PORT/metrics
 
 SIGINT or SIGTERM: running runs are told to stop, their final reports are awaited for up to 3 s,
 then the coordinator exits.
@@ -49,6 +60,12 @@ void LogLine(const std::string& line) {
   std::fprintf(stderr, "%s %s\n",
                absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()).c_str(),
                line.c_str());
+}
+
+// host:port with the port replaced ("127.0.0.1:0", 4711 -> "127.0.0.1:4711").
+std::string WithPort(const std::string& address, int port) {
+  const size_t colon = address.rfind(':');
+  return absl::StrCat(colon == std::string::npos ? address : address.substr(0, colon), ":", port);
 }
 
 int Main(int argc, char** argv) {
@@ -87,14 +104,40 @@ int Main(int argc, char** argv) {
     std::cerr << "dbload-coordinator: --listen is required\n" << kUsage;
     return kExitUsage;
   }
-  if (!metrics.empty()) LogLine("--metrics: not implemented yet, ignored");
+  if (!metrics.empty() &&
+      (!IsLoopbackListenAddress(metrics) || absl::StartsWith(metrics, "unix:") ||
+       absl::StartsWith(metrics, "[") || metrics.find(':') == std::string::npos)) {
+    std::cerr << "dbload-coordinator: --metrics '" << metrics
+              << "': expected an IPv4 loopback host:port (127.0.0.0/8 or localhost, e.g. "
+                 "127.0.0.1:9464); this build serves metrics on loopback only, like --listen\n";
+    return kExitUsage;
+  }
   if (!state_dir.empty()) {
     LogLine("--state-dir: not implemented yet, ignored; reports are kept in memory only");
+  }
+
+  // The exporter outlives the service (which publishes into it) and the exposer (which collects
+  // from it); the exposer stops serving before either goes.
+  auto exporter = std::make_shared<MetricsExporter>();
+  std::unique_ptr<prometheus::Exposer> exposer;
+  int metrics_port = 0;
+  if (!metrics.empty()) {
+    try {
+      exposer = std::make_unique<prometheus::Exposer>(metrics, /*num_threads=*/1);
+    } catch (const std::exception& e) {
+      std::cerr << "dbload-coordinator: cannot serve metrics on '" << metrics << "': " << e.what()
+                << "\n";
+      return kExitUsage;
+    }
+    exposer->RegisterCollectable(exporter);
+    const std::vector<int> ports = exposer->GetListeningPorts();
+    metrics_port = ports.empty() ? 0 : ports.front();
   }
 
   SteadyClock clock;
   CoordinatorOptions options;
   options.log = LogLine;
+  if (exposer != nullptr) options.metrics = exporter.get();
   CoordinatorService service(clock, options);
   absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =
       CoordinatorServer::Start(listen, service);
@@ -108,11 +151,23 @@ int Main(int argc, char** argv) {
                        (*server)->port() > 0 && listen.rfind("unix:", 0) != 0
                            ? absl::StrCat(" (port ", (*server)->port(), ")")
                            : ""));
+  // On stdout, with the real ports, for whoever started us with port 0 (tests, scripts).
+  const bool unix_socket = absl::StartsWith(listen, "unix:");
+  std::printf("listening on %s\n",
+              unix_socket ? listen.c_str()
+                          : WithPort(listen, (*server)->port()).c_str());
+  if (exposer != nullptr) {
+    const std::string where = WithPort(metrics, metrics_port);
+    std::printf("metrics on http://%s/metrics\n", where.c_str());
+    LogLine(absl::StrCat("metrics on http://", where, "/metrics"));
+  }
+  std::fflush(stdout);
   // The signal handler only sets a flag; the work happens here, outside it.
   while (signalled == 0) clock.SleepUntil(clock.Now() + 100 * kMillisecond);
   LogLine("shutting down: stopping runs and waiting for their final reports");
   service.Shutdown(kShutdownGrace);
   (*server)->Shutdown();
+  exposer.reset();
   LogLine("stopped");
   return kExitOk;
 }

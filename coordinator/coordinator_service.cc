@@ -26,6 +26,7 @@
 #include "common/field_error.h"
 #include "common/plan_parser.h"
 #include "common/workload.h"
+#include "coordinator/metrics_exporter.h"
 #include "coordinator/planner.h"
 #include "coordinator/run_aggregator.h"
 #include "dbload/v1/agent.grpc.pb.h"
@@ -80,9 +81,18 @@ struct AgentConn {
   std::condition_variable outbox_cv;
 };
 
+// What an agent's latest report said about its own state, for the metrics.
+struct AgentGauges {
+  uint32_t in_flight = 0;
+  uint32_t connections = 0;
+  double cpu_seconds = 0;  // reported since the last published interval
+};
+
 struct Run {
   std::string id;
   v1::Plan plan;
+  std::vector<std::string> query_types;
+  std::map<std::string, AgentGauges> agent_gauges;  // by agent name
   std::vector<std::string> agents;  // assigned, in agent_index order
   Nanos started = 0;
   std::string started_at;
@@ -186,6 +196,9 @@ class CoordinatorService::Impl {
   void FinishRunLocked(Run& run);
   void PushProgressLocked(Run& run, v1::RunProgress progress);
   void PushIntervalsLocked(Run& run, Nanos now);
+  // The observer that publishes a run's closed intervals to options_.metrics (null without).
+  RunAggregator::IntervalObserver MetricsObserverLocked(Run& run);
+  void PublishAgentsLocked();
   uint32_t WorkingAgentsLocked(const Run& run) const;
   std::shared_ptr<Run> FindRunLocked(const std::string& run_id);
   std::string WaitFailureLocked(uint32_t min_agents, Nanos waited) const;
@@ -253,6 +266,7 @@ grpc::Status CoordinatorService::Impl::Connect(grpc::ServerContext* context, Age
     }
     agent->connected_at = agent->last_heard = clock_.Now();
     agents_[name] = agent;
+    PublishAgentsLocked();
   }
   Log(absl::StrCat("agent ", name, " connected (host ", hello.host(), ", ", hello.cores(),
                    " cores, dbload ", hello.version(), ")"));
@@ -276,6 +290,7 @@ grpc::Status CoordinatorService::Impl::Connect(grpc::ServerContext* context, Age
     agent->outbox_cv.notify_all();
     AgentGoneLocked(name, *agent, agent->lost ? "lost" : why_gone);
     if (auto it = agents_.find(name); it != agents_.end() && it->second == agent) agents_.erase(it);
+    PublishAgentsLocked();
   }
   writer.join();
   Log(absl::StrCat("agent ", name, " left (", agent->lost ? "silent too long" : why_gone, ")"));
@@ -320,9 +335,16 @@ void CoordinatorService::Impl::HandleReportLocked(const std::string& name, Agent
     Log(absl::StrCat("agent ", name, ": report for run ", run->id, " ignored: not part of it"));
     return;
   }
+  const uint64_t previous_sequence = run->aggregator->agents().at(name).last_sequence;
   if (absl::Status merged = run->aggregator->AddReport(name, report); !merged.ok()) {
     FailRunLocked(*run, std::string(merged.message()));
     return;
+  }
+  if (run->aggregator->agents().at(name).last_sequence != previous_sequence) {  // not a repeat
+    AgentGauges& gauges = run->agent_gauges[name];
+    gauges.in_flight = report.in_flight();
+    gauges.connections = report.connections();
+    gauges.cpu_seconds += report.cpu_seconds();
   }
   MaybeFinishLocked(*run);
 }
@@ -334,6 +356,11 @@ void CoordinatorService::Impl::AgentGoneLocked(const std::string& name, AgentCon
   agent.run_id.clear();
   if (run == nullptr || run->done) return;
   if (run->aggregator->agents().at(name).final) return;
+  // Whatever it had in flight is no longer ours to show.
+  if (auto gauges = run->agent_gauges.find(name); gauges != run->agent_gauges.end()) {
+    gauges->second.in_flight = 0;
+    gauges->second.connections = 0;
+  }
   if (run->lost.emplace(name, why).second) {
     Log(absl::StrCat("run ", run->id, ": agent ", name, " lost (", why, "); the run is degraded"));
   }
@@ -387,8 +414,40 @@ void CoordinatorService::Impl::PushProgressLocked(Run& run, v1::RunProgress prog
   progress_cv_.notify_all();
 }
 
+RunAggregator::IntervalObserver CoordinatorService::Impl::MetricsObserverLocked(Run& run) {
+  if (options_.metrics == nullptr) return nullptr;
+  return [this, &run](const RunAggregator::ClosedInterval& closed) {
+    RunInterval interval;
+    interval.run_id = run.id;
+    interval.scenario = run.plan.scenario();
+    interval.query_types = run.query_types;
+    interval.merged = &closed.merged;
+    interval.length_s = closed.length_s;
+    interval.target_rate = run.plan.load().has_open() ? run.plan.load().open().rate() : 0;
+    interval.clients = run.plan.load().has_closed() ? run.plan.load().closed().clients() : 0;
+    interval.warmup = closed.sample.warmup();
+    for (auto& [agent, gauges] : run.agent_gauges) {
+      interval.in_flight += gauges.in_flight;
+      interval.connections += gauges.connections;
+      // The CPU goes with the first sample of a tick; a tick that crosses the end of the
+      // warm-up publishes two samples and must not count it twice.
+      interval.agent_cpu_seconds[agent] = gauges.cpu_seconds;
+      gauges.cpu_seconds = 0;
+    }
+    options_.metrics->OnInterval(interval);
+  };
+}
+
+void CoordinatorService::Impl::PublishAgentsLocked() {
+  if (options_.metrics == nullptr) return;
+  int connected = 0;
+  for (const auto& [name, agent] : agents_) connected += agent->lost ? 0 : 1;
+  options_.metrics->SetAgentsConnected(connected);
+}
+
 void CoordinatorService::Impl::PushIntervalsLocked(Run& run, Nanos now) {
-  for (v1::IntervalSample& sample : run.aggregator->CloseInterval(Seconds(now - run.started))) {
+  for (v1::IntervalSample& sample :
+       run.aggregator->CloseInterval(Seconds(now - run.started), MetricsObserverLocked(run))) {
     v1::RunProgress progress;
     progress.set_run_id(run.id);
     progress.set_state("running");
@@ -447,7 +506,8 @@ void CoordinatorService::Impl::FinishRunLocked(Run& run) {
     absl::StrAppend(&end_reason, "; degraded: ", absl::StrJoin(lost, ", "));
   }
 
-  run.report = run.aggregator->Finish(Seconds(now - run.started), end_reason, run.started_at);
+  run.report = run.aggregator->Finish(Seconds(now - run.started), end_reason, run.started_at,
+                                     MetricsObserverLocked(run));
   run.aggregator.reset();  // the merged histograms live on in the report only
   // Agents that have not sent their final report (stopped, or the run failed) stay busy until
   // they do: they may still be running the load.
@@ -458,6 +518,13 @@ void CoordinatorService::Impl::FinishRunLocked(Run& run) {
   progress.set_agents(WorkingAgentsLocked(run));
   progress.set_end_reason(end_reason);
   PushProgressLocked(run, std::move(progress));
+  if (options_.metrics != nullptr) {
+    // The metrics tell a stop asked for ("stopped") from a coordinator shutting down
+    // ("interrupted"); the progress state says "interrupted" for both.
+    const std::string metrics_state =
+        run.state == "interrupted" && run.stop_reason == "stopped" ? "stopped" : run.state;
+    options_.metrics->SetRunState(run.id, run.plan.scenario(), metrics_state);
+  }
   Log(absl::StrCat("run ", run.id, " ", run.state, ": ", end_reason, "; executed ",
                    run.report.executed(), ", errors ", run.report.errors()));
 }
@@ -478,6 +545,7 @@ void CoordinatorService::Impl::Tick() {
       agent->context->TryCancel();
       AgentGoneLocked(name, *agent,
                       absl::StrFormat("silent for %.1fs", Seconds(now - agent->last_heard)));
+      PublishAgentsLocked();
       continue;
     }
     EnqueueLocked(*agent, heartbeat);
@@ -651,6 +719,7 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
     run->agents.push_back(idle_names[share.agent]);
     specs.push_back({.name = idle_names[share.agent], .query_budget = share.queries});
   }
+  run->query_types = query_types;
   run->aggregator.emplace(run->id, plan, query_types, specs);
   run->started = clock_.Now();
   run->started_at = options_.wall_time();
@@ -677,6 +746,9 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
   }
   runs_[run->id] = run;
   latest_run_ = run->id;
+  if (options_.metrics != nullptr) {
+    options_.metrics->SetRunState(run->id, plan.scenario(), "running");
+  }
   response.set_run_id(run->id);
   for (const std::string& name : run->agents) response.add_agents(name);
   Log(absl::StrCat("run ", run->id, " started: plan '", plan.name(), "' across ",

@@ -15,6 +15,8 @@ class Service;
 
 namespace dbload {
 
+class MetricsExporter;
+
 struct CoordinatorOptions {
   // One interval of every run's time series, and the heartbeat period towards agents.
   Nanos tick_interval = kSecond;
@@ -36,6 +38,12 @@ struct CoordinatorOptions {
   // Notable events (agents coming and going, runs starting and ending), one line each. Default:
   // none.
   std::function<void(const std::string&)> log;
+  // Where runs' intervals, states and the number of connected agents are published (Prometheus);
+  // not owned, must outlive the service. Default: none. Every closed interval is published,
+  // warm-up ones too: they are real traffic against the database, and a dashboard that hid them
+  // would show a quiet database while it is being loaded. The report's totals exclude them, so
+  // dbload_queries_total exceeds the report's executed by the warm-up's transactions.
+  MetricsExporter* metrics = nullptr;
 };
 
 // The coordinator: the registry of connected agents and the runs split across them, served as

@@ -113,7 +113,7 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
 }
 
 v1::IntervalSample RunAggregator::ClosePending(Pending& pending, double elapsed_s, double tick_s,
-                                               bool warmup) {
+                                               bool warmup, const IntervalObserver& observer) {
   const uint64_t executed = pending.snapshot.Executed();
   double rate = 0;
   uint64_t timed = 0;  // executed by agents that said how long their intervals were
@@ -127,21 +127,25 @@ v1::IntervalSample RunAggregator::ClosePending(Pending& pending, double elapsed_
   const double length_s = rate > 0 ? static_cast<double>(executed) / rate : tick_s;
   v1::IntervalSample sample =
       builder_.AddInterval(elapsed_s, length_s, target_rate_, warmup, pending.snapshot);
+  if (observer) observer(ClosedInterval{sample, pending.snapshot, length_s});
   ResetSnapshot(pending.snapshot);
   pending.agent_time.clear();
   pending.any = false;
   return sample;
 }
 
-std::vector<v1::IntervalSample> RunAggregator::CloseInterval(double elapsed_s) {
+std::vector<v1::IntervalSample> RunAggregator::CloseInterval(double elapsed_s,
+                                                             const IntervalObserver& observer) {
   std::vector<v1::IntervalSample> samples;
   if (!pending_warmup_.any && !pending_measured_.any) return samples;
   const double tick_s = std::max(0.0, elapsed_s - last_close_s_);
   if (pending_warmup_.any) {
-    samples.push_back(ClosePending(pending_warmup_, elapsed_s, tick_s, /*warmup=*/true));
+    samples.push_back(
+        ClosePending(pending_warmup_, elapsed_s, tick_s, /*warmup=*/true, observer));
   }
   if (pending_measured_.any) {
-    samples.push_back(ClosePending(pending_measured_, elapsed_s, tick_s, /*warmup=*/false));
+    samples.push_back(
+        ClosePending(pending_measured_, elapsed_s, tick_s, /*warmup=*/false, observer));
   }
   last_close_s_ = elapsed_s;
   return samples;
@@ -180,8 +184,9 @@ v1::RunReport RunAggregator::ReportSoFar(const std::string& end_reason,
 }
 
 v1::RunReport RunAggregator::Finish(double elapsed_s, const std::string& end_reason,
-                                    const std::string& started_at) {
-  CloseInterval(elapsed_s);
+                                    const std::string& started_at,
+                                    const IntervalObserver& observer) {
+  CloseInterval(elapsed_s, observer);
   return builder_.Finish(MeasuredSeconds(), 0, NotStarted(), end_reason, started_at);
 }
 

@@ -2,6 +2,7 @@
 #define DBLOAD_COORDINATOR_RUN_AGGREGATOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -69,14 +70,26 @@ class RunAggregator {
   // and changes nothing.
   absl::Status AddReport(const std::string& agent, const dbload::v1::AgentReport& report);
 
+  // One closed sample together with the exact merged counts it was computed from, for those
+  // that need more than the sample's summary (the metrics exporter). The references are valid
+  // only during the observer's call: the snapshot's buffers are reused for the next interval.
+  struct ClosedInterval {
+    const dbload::v1::IntervalSample& sample;
+    const IntervalSnapshot& merged;
+    double length_s;  // the length the sample's achieved rate is computed over
+  };
+  using IntervalObserver = std::function<void(const ClosedInterval&)>;
+
   // Closes the interval ending `elapsed_s` after the run's start: zero, one or two samples (see
-  // the warm-up rule). Nothing received since the previous close yields none.
+  // the warm-up rule). Nothing received since the previous close yields none. `observer`, when
+  // set, sees each sample with its merged counts before they are cleared (no second decode).
   //
   // A sample's achieved rate is the sum of each agent's executed / its own interval_s in the
   // sample, not executed / the coordinator's tick: reports arrive with jitter, and one landing
   // just after a tick would otherwise make one sample's rate double and the next one's vanish.
   // Reports without an interval_s fall back to the time since the previous close.
-  std::vector<dbload::v1::IntervalSample> CloseInterval(double elapsed_s);
+  std::vector<dbload::v1::IntervalSample> CloseInterval(double elapsed_s,
+                                                       const IntervalObserver& observer = nullptr);
 
   // True when every agent of the run has sent its final report.
   bool AllFinal() const;
@@ -89,7 +102,8 @@ class RunAggregator {
   // (from their final reports; an agent lost before its final counts with its last elapsed time
   // less the warm-up), not_started their sum; `end_reason` is the coordinator's.
   dbload::v1::RunReport Finish(double elapsed_s, const std::string& end_reason,
-                               const std::string& started_at);
+                               const std::string& started_at,
+                               const IntervalObserver& observer = nullptr);
 
   const std::string& run_id() const { return run_id_; }
   const std::map<std::string, AgentProgress>& agents() const { return agents_; }
@@ -114,7 +128,7 @@ class RunAggregator {
     std::map<std::string, std::pair<uint64_t, double>> agent_time;
   };
   dbload::v1::IntervalSample ClosePending(Pending& pending, double elapsed_s, double tick_s,
-                                          bool warmup);
+                                          bool warmup, const IntervalObserver& observer);
   Pending pending_warmup_;
   Pending pending_measured_;
   double last_close_s_ = 0;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "common/histogram.h"
 #include "common/interval_snapshot.h"
 #include "coordinator/coordinator_service.h"
+#include "coordinator/metrics_exporter.h"
 #include "dbload/v1/agent.grpc.pb.h"
 #include "dbload/v1/control.grpc.pb.h"
 
@@ -211,6 +213,7 @@ class CoordinatorTest : public ::testing::Test {
     CoordinatorOptions options;
     options.run_ticker = false;
     options.wall_time = [] { return std::string("2024-05-01T12:00:00Z"); };
+    options.metrics = &metrics_;
     service_ = std::make_unique<CoordinatorService>(clock_, options);
     absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =
         CoordinatorServer::Start("127.0.0.1:0", *service_);
@@ -304,6 +307,36 @@ class CoordinatorTest : public ::testing::Test {
     return false;
   }
 
+  // The value of `family`'s sample whose labels include `labels` (gauge or counter); nullopt if
+  // there is none.
+  std::optional<double> Metric(const std::string& family,
+                               const std::map<std::string, std::string>& labels = {}) const {
+    for (const prometheus::MetricFamily& f : metrics_.Collect()) {
+      if (f.name != family) continue;
+      for (const prometheus::ClientMetric& m : f.metric) {
+        size_t matched = 0;
+        for (const auto& label : m.label) {
+          auto it = labels.find(label.name);
+          matched += it != labels.end() && it->second == label.value ? 1 : 0;
+        }
+        if (matched != labels.size()) continue;
+        return f.type == prometheus::MetricType::Counter ? m.counter.value : m.gauge.value;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Agents register and leave on the server's threads: wait until the gauge shows `count`.
+  bool WaitForAgentsGauge(double count) {
+    const auto deadline = std::chrono::steady_clock::now() + kPatience;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (Metric("dbload_agents_connected") == count) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+
+  MetricsExporter metrics_;  // outlives service_
   SimulatedClock clock_;
   std::unique_ptr<CoordinatorService> service_;
   std::unique_ptr<CoordinatorServer> server_;
@@ -549,6 +582,73 @@ TEST_F(CoordinatorTest, StopSendsStopLoadAndTheRunEndsWithTheAgentsFinals) {
   const v1::RunReport report = GetReport(run_id);
   EXPECT_EQ(report.end_reason(), "stopped");
   EXPECT_EQ(report.executed(), 30u);
+}
+
+TEST_F(CoordinatorTest, IntervalsStatesAndAgentsArePublishedToTheMetrics) {
+  FakeAgent& a0 = Connect("a0");
+  FakeAgent& a1 = Connect("a1");
+  ASSERT_TRUE(WaitForAgents(2));
+  ASSERT_TRUE(WaitForAgentsGauge(2));
+  v1::Plan plan = OpenPlan(1000);
+  plan.set_warmup_ns(kSecond);
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit(plan, submitted).ok());
+  const std::string run_id = submitted.run_id();
+  const std::map<std::string, std::string> run = {{"run", run_id}};
+  ASSERT_TRUE(a0.Next(Kind::kAssign).has_value());
+  ASSERT_TRUE(a1.Next(Kind::kAssign).has_value());
+  EXPECT_EQ(Metric("dbload_run_info", {{"run", run_id}, {"state", "running"}}), 1);
+
+  // One warm-up interval: published (real traffic), though the report leaves it out.
+  std::mt19937_64 random(11);
+  Union warmup;
+  const std::vector<FakeAgent*> fakes = {&a0, &a1};
+  for (size_t i = 0; i < fakes.size(); ++i) {
+    v1::AgentReport report = Report(run_id, 1, RandomSnapshot(random, 100, warmup));
+    report.set_warmup(true);
+    report.set_in_flight(3 + i);
+    report.set_connections(8);
+    report.set_cpu_seconds(0.25);
+    ASSERT_TRUE(fakes[i]->Send(report));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kPatience;
+  const std::map<std::string, std::string> ok = {{"run", run_id}, {"result", "ok"}};
+  while (Metric("dbload_queries_total", ok).value_or(0) < 200 &&
+         std::chrono::steady_clock::now() < deadline) {
+    clock_.Advance(kMillisecond);
+    service_->Tick();
+  }
+  EXPECT_EQ(Metric("dbload_queries_total", ok), 200);
+  EXPECT_EQ(GetReport(run_id).executed(), 0u);
+  EXPECT_EQ(Metric("dbload_in_flight", run), 3 + 4);
+  EXPECT_EQ(Metric("dbload_connections", run), 16);
+  EXPECT_EQ(Metric("dbload_target_rate", run), 1000);
+  EXPECT_EQ(Metric("dbload_clients", run), 0);
+  EXPECT_EQ(Metric("dbload_agent_cpu_seconds_total", {{"run", run_id}, {"agent", "a1"}}), 0.25);
+
+  // A measured interval, then a stop: the metrics count both, the state says "stopped".
+  grpc::ClientContext context;
+  v1::StopRequest request;
+  request.set_run_id(run_id);
+  v1::StopResponse response;
+  ASSERT_TRUE(control_->Stop(&context, request, &response).ok());
+  Union measured;
+  for (FakeAgent* fake : fakes) {
+    ASSERT_TRUE(fake->Next(Kind::kStop).has_value());
+    v1::AgentReport report =
+        Final(run_id, 2, RandomSnapshot(random, 50, measured), 0.5, "stopped: x");
+    report.set_cpu_seconds(0.5);
+    ASSERT_TRUE(fake->Send(report));
+  }
+  WatchToEnd(run_id);
+  EXPECT_EQ(GetReport(run_id).executed(), 100u);
+  EXPECT_EQ(Metric("dbload_queries_total", ok), 300);
+  EXPECT_EQ(Metric("dbload_agent_cpu_seconds_total", {{"run", run_id}, {"agent", "a0"}}), 0.75);
+  EXPECT_EQ(Metric("dbload_run_info", {{"run", run_id}, {"state", "stopped"}}), 1);
+  EXPECT_EQ(Metric("dbload_run_info", {{"run", run_id}, {"state", "running"}}), std::nullopt);
+
+  a1.Close();
+  EXPECT_TRUE(WaitForAgentsGauge(1));
 }
 
 TEST_F(CoordinatorTest, StopOfUnknownRunIsNotFound) {

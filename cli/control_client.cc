@@ -1,0 +1,191 @@
+#include "cli/control_client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "agent/agent_link.h"
+#include "common/report.h"
+
+namespace dbload {
+
+namespace v1 = dbload::v1;
+
+namespace {
+
+// How long a unary Control call (other than a Submit that waits for agents) may take.
+constexpr auto kCallTimeout = std::chrono::seconds(10);
+constexpr auto kInterruptPoll = std::chrono::milliseconds(50);
+
+// "not started: run run-1-0a1b2c3d: connecting to …" -> "connecting to …": the run id means
+// nothing to someone whose run never started.
+std::string NotStartedReason(const std::string& end_reason, const std::string& run_id) {
+  std::string reason = end_reason;
+  if (absl::StartsWith(reason, "not started: ")) reason = reason.substr(13);
+  return absl::StrReplaceAll(reason, {{absl::StrCat("run ", run_id, ": "), ""}});
+}
+
+std::string InPlan(const FollowOptions& options, const std::string& message) {
+  return options.plan_path.empty() ? message : absl::StrCat(options.plan_path, ": ", message);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<v1::Control::Stub>> DialControl(const std::string& address) {
+  if (absl::Status valid = CheckCoordinatorAddress(address); !valid.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--coordinator: ", valid.message()));
+  }
+  return v1::Control::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+}
+
+absl::Status ControlCallError(const std::string& address, const grpc::Status& status) {
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+      status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+    // The coordinator's own "shutting down" and "waited for agents" messages say more than ours.
+    if (absl::StartsWith(status.error_message(), "no run started") ||
+        absl::StartsWith(status.error_message(), "the coordinator")) {
+      return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                          status.error_message());
+    }
+    return absl::UnavailableError(
+        absl::StrCat("cannot reach the coordinator at ", address, ": ", status.error_message()));
+  }
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+absl::Status WriteFileAtomically(const std::string& path, const std::string& content) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << content;
+    out.flush();
+    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", temporary));
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot rename ", temporary, " to ", path, ": ", error.message()));
+  }
+  return absl::OkStatus();
+}
+
+int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOptions& options) {
+  // Ctrl-C: the signal handler only sets a flag; this thread turns it into a stop, once.
+  std::atomic<bool> following{true};
+  std::thread interrupt_watcher([&] {
+    if (options.interrupted == nullptr || !options.on_interrupt) return;
+    while (following.load()) {
+      if (options.interrupted->load()) {
+        options.on_interrupt();
+        return;
+      }
+      std::this_thread::sleep_for(kInterruptPoll);
+    }
+  });
+  const auto stop_watcher = [&] {
+    following.store(false);
+    if (interrupt_watcher.joinable()) interrupt_watcher.join();
+  };
+
+  // An interval in which nothing happened is held back until the next message: a run whose
+  // agents could not start yields one empty interval (their final reports) just before its end,
+  // which must not read as load. Any other empty interval (a stalled database) shows one tick
+  // late, but shows.
+  std::vector<std::string> held;
+  v1::RunProgress last;
+  bool ended = false;
+  grpc::ClientContext watch_context;
+  v1::WatchRequest watch_request;
+  watch_request.set_run_id(run_id);
+  std::unique_ptr<grpc::ClientReader<v1::RunProgress>> reader =
+      stub.Watch(&watch_context, watch_request);
+  v1::RunProgress progress;
+  while (reader->Read(&progress)) {
+    const bool terminal = progress.state() != "running";
+    if (!(terminal && absl::StartsWith(progress.end_reason(), "not started"))) {
+      for (const std::string& line : held) std::cout << line << "\n";
+      held.clear();
+    }
+    if (progress.has_interval() && options.print_intervals) {
+      std::string line = RenderIntervalLine(progress.interval());
+      if (progress.interval().executed() == 0 && progress.interval().errors() == 0) {
+        held.push_back(std::move(line));
+      } else {
+        std::cout << line << std::endl;
+      }
+    }
+    std::cout << std::flush;
+    if (terminal) {
+      last = progress;
+      ended = true;
+    }
+  }
+  const grpc::Status watched = reader->Finish();
+  if (!ended) {
+    stop_watcher();
+    std::cerr << "dbload: "
+              << InPlan(options,
+                        absl::StrCat("lost the run ", run_id, ": ",
+                                     ControlCallError(options.coordinator, watched).message()))
+              << "\n";
+    return kExitUsage;
+  }
+  const std::string& end_reason = last.end_reason();
+  if (absl::StartsWith(end_reason, "not started")) {
+    stop_watcher();
+    std::cerr << "dbload: " << InPlan(options, NotStartedReason(end_reason, last.run_id())) << "\n";
+    return kExitUsage;
+  }
+  for (const std::string& line : held) std::cout << line << "\n";
+
+  if (!options.print_report && options.report_path.empty()) {
+    stop_watcher();
+    std::cout << "run " << last.run_id() << " " << last.state() << ": " << end_reason << std::endl;
+    if (last.state() == "interrupted") return kExitInterrupted;
+    return last.state() == "failed" ? kExitRunFailed : kExitOk;
+  }
+  grpc::ClientContext report_context;
+  report_context.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
+  v1::GetReportRequest report_request;
+  report_request.set_run_id(last.run_id());
+  v1::RunReport report;
+  const grpc::Status got = stub.GetReport(&report_context, report_request, &report);
+  stop_watcher();
+  if (!got.ok()) {
+    std::cerr << "dbload: "
+              << InPlan(options, absl::StrCat("the report of run ", last.run_id(), ": ",
+                                              ControlCallError(options.coordinator, got).message()))
+              << "\n";
+    return kExitUsage;
+  }
+  if (options.print_report) std::cout << "\n" << RenderReportText(report);
+  if (!options.report_path.empty()) {
+    if (absl::Status written = WriteFileAtomically(options.report_path, RenderReportJson(report));
+        !written.ok()) {
+      std::cerr << "dbload: " << written.message() << "\n";
+      return kExitUsage;
+    }
+    std::cout << "\nReport written to " << options.report_path << "\n";
+  }
+  std::cout << std::flush;
+  if (last.state() == "interrupted") return kExitInterrupted;
+  if (last.state() == "failed" || absl::StartsWith(end_reason, "fatal")) {
+    // The report above says it too, but a script reading stderr must not miss it.
+    std::cerr << "dbload: " << InPlan(options, absl::StrCat("run ended by ", end_reason)) << "\n";
+    return kExitRunFailed;
+  }
+  return kExitOk;
+}
+
+}  // namespace dbload

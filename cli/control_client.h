@@ -1,0 +1,55 @@
+#ifndef DBLOAD_CLI_CONTROL_CLIENT_H_
+#define DBLOAD_CLI_CONTROL_CLIENT_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "dbload/v1/control.grpc.pb.h"
+
+namespace dbload {
+
+// Exit codes of `dbload` (also in the usage text).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRunFailed = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInterrupted = 130;
+
+// A Control stub for a coordinator at `address` (HOST:PORT on loopback in this build; the
+// error says what is wrong with the address). Dialling is lazy: an unreachable coordinator shows
+// in the first call (see ControlCallError).
+absl::StatusOr<std::unique_ptr<dbload::v1::Control::Stub>> DialControl(const std::string& address);
+
+// One line for a failed Control call: names the coordinator when it could not be reached, and
+// otherwise passes on the coordinator's own message (which names the run or the plan).
+absl::Status ControlCallError(const std::string& address, const grpc::Status& status);
+
+struct FollowOptions {
+  std::string coordinator;  // for messages
+  std::string plan_path;    // names the plan in messages; may be empty
+  std::string report_path;  // --report: also written as JSON, atomically; may be empty
+  bool print_intervals = true;
+  bool print_report = true;
+  // Polled while the run goes; when it becomes true, on_interrupt is called once (from another
+  // thread): it asks the coordinator to stop the run, whose final report then follows.
+  const std::atomic<bool>* interrupted = nullptr;
+  std::function<void()> on_interrupt;
+};
+
+// Follows a submitted run to its end: one line per interval (RenderIntervalLine), then the
+// report (RenderReportText, and --report JSON), and returns the exit code:
+//   0 the run finished; 1 it ended by a fatal database error (or failed); 130 it was stopped or
+//   interrupted; 2 it never started (unreachable database, wrong password, missing table: the
+//   agents' one-line reason goes to stderr, no report) or the coordinator was lost.
+int FollowRun(dbload::v1::Control::Stub& stub, const std::string& run_id,
+              const FollowOptions& options);
+
+// Writes next to the destination and renames, so a reader never sees half a file.
+absl::Status WriteFileAtomically(const std::string& path, const std::string& content);
+
+}  // namespace dbload
+
+#endif  // DBLOAD_CLI_CONTROL_CLIENT_H_

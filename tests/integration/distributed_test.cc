@@ -1,0 +1,552 @@
+// The distributed path end to end: the real dbload-coordinator and three real dbload-agent
+// processes on loopback, driven by the real `dbload` CLI (submit --wait, agents, report, stop),
+// against a real PostgreSQL 15 started by tests/harness/dbenv. Every count is checked against the
+// server's own counters (as in cli_test.cc, whose notes on them apply here):
+//  - pg_stat_user_tables seq_scan + idx_scan of sbtest1: one per point_select execution, so the
+//    scans' delta is exactly the transactions the agents completed (executed + errors);
+//  - pg_stat_database sessions and xact_commit of bench: one session per connection an agent
+//    opens (open loop: every agent with a share opens the plan's pool; closed loop: one per
+//    client, so 7 clients over 3 agents open 7), and per connection kPgCommitsPerConnection
+//    commits besides the benchmark's own.
+// Also `dbload run --agents 3`, the same coordinator and agents in one process.
+//
+// Every process started here is stopped by its PID in the suite's teardown (SIGTERM, then
+// SIGKILL), also when a case fails.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/report.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/harness/test_servers.h"
+
+#if !defined(DBLOAD_BINARY) || !defined(DBLOAD_COORDINATOR_BINARY) || !defined(DBLOAD_AGENT_BINARY)
+#error "DBLOAD_BINARY, DBLOAD_COORDINATOR_BINARY and DBLOAD_AGENT_BINARY must be defined"
+#endif
+
+extern char** environ;
+
+namespace dbload {
+namespace {
+
+using ::dbload::testing::TestServers;
+using ::dbload::testing::TestServersEnvironment;
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kExitOk = 0;
+constexpr int kExitUsage = 2;
+constexpr std::chrono::seconds kChildTimeout{30};
+constexpr int kTableSize = 1000;
+constexpr int kAgents = 3;
+// See cli_test.cc: backend start-up (1) + Parse/Sync and Describe/Sync of the one statement (2).
+constexpr int64_t kPgCommitsPerConnection = 3;
+
+// ---------------------------------------------------------------------------------------------
+// Child processes (as in cli_test.cc): stdout and stderr through pipes, stdin /dev/null.
+
+struct ProcessResult {
+  int exit_code = -1;
+  int term_signal = 0;
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+
+  std::string Describe() const {
+    return absl::StrCat("exit ", exit_code,
+                        term_signal ? absl::StrCat(" signal ", term_signal) : "",
+                        timed_out ? " (timed out, killed)" : "", "\n--- stdout ---\n", out,
+                        "--- stderr ---\n", err);
+  }
+};
+
+class Child {
+ public:
+  explicit Child(const std::vector<std::string>& argv) {
+    int out_pipe[2] = {-1, -1};
+    int err_pipe[2] = {-1, -1};
+    if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+      ADD_FAILURE() << "pipe2: " << std::strerror(errno);
+      return;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
+    std::vector<char*> args;
+    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.push_back(nullptr);
+    const int spawned = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    out_fd_ = out_pipe[0];
+    err_fd_ = err_pipe[0];
+    if (spawned != 0) {
+      ADD_FAILURE() << "cannot start " << argv[0] << ": " << std::strerror(spawned);
+      pid_ = -1;
+    }
+  }
+
+  // Stops the child by its PID: SIGTERM, up to 5 s to exit, then SIGKILL.
+  ~Child() {
+    if (pid_ > 0 && !reaped_) {
+      kill(pid_, SIGTERM);
+      Wait(std::chrono::seconds(5));
+    }
+    if (out_fd_ >= 0) close(out_fd_);
+    if (err_fd_ >= 0) close(err_fd_);
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  bool running() const { return pid_ > 0 && !reaped_; }
+  const std::string& out() const { return result_.out; }
+  const std::string& err() const { return result_.err; }
+
+  // Reads output until `predicate(stdout)` holds or `timeout` passes; returns whether it held.
+  template <typename Predicate>
+  bool PumpUntil(Predicate predicate, std::chrono::milliseconds timeout) {
+    const Clock::time_point deadline = Clock::now() + timeout;
+    while (!predicate(result_.out)) {
+      if (Clock::now() >= deadline || (out_fd_ < 0 && err_fd_ < 0)) return false;
+      ReadUntil(std::min(deadline, Clock::now() + std::chrono::milliseconds(20)));
+    }
+    return true;
+  }
+  void Pump(std::chrono::milliseconds duration) { ReadUntil(Clock::now() + duration); }
+
+  // Reads until both pipes close and the child exits, or `timeout` passes (then it is killed).
+  ProcessResult Wait(std::chrono::milliseconds timeout) {
+    const Clock::time_point deadline = Clock::now() + timeout;
+    ReadUntil(deadline);
+    if (pid_ <= 0 || reaped_) return result_;
+    int status = 0;
+    for (;;) {
+      const pid_t done = waitpid(pid_, &status, WNOHANG);
+      if (done == pid_) break;
+      if (Clock::now() >= deadline) {
+        result_.timed_out = true;
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    reaped_ = true;
+    if (WIFEXITED(status)) result_.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) result_.term_signal = WTERMSIG(status);
+    return result_;
+  }
+
+ private:
+  void ReadUntil(Clock::time_point deadline) {
+    while (out_fd_ >= 0 || err_fd_ >= 0) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) return;
+      pollfd fds[2] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
+      const int ready = poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 100)));
+      if (ready < 0 && errno != EINTR) return;
+      if (ready <= 0) continue;
+      Drain(fds[0], out_fd_, result_.out);
+      Drain(fds[1], err_fd_, result_.err);
+    }
+  }
+
+  static void Drain(const pollfd& polled, int& fd, std::string& into) {
+    if (fd < 0 || (polled.revents & (POLLIN | POLLHUP | POLLERR)) == 0) return;
+    char buffer[8192];
+    const ssize_t got = read(fd, buffer, sizeof(buffer));
+    if (got > 0) {
+      into.append(buffer, static_cast<size_t>(got));
+    } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+      close(fd);
+      fd = -1;
+    }
+  }
+
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  int out_fd_ = -1;
+  int err_fd_ = -1;
+  ProcessResult result_;
+};
+
+ProcessResult RunProcess(const std::vector<std::string>& argv) {
+  Child child(argv);
+  return child.Wait(kChildTimeout);
+}
+
+ProcessResult RunDbload(std::vector<std::string> args) {
+  args.insert(args.begin(), DBLOAD_BINARY);
+  return RunProcess(args);
+}
+
+int64_t ToInt(absl::string_view text) {
+  int64_t value = -1;
+  EXPECT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &value)) << "'" << text << "'";
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fixture: one coordinator and three agents for the whole suite, PostgreSQL's counters.
+
+class DistributedTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    char pattern[] = "/tmp/dbload_distributed_test.XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr) << std::strerror(errno);
+    dir_ = new std::string(pattern);
+    // Nothing but the case itself may commit in database bench (see cli_test.cc).
+    ASSERT_EQ(RunProcess(PsqlArgs("postgres", "ALTER SYSTEM SET autovacuum = off")).exit_code, 0);
+    ASSERT_EQ(RunProcess(PsqlArgs("postgres", "SELECT pg_reload_conf()")).exit_code, 0);
+
+    const std::string plan =
+        WriteFile("prepare.yaml", PlanYaml(ClosedLoad(1), "stop:\n  queries: 1\n"));
+    const ProcessResult cleanup = RunDbload({"cleanup", plan});
+    ASSERT_EQ(cleanup.exit_code, kExitOk) << cleanup.Describe();
+    const ProcessResult prepare = RunDbload({"prepare", plan});
+    ASSERT_EQ(prepare.exit_code, kExitOk) << prepare.Describe();
+
+    coordinator_ = new Child({DBLOAD_COORDINATOR_BINARY, "--listen", "127.0.0.1:0"});
+    ASSERT_TRUE(
+        coordinator_->PumpUntil([](const std::string& out) { return absl::StrContains(out, "\n"); },
+                                std::chrono::seconds(10)))
+        << "the coordinator did not say where it listens\n"
+        << coordinator_->out() << coordinator_->err();
+    const std::string first_line = coordinator_->out().substr(0, coordinator_->out().find('\n'));
+    ASSERT_TRUE(absl::StartsWith(first_line, "listening on 127.0.0.1:")) << first_line;
+    address_ = new std::string(first_line.substr(std::strlen("listening on ")));
+
+    for (int i = 1; i <= kAgents; ++i) {
+      agents_.push_back(new Child(
+          {DBLOAD_AGENT_BINARY, "--coordinator", *address_, "--name", absl::StrCat("agent-", i)}));
+    }
+    // Connected: `dbload agents` lists all three (polled, bounded).
+    const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
+    for (;;) {
+      const ProcessResult listed = RunDbload({"agents", "--coordinator", *address_});
+      ASSERT_EQ(listed.exit_code, kExitOk) << listed.Describe();
+      if (AgentRows(listed.out).size() == static_cast<size_t>(kAgents)) break;
+      ASSERT_LT(Clock::now(), give_up) << "agents did not connect within 10 s\n" << listed.out;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  static void TearDownTestSuite() {
+    // Agents first, then the coordinator; each by its PID (the Child destructor).
+    for (Child* agent : agents_) delete agent;
+    agents_.clear();
+    delete coordinator_;
+    coordinator_ = nullptr;
+    delete address_;
+    address_ = nullptr;
+    if (dir_ != nullptr) {
+      std::error_code ignored;
+      std::filesystem::remove_all(*dir_, ignored);
+      delete dir_;
+      dir_ = nullptr;
+    }
+  }
+
+  static TestServers& servers() { return TestServersEnvironment::Servers(); }
+  static const std::string& address() { return *address_; }
+
+  static std::string WriteFile(const std::string& name, const std::string& content) {
+    const std::string path = *dir_ + "/" + name;
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << content;
+    out.close();
+    EXPECT_TRUE(out.good()) << path;
+    return path;
+  }
+
+  static std::string PlanYaml(const std::string& load, const std::string& stop, uint32_t pool = 0) {
+    std::string yaml = absl::StrCat(
+        "name: distributed\ntarget:\n  driver: postgresql\n  host: 127.0.0.1\n  port: ",
+        servers().Get("PG_PORT"),
+        "\n  user: bench\n  password_file: ", servers().Get("PG_PASSWORD_FILE"),
+        "\n  database: bench\n  connect_timeout: 5s\n");
+    if (pool > 0) absl::StrAppend(&yaml, "  pool: ", pool, "\n");
+    absl::StrAppend(&yaml,
+                    "workload: oltp\nscenario: point_select\nworkload_options:\n  table_size: ",
+                    kTableSize, "\n", load, "warmup: 0s\n", stop);
+    return yaml;
+  }
+  static std::string ClosedLoad(int clients) {
+    return absl::StrCat("load:\n  closed:\n    clients: ", clients, "\n    think_time: 1ms\n");
+  }
+  static std::string OpenLoad(int rate) {
+    return absl::StrCat("load:\n  open:\n    rate: ", rate, "\n");
+  }
+
+  // The data rows of `dbload agents` (header and the empty-list note left out).
+  static std::vector<std::vector<std::string>> AgentRows(const std::string& out) {
+    std::vector<std::vector<std::string>> rows;
+    for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
+      if (absl::StartsWith(line, "NAME") || absl::StartsWith(line, "(")) continue;
+      rows.push_back(absl::StrSplit(line, ' ', absl::SkipEmpty()));
+    }
+    return rows;
+  }
+
+  static std::vector<std::string> PsqlArgs(const std::string& database, const std::string& sql) {
+    TestServers& s = servers();
+    return {s.Get("PG_BINDIR") + "/psql",
+            "-X",
+            "-q",
+            "-At",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            s.Get("PG_SOCKET_DIR"),
+            "-p",
+            s.Get("PG_PORT"),
+            "-U",
+            s.Get("PG_SUPERUSER"),
+            "-d",
+            database,
+            "-c",
+            sql};
+  }
+  static std::string Psql(const std::string& database, const std::string& sql) {
+    const ProcessResult result = RunProcess(PsqlArgs(database, sql));
+    EXPECT_EQ(result.exit_code, 0) << sql << "\n" << result.Describe();
+    return std::string(absl::StripAsciiWhitespace(result.out));
+  }
+
+  struct PgDatabaseCounters {
+    int64_t xact_commit = -1;
+    int64_t sessions = -1;
+    bool operator==(const PgDatabaseCounters&) const = default;
+  };
+
+  // pg_stat_database of bench once no backend is left in it and two reads 300 ms apart agree.
+  static PgDatabaseCounters PgCounters() {
+    const std::string sql =
+        "SELECT pg_stat_clear_snapshot(); SELECT d.xact_commit, d.sessions, "
+        "(SELECT count(*) FROM pg_stat_activity a WHERE a.datname = 'bench') "
+        "FROM pg_stat_database d WHERE d.datname = 'bench'";
+    std::optional<PgDatabaseCounters> previous;
+    const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
+    for (;;) {
+      const std::vector<std::string> fields = absl::StrSplit(Psql("postgres", sql), '|');
+      if (fields.size() != 3) {
+        ADD_FAILURE() << "unexpected pg_stat_database output";
+        return {};
+      }
+      PgDatabaseCounters now{ToInt(fields[0]), ToInt(fields[1])};
+      const bool idle = ToInt(fields[2]) == 0;
+      if (idle && previous == now) return now;
+      if (Clock::now() > give_up) {
+        ADD_FAILURE() << "pg_stat_database of bench did not settle within 10 s";
+        return now;
+      }
+      previous = idle ? std::optional(now) : std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+  }
+
+  // Executions of point_select so far (read from bench: call before PgCounters() ahead of a run
+  // and after it afterwards, as cli_test.cc explains).
+  static int64_t PgTableScans() {
+    return ToInt(Psql("bench",
+                      "SELECT pg_stat_clear_snapshot(); SELECT coalesce(seq_scan, 0) + "
+                      "coalesce(idx_scan, 0) FROM pg_stat_user_tables WHERE relname = 'sbtest1'"));
+  }
+
+  static absl::StatusOr<v1::RunReport> LoadReport(const std::string& path) {
+    absl::StatusOr<std::string> json = dbload::testing::ReadFile(path);
+    if (!json.ok()) return json.status();
+    return ParseReportJson(*json);
+  }
+
+  // The sum of the measured intervals' executed: what the agents' reports added up to.
+  static uint64_t IntervalSum(const v1::RunReport& report) {
+    uint64_t sum = 0;
+    for (const v1::IntervalSample& sample : report.intervals()) {
+      if (!sample.warmup()) sum += sample.executed();
+    }
+    return sum;
+  }
+
+  // Open loop 3000/s for 2 s, pool 2: checks the report against the database, whichever way
+  // `args` runs it.
+  void ExpectOpenLoopCountedExactly(std::vector<std::string> args, const std::string& name) {
+    const std::string plan =
+        WriteFile(name + ".yaml", PlanYaml(OpenLoad(3000), "stop:\n  duration: 2s\n", 2));
+    const std::string report_path = *dir_ + "/" + name + ".json";
+    for (std::string& arg : args) {
+      if (arg == "PLAN") arg = plan;
+      if (arg == "REPORT") arg = report_path;
+    }
+    const int64_t scans_before = PgTableScans();
+    const PgDatabaseCounters before = PgCounters();
+    const ProcessResult run = RunDbload(args);
+    const PgDatabaseCounters after = PgCounters();
+    const int64_t scans_after = PgTableScans();
+
+    ASSERT_EQ(run.exit_code, kExitOk) << run.Describe();
+    absl::StatusOr<v1::RunReport> report = LoadReport(report_path);
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_EQ(report->end_reason(), "duration");
+    EXPECT_EQ(report->errors(), 0u);
+    EXPECT_GT(report->executed(), 0u);
+    EXPECT_THAT(run.out, HasSubstr(absl::StrCat("Executed queries: ", report->executed(), "\n")));
+    EXPECT_EQ(IntervalSum(*report), report->executed());
+    // Every arrival of 3000/s × 2 s split over the agents is accounted for (the uniform
+    // schedules of three phase-shifted agents may each round by one at the end).
+    const uint64_t accounted = report->executed() + report->not_started();
+    EXPECT_GE(accounted, 6000u - kAgents) << "not started " << report->not_started();
+    EXPECT_LE(accounted, 6000u + kAgents) << "not started " << report->not_started();
+    // The database saw exactly what the report says.
+    EXPECT_EQ(scans_after - scans_before, static_cast<int64_t>(report->executed()));
+    // Each of the three agents opened the plan's pool of 2.
+    EXPECT_EQ(after.sessions - before.sessions, kAgents * 2);
+    EXPECT_EQ(after.xact_commit - before.xact_commit,
+              static_cast<int64_t>(report->executed()) + kAgents * 2 * kPgCommitsPerConnection);
+  }
+
+  static std::string* dir_;
+  static std::string* address_;
+  static Child* coordinator_;
+  static std::vector<Child*> agents_;
+};
+
+std::string* DistributedTest::dir_ = nullptr;
+std::string* DistributedTest::address_ = nullptr;
+Child* DistributedTest::coordinator_ = nullptr;
+std::vector<Child*> DistributedTest::agents_;
+
+TEST_F(DistributedTest, AgentsListsTheThreeAgents) {
+  const ProcessResult listed = RunDbload({"agents", "--coordinator", address()});
+  ASSERT_EQ(listed.exit_code, kExitOk) << listed.Describe();
+  EXPECT_THAT(listed.out, HasSubstr("NAME"));
+  const auto rows = AgentRows(listed.out);
+  ASSERT_EQ(rows.size(), 3u) << listed.out;
+  for (int i = 0; i < kAgents; ++i) {
+    ASSERT_GE(rows[i].size(), 5u) << listed.out;
+    EXPECT_EQ(rows[i][0], absl::StrCat("agent-", i + 1));
+    EXPECT_EQ(rows[i][4], "-") << "idle agents have no run";
+  }
+}
+
+TEST_F(DistributedTest, SubmitWaitSplitsAnOpenLoopAcrossThreeAgentsExactly) {
+  ExpectOpenLoopCountedExactly({"submit", "PLAN", "--coordinator", address(), "--min-agents", "3",
+                                "--wait-for-agents", "10s", "--wait", "--report", "REPORT"},
+                               "submit_open");
+}
+
+TEST_F(DistributedTest, RunWithThreeInProcessAgentsCountsExactly) {
+  ExpectOpenLoopCountedExactly({"run", "PLAN", "--agents", "3", "--report", "REPORT"}, "run_open");
+}
+
+TEST_F(DistributedTest, ClosedLoopSpreadsSevenClientsOverThreeAgents) {
+  const std::string plan =
+      WriteFile("closed.yaml", PlanYaml(ClosedLoad(7), "stop:\n  queries: 6000\n"));
+  const std::string report_path = *dir_ + "/closed.json";
+  const int64_t scans_before = PgTableScans();
+  const PgDatabaseCounters before = PgCounters();
+  Child submit({DBLOAD_BINARY, "submit", plan, "--coordinator", address(), "--min-agents", "3",
+                "--wait", "--report", report_path});
+  ASSERT_TRUE(
+      submit.PumpUntil([](const std::string& out) { return absl::StrContains(out, "agent-3\n"); },
+                       std::chrono::seconds(10)))
+      << submit.out() << submit.err();
+  const std::string header = submit.out().substr(0, submit.out().find('\n'));
+  EXPECT_THAT(header, HasSubstr("across 3 agents: agent-1, agent-2, agent-3"));
+  const std::string run_id = std::vector<std::string>(absl::StrSplit(header, ' '))[1];
+  // While it runs, every agent works for it.
+  const ProcessResult listed = RunDbload({"agents", "--coordinator", address()});
+  ASSERT_EQ(listed.exit_code, kExitOk) << listed.Describe();
+  const ProcessResult run = submit.Wait(kChildTimeout);
+  const PgDatabaseCounters after = PgCounters();
+  const int64_t scans_after = PgTableScans();
+
+  const auto rows = AgentRows(listed.out);
+  ASSERT_EQ(rows.size(), 3u) << listed.out;
+  for (const auto& row : rows) {
+    ASSERT_GE(row.size(), 5u) << listed.out;
+    EXPECT_EQ(row[4], run_id) << listed.out;
+  }
+  ASSERT_EQ(run.exit_code, kExitOk) << run.Describe();
+  absl::StatusOr<v1::RunReport> report = LoadReport(report_path);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->end_reason(), "queries");
+  EXPECT_EQ(report->executed(), 6000u);
+  EXPECT_EQ(report->errors(), 0u);
+  EXPECT_EQ(IntervalSum(*report), 6000u);
+  EXPECT_EQ(scans_after - scans_before, 6000);
+  // 7 clients split 3/2/2: one connection each, 7 in all, never one more.
+  EXPECT_EQ(after.sessions - before.sessions, 7);
+  EXPECT_EQ(after.xact_commit - before.xact_commit, 6000 + 7 * kPgCommitsPerConnection);
+
+  // The coordinator keeps the report: `dbload report RUN` shows the same run.
+  const ProcessResult text = RunDbload({"report", run_id, "--coordinator", address()});
+  ASSERT_EQ(text.exit_code, kExitOk) << text.Describe();
+  EXPECT_THAT(text.out, HasSubstr("Executed queries: 6000\n"));
+  const ProcessResult json =
+      RunDbload({"report", run_id, "--coordinator", address(), "--format", "json"});
+  ASSERT_EQ(json.exit_code, kExitOk) << json.Describe();
+  absl::StatusOr<v1::RunReport> fetched = ParseReportJson(json.out);
+  ASSERT_TRUE(fetched.ok()) << fetched.status();
+  EXPECT_EQ(fetched->executed(), 6000u);
+}
+
+TEST_F(DistributedTest, ErrorsNameTheCoordinatorAndTheRun) {
+  const ProcessResult unknown = RunDbload({"report", "run-0-nosuch", "--coordinator", address()});
+  EXPECT_EQ(unknown.exit_code, kExitUsage) << unknown.Describe();
+  EXPECT_THAT(unknown.err, HasSubstr("run-0-nosuch"));
+  EXPECT_EQ(std::count(unknown.err.begin(), unknown.err.end(), '\n'), 1) << unknown.Describe();
+
+  const ProcessResult stop = RunDbload({"stop", "run-0-nosuch", "--coordinator", address()});
+  EXPECT_EQ(stop.exit_code, kExitUsage) << stop.Describe();
+  EXPECT_THAT(stop.err, HasSubstr("run-0-nosuch"));
+
+  // A port nobody listens on: the coordinator's address is named.
+  const std::string plan =
+      WriteFile("unreachable.yaml", PlanYaml(ClosedLoad(1), "stop:\n  queries: 1\n"));
+  const ProcessResult submit = RunDbload({"submit", plan, "--coordinator", "127.0.0.1:1"});
+  EXPECT_EQ(submit.exit_code, kExitUsage) << submit.Describe();
+  EXPECT_THAT(submit.err, HasSubstr("127.0.0.1:1"));
+  EXPECT_EQ(std::count(submit.err.begin(), submit.err.end(), '\n'), 1) << submit.Describe();
+
+  // More agents than are connected, without waiting: refused, nothing started.
+  const ProcessResult too_many =
+      RunDbload({"submit", plan, "--coordinator", address(), "--min-agents", "4"});
+  EXPECT_EQ(too_many.exit_code, kExitUsage) << too_many.Describe();
+  EXPECT_THAT(too_many.err, HasSubstr("needs 4 agents"));
+}
+
+}  // namespace
+}  // namespace dbload
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  dbload::testing::TestServersEnvironment::Register({"postgres"});
+  return RUN_ALL_TESTS();
+}
