@@ -18,7 +18,6 @@
 
 namespace dbload {
 
-namespace v1 = dbload::v1;
 
 namespace {
 
