@@ -1,0 +1,532 @@
+#!/usr/bin/env bash
+# compare_clients.sh — dbload against pgbench and sysbench on the same throwaway servers, in one
+# run: point-select throughput and client CPU per query (closed loop), open-loop rate accuracy,
+# and what each client reports when the server stalls (coordinated omission).
+#
+#   bench/compare_clients.sh [-o RESULTS.md] [-k]
+#
+#   -o FILE   also append the markdown results (tables + commands) to FILE (the only file
+#             written outside the temporary directories)
+#   -k        keep the work directory (plans, client logs) instead of deleting it
+#
+# Settings (environment):
+#   DBLOAD=build-bench/cli/dbload  the binary under test
+#   DURATION=20       seconds of every closed-loop and open-loop measurement
+#   CONNS="4 8"       connection counts for the closed-loop comparisons
+#   REPEATS=1         rounds of the closed-loop and fixed-rate comparisons (clients interleaved
+#                     in every round); the summary shows the median of the rounds
+#   ROWS=100000       rows in sbtest1 (and pgbench scale = ROWS/100000, at least 1)
+#   OPEN_RATE=10000   fixed-rate test (PostgreSQL, DURATION seconds): dbload's open-loop
+#                     accuracy, and client CPU per query of dbload / sysbench --rate /
+#                     pgbench --rate at that same rate
+#   OPEN_POOL=8       connections (threads, clients) of that test
+#   CO_RATE=2000 CO_DURATION=10 CO_STALL_AT=3 CO_STALL=1 CO_CONNS=8
+#                     coordinated-omission test: rate, length, when the stall starts, how long
+#                     every PostgreSQL process stays SIGSTOPped, connections per client
+#   WARMUP=3          seconds of unrecorded load per client and server before measuring
+#   LOAD_MAX=1.5 LOAD_WAIT=30
+#                     before each measurement wait (at most LOAD_WAIT s) for the 1-minute load
+#                     average to drop to LOAD_MAX; the value found is reported either way
+#   OTHER_MAX=10 RETRIES=1
+#                     a closed-loop measurement during which processes other than the client
+#                     and the server used more than OTHER_MAX % of the machine is repeated up
+#                     to RETRIES times; the least disturbed attempt is reported
+#
+# Everything runs on 127.0.0.1 against servers this script starts (tests/harness/dbenv) in a
+# mktemp directory and stops on exit, also on Ctrl-C. Every client run is bounded by its
+# duration. Only processes this script started are signalled (and the PostgreSQL processes of
+# its own dbenv instance, which it SIGSTOPs for the stall test and always SIGCONTs).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+DBENV=$ROOT/tests/harness/dbenv
+
+DBLOAD=${DBLOAD:-$ROOT/build-bench/cli/dbload}
+DURATION=${DURATION:-20}
+CONNS=${CONNS:-"4 8"}
+REPEATS=${REPEATS:-1}
+ROWS=${ROWS:-100000}
+OPEN_RATE=${OPEN_RATE:-10000}
+OPEN_POOL=${OPEN_POOL:-8}
+CO_RATE=${CO_RATE:-2000}
+CO_DURATION=${CO_DURATION:-10}
+CO_STALL_AT=${CO_STALL_AT:-3}
+CO_STALL=${CO_STALL:-1}
+CO_CONNS=${CO_CONNS:-8}
+WARMUP=${WARMUP:-3}
+LOAD_MAX=${LOAD_MAX:-1.5}
+LOAD_WAIT=${LOAD_WAIT:-30}
+OTHER_MAX=${OTHER_MAX:-10}
+RETRIES=${RETRIES:-1}
+
+OUT_FILE=""
+KEEP=0
+while getopts "o:kh" opt; do
+  case $opt in
+    o) OUT_FILE=$OPTARG ;;
+    k) KEEP=1 ;;
+    h)
+      sed -n '2,33s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+      exit 0
+      ;;
+    *) exit 2 ;;
+  esac
+done
+
+die() {
+  echo "compare_clients: error: $*" >&2
+  exit 1
+}
+note() { echo "compare_clients: $*" >&2; }
+
+for tool in sysbench pgbench jq /usr/bin/time awk; do
+  command -v "$tool" >/dev/null || die "$tool not found"
+done
+[[ -x $DBLOAD ]] || die "dbload binary not found at $DBLOAD (build it, or set DBLOAD=...)"
+for v in REPEATS DURATION ROWS OPEN_RATE OPEN_POOL CO_RATE CO_DURATION CO_STALL_AT CO_STALL CO_CONNS WARMUP LOAD_WAIT RETRIES OTHER_MAX; do
+  [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer, got '${!v}'"
+done
+((DURATION >= 1 && DURATION <= 3600)) || die "DURATION must be 1..3600"
+((CO_STALL_AT + CO_STALL < CO_DURATION)) || die "the stall must end before CO_DURATION"
+
+# ---------------------------------------------------------------------------------------------
+# State for clean-up: the dbenv directory, client PIDs started in the background, and PIDs
+# currently SIGSTOPped by us.
+
+WORK=$(mktemp -d /tmp/compare_clients.XXXXXX)
+DBDIR=$(mktemp -d /tmp/dbenv.XXXXXX)
+BG_PIDS=()
+STOPPED_PIDS=()
+
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if ((${#STOPPED_PIDS[@]})); then
+    note "resuming stopped server processes"
+    kill -CONT "${STOPPED_PIDS[@]}" 2>/dev/null || true
+  fi
+  local pid child
+  for pid in "${BG_PIDS[@]}"; do
+    if kill -0 "$pid" 2>/dev/null; then
+      # /usr/bin/time wraps clients: signal its child too (a PID we started, through it).
+      for child in $(pgrep -P "$pid" 2>/dev/null || true); do kill -TERM "$child" 2>/dev/null || true; done
+      kill -TERM "$pid" 2>/dev/null || true
+    fi
+  done
+  for pid in "${BG_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  "$DBENV" stop "$DBDIR" >/dev/null 2>&1 || note "dbenv stop $DBDIR failed"
+  if ((KEEP)); then note "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+forget_bg() { # PID: drop it from BG_PIDS
+  local kept=() p
+  for p in "${BG_PIDS[@]}"; do [[ $p == "$1" ]] || kept+=("$p"); done
+  BG_PIDS=("${kept[@]}")
+}
+
+# Runs a client in the background (so that the traps can reach it) and waits for it.
+run_bg_wait() {
+  "$@" &
+  local pid=$!
+  BG_PIDS+=("$pid")
+  local rc=0
+  wait "$pid" || rc=$?
+  forget_bg "$pid"
+  return "$rc"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Recording commands and results
+
+COMMANDS=() # exact commands, secrets masked
+SECRETS=()
+record_cmd() {
+  local line="" arg
+  for arg in "$@"; do
+    local shown=$arg s
+    for s in "${SECRETS[@]}"; do shown=${shown//$s/***}; done
+    if [[ $shown =~ [[:space:]\'\"\$] ]]; then shown="'${shown//\'/\'\\\'\'}'"; fi
+    line+="${line:+ }$shown"
+  done
+  COMMANDS+=("$line")
+}
+
+load1() { cut -d' ' -f1 /proc/loadavg; }
+
+# Waits (bounded) for the load average to settle; prints the 1-minute load it saw last.
+settle() {
+  local waited=0 l
+  while :; do
+    l=$(load1)
+    if awk -v l="$l" -v m="$LOAD_MAX" 'BEGIN { exit !(l <= m) }' || ((waited >= LOAD_WAIT)); then break; fi
+    sleep 5
+    waited=$((waited + 5))
+  done
+  echo "$l"
+}
+
+# Busy CPU ticks of the whole machine (user+nice+system+irq+softirq+steal).
+machine_busy_ticks() {
+  awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat
+}
+
+# Cumulative CPU ticks of a server: for each process utime+stime, plus cutime+cstime of the
+# first one (postmaster/mariadbd), which collects its exited children (PostgreSQL backends).
+server_ticks() { # SERVICE
+  local pids first=1 total=0 pid stat f
+  pids=$("$DBENV" pids "$DBDIR" "$1" 2>/dev/null) || {
+    echo 0
+    return
+  }
+  for pid in $pids; do
+    { IFS= read -r stat <"/proc/$pid/stat"; } 2>/dev/null || continue
+    stat=${stat##*) }
+    read -ra f <<<"$stat"
+    total=$((total + f[11] + f[12]))
+    if ((first)); then total=$((total + f[13] + f[14])); fi
+    first=0
+  done
+  echo "$total"
+}
+
+CLK_TCK=$(getconf CLK_TCK)
+NCPU=$(nproc)
+
+# measure NAME SERVICE QUERIES_PARSER -- CMD...: runs CMD under /usr/bin/time after the load
+# settles; sets M_LOAD M_CLIENT_S M_SERVER_S M_OTHER_PCT M_WALL M_LOG.
+measure_once() {
+  local name=$1 service=$2
+  shift 3
+  M_LOG=$WORK/$name.log
+  M_LOAD=$(settle)
+  local b0 s0 b1 s1
+  b0=$(machine_busy_ticks)
+  s0=$(server_ticks "$service")
+  run_bg_wait /usr/bin/time -o "$WORK/$name.time" -f "%e %U %S" "$@" >"$M_LOG" 2>&1 ||
+    die "$name failed (exit $?); log: $(tail -n 5 "$M_LOG")"
+  b1=$(machine_busy_ticks)
+  s1=$(server_ticks "$service")
+  local wall u s
+  read -r wall u s <"$WORK/$name.time"
+
+  M_CLIENT_S=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
+  M_SERVER_S=$(awk -v d=$((s1 - s0)) -v t="$CLK_TCK" 'BEGIN { printf "%.2f", d / t }')
+  M_OTHER_PCT=$(awk -v b=$((b1 - b0)) -v t="$CLK_TCK" -v c="$M_CLIENT_S" -v sv="$M_SERVER_S" \
+    -v w="$wall" -v n="$NCPU" 'BEGIN { o = b / t - c - sv; if (o < 0) o = 0; printf "%.1f", 100 * o / (w * n) }')
+}
+
+# measure NAME SERVICE -- CMD...: a measurement, repeated (up to RETRIES times) when processes
+# other than the client and the server disturbed it; the least disturbed attempt is kept.
+# A client that writes $WORK/NAME.json (dbload --report) gets it kept per attempt: M_JSON.
+declare -A RECORDED=()
+measure() {
+  local name=$1 service=$2 attempt best_other="" key
+  shift 2
+  key=${*:2}
+  key=${key//$WORK\//}
+  if [[ -z ${RECORDED[$key]:-} ]]; then
+    record_cmd "${@:2}"
+    RECORDED[$key]=1
+  fi
+  B_JSON=""
+  for ((attempt = 0; attempt <= RETRIES; attempt++)); do
+    rm -f "$WORK/$name.json"
+    measure_once "$name.$attempt" "$service" "$@"
+    M_JSON=""
+    if [[ -f $WORK/$name.json ]]; then
+      M_JSON=$WORK/$name.$attempt.json
+      mv "$WORK/$name.json" "$M_JSON"
+    fi
+    note "$name attempt $attempt: load $M_LOAD, other processes ${M_OTHER_PCT}% of the machine"
+    if [[ -z $best_other ]] || awk -v a="$M_OTHER_PCT" -v b="$best_other" 'BEGIN { exit !(a < b) }'; then
+      best_other=$M_OTHER_PCT
+      B_LOAD=$M_LOAD B_CLIENT_S=$M_CLIENT_S B_SERVER_S=$M_SERVER_S B_OTHER_PCT=$M_OTHER_PCT B_LOG=$M_LOG B_JSON=$M_JSON
+    fi
+    awk -v o="$M_OTHER_PCT" -v m="$OTHER_MAX" 'BEGIN { exit !(o <= m) }' && break
+  done
+  M_LOAD=$B_LOAD M_CLIENT_S=$B_CLIENT_S M_SERVER_S=$B_SERVER_S M_OTHER_PCT=$B_OTHER_PCT M_LOG=$B_LOG M_JSON=$B_JSON
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+minmax() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "–" hi }'; }
+
+per_query_us() { awk -v s="$1" -v q="$2" 'BEGIN { if (q > 0) printf "%.1f", s * 1e6 / q; else print "n/a" }'; }
+jqf() { jq -r "$1" "$2" | awk '{ printf "%.3f", $1 }'; } # a number from a JSON report, 3 decimals
+fmt_int() { awk -v x="$1" 'BEGIN { printf "%.0f", x }'; }
+
+# ---------------------------------------------------------------------------------------------
+# Servers and data
+
+note "starting PostgreSQL and MariaDB in $DBDIR"
+"$DBENV" start "$DBDIR" postgres mariadb --owner-pid $$ --fast >"$WORK/env" 2>"$WORK/dbenv.log" ||
+  die "dbenv start failed: $(tail -n 20 "$WORK/dbenv.log")"
+# shellcheck disable=SC1091
+source "$WORK/env"
+PG_PW=$(<"$PG_PASSWORD_FILE")
+MY_PW=$(<"$MARIADB_PASSWORD_FILE")
+SECRETS=("$PG_PW" "$MY_PW")
+export PGPASSWORD=$PG_PW
+PGBENCH_SCALE=$(((ROWS + 99999) / 100000))
+
+SB_PG=(--db-driver=pgsql --pgsql-host="$PG_HOST" --pgsql-port="$PG_PORT" --pgsql-user="$PG_USER"
+  --pgsql-password="$PG_PW" --pgsql-db="$PG_DATABASE" --tables=1 --table-size="$ROWS")
+SB_MY=(--db-driver=mysql --mysql-host="$MARIADB_HOST" --mysql-port="$MARIADB_PORT"
+  --mysql-user="$MARIADB_USER" --mysql-password="$MY_PW" --mysql-db="$MARIADB_DATABASE" --tables=1
+  --table-size="$ROWS")
+PGB_CONN=(-h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" "$PG_DATABASE")
+
+note "preparing sbtest1 ($ROWS rows) with sysbench on both servers, pgbench scale $PGBENCH_SCALE"
+record_cmd sysbench oltp_point_select "${SB_PG[@]}" prepare
+sysbench oltp_point_select "${SB_PG[@]}" prepare >"$WORK/prepare-sb-pg.log" 2>&1 || die "sysbench prepare (pgsql) failed"
+record_cmd sysbench oltp_point_select "${SB_MY[@]}" prepare
+sysbench oltp_point_select "${SB_MY[@]}" prepare >"$WORK/prepare-sb-my.log" 2>&1 || die "sysbench prepare (mysql) failed"
+record_cmd pgbench -i -q -s "$PGBENCH_SCALE" "${PGB_CONN[@]}"
+pgbench -i -q -s "$PGBENCH_SCALE" "${PGB_CONN[@]}" >"$WORK/prepare-pgbench.log" 2>&1 || die "pgbench -i failed"
+
+PG_ROWS=$("$PG_BINDIR/psql" -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$PG_DATABASE" -Atc 'SELECT count(*) FROM sbtest1')
+PGB_ROWS=$("$PG_BINDIR/psql" -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$PG_DATABASE" -Atc 'SELECT count(*) FROM pgbench_accounts')
+MY_ROWS=$(MYSQL_PWD=$MY_PW mariadb --protocol=tcp -h "$MARIADB_HOST" -P "$MARIADB_PORT" -u "$MARIADB_USER" "$MARIADB_DATABASE" -N -e 'SELECT count(*) FROM sbtest1')
+[[ $PG_ROWS == "$ROWS" && $MY_ROWS == "$ROWS" ]] || die "row counts differ: pg $PG_ROWS, mariadb $MY_ROWS, wanted $ROWS"
+
+# dbload plans: the oltp workload's point_select runs on the sysbench-prepared sbtest1.
+write_plan() { # FILE DRIVER PORT USER PWFILE DB LOAD DURATION
+  cat >"$1" <<EOF
+name: compare-$2
+target: {driver: $2, host: 127.0.0.1, port: $3, user: $4, password_file: $5, database: $6}
+workload: oltp
+workload_options: {tables: 1, table_size: $ROWS}
+scenario: point_select
+load: $7
+stop: {duration: ${8}s}
+EOF
+}
+PG_PLAN=$WORK/pg.yaml
+MY_PLAN=$WORK/mariadb.yaml
+write_plan "$PG_PLAN" postgresql "$PG_PORT" "$PG_USER" "$PG_PASSWORD_FILE" "$PG_DATABASE" "{closed: {clients: 4}}" "$DURATION"
+# Open-loop copy for the fixed-rate runs (a --set cannot switch the load oneof).
+OPEN_PLAN=$WORK/pg-open.yaml
+write_plan "$OPEN_PLAN" postgresql "$PG_PORT" "$PG_USER" "$PG_PASSWORD_FILE" "$PG_DATABASE" "{open: {rate: $OPEN_RATE}}" "$DURATION"
+RATE_ROWS=()
+OPEN_JSONS=()
+OPEN_LOADS=()
+OPEN_CPU=()
+write_plan "$MY_PLAN" mysql "$MARIADB_PORT" "$MARIADB_USER" "$MARIADB_PASSWORD_FILE" "$MARIADB_DATABASE" "{closed: {clients: 4}}" "$DURATION"
+
+# Warm both servers' caches with every client before anything is measured.
+note "warming up (${WARMUP}s per client)"
+if ((WARMUP > 0)); then
+  quiet() { run_bg_wait "$@" >/dev/null 2>&1; }
+  quiet "$DBLOAD" run "$PG_PLAN" --set "stop.duration=${WARMUP}s" || die "dbload warm-up (PostgreSQL) failed"
+  quiet "$DBLOAD" run "$MY_PLAN" --set "stop.duration=${WARMUP}s" || die "dbload warm-up (MariaDB) failed"
+  quiet pgbench -n -S -M prepared -c 4 -j 4 -T "$WARMUP" "${PGB_CONN[@]}" || die "pgbench warm-up failed"
+  quiet sysbench oltp_point_select "${SB_PG[@]}" --threads=4 --time="$WARMUP" run || die "sysbench warm-up failed"
+  quiet sysbench oltp_point_select "${SB_MY[@]}" --threads=4 --time="$WARMUP" run || die "sysbench warm-up failed"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# a-c: closed loop, point select, QPS and CPU per query
+
+CLOSED_ROWS=()
+SUMMARY_KEYS=()
+declare -A S_QPS=() S_CPU=() S_SRV=() S_OTHER=()
+# add_row TABLE KEY "QPS QUERIES ERRORS": one measured row (raw table) and its values for the
+# summary.
+add_row() {
+  local table=$1 key=$2 qps q err cpu_us srv_us
+  read -r qps q err <<<"$3"
+  [[ -n $qps && -n $q && -n $err ]] || die "could not read the results of $key (log: $M_LOG)"
+  cpu_us=$(per_query_us "$M_CLIENT_S" "$q")
+  srv_us=$(per_query_us "$M_SERVER_S" "$q")
+  local -n rows=$table
+  rows+=("| $REP | ${key//|/ | } | $(fmt_int "$qps") | $q | $err | $M_CLIENT_S | **$cpu_us** | $srv_us | $M_LOAD | $M_OTHER_PCT |")
+  if [[ -z ${S_QPS[$key]:-} ]]; then SUMMARY_KEYS+=("$key"); fi
+  S_QPS[$key]+="$qps "
+  S_CPU[$key]+="$cpu_us "
+  S_SRV[$key]+="$srv_us "
+  S_OTHER[$key]+="$M_OTHER_PCT "
+}
+sysbench_stats() { # LOG -> "QPS QUERIES ERRORS"
+  awk '/^ *queries:/ { q = $2; r = $3; gsub(/\(/, "", r) } /ignored errors:/ { e = $3 } END { print r, q, e }' "$1"
+}
+pgbench_stats() { # LOG -> "TPS TRANSACTIONS FAILED"
+  awk -F': ' '/number of transactions actually processed/ { q = $2 } /number of failed transactions/ { split($2, a, " "); e = a[1] } /^tps = / { split($0, b, " "); t = b[3] } END { print t, q, (e == "" ? 0 : e) }' "$1"
+}
+dbload_stats() { # JSON -> "QPS EXECUTED ERRORS"
+  jq -r '"\(.actual_rate) \(.executed|tonumber) \((.errors // 0)|tonumber)"' "$1"
+}
+
+for ((REP = 1; REP <= REPEATS; REP++)); do
+  for n in $CONNS; do
+    # PostgreSQL
+    measure "dbload-pg-$n-r$REP" postgres -- "$DBLOAD" run "$PG_PLAN" --set "load.closed.clients=$n" --report "$WORK/dbload-pg-$n-r$REP.json"
+    add_row CLOSED_ROWS "PostgreSQL|$n|dbload" "$(dbload_stats "$M_JSON")"
+
+    measure "pgbench-pg-$n-r$REP" postgres -- pgbench -n -S -M prepared -c "$n" -j "$n" -T "$DURATION" "${PGB_CONN[@]}"
+    add_row CLOSED_ROWS "PostgreSQL|$n|pgbench -S -M prepared -j $n" "$(pgbench_stats "$M_LOG")"
+
+    measure "sysbench-pg-$n-r$REP" postgres -- sysbench oltp_point_select "${SB_PG[@]}" --threads="$n" --time="$DURATION" run
+    add_row CLOSED_ROWS "PostgreSQL|$n|sysbench" "$(sysbench_stats "$M_LOG")"
+
+    # MariaDB
+    measure "dbload-my-$n-r$REP" mariadb -- "$DBLOAD" run "$MY_PLAN" --set "load.closed.clients=$n" --report "$WORK/dbload-my-$n-r$REP.json"
+    add_row CLOSED_ROWS "MariaDB|$n|dbload" "$(dbload_stats "$M_JSON")"
+
+    measure "sysbench-my-$n-r$REP" mariadb -- sysbench oltp_point_select "${SB_MY[@]}" --threads="$n" --time="$DURATION" run
+    add_row CLOSED_ROWS "MariaDB|$n|sysbench" "$(sysbench_stats "$M_LOG")"
+  done
+
+  # Same fixed rate for every client (PostgreSQL): CPU per query when nobody runs flat out.
+  note "fixed rate $OPEN_RATE/s, round $REP"
+  measure "rate-dbload-r$REP" postgres -- "$DBLOAD" run "$OPEN_PLAN" --set "target.pool=$OPEN_POOL" --report "$WORK/rate-dbload-r$REP.json"
+  add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|dbload open loop" "$(dbload_stats "$M_JSON")"
+  OPEN_JSONS+=("$M_JSON")
+  OPEN_LOADS+=("$M_LOAD")
+  OPEN_CPU+=("$M_CLIENT_S")
+
+  measure "rate-pgbench-r$REP" postgres -- pgbench -n -S -M prepared -c "$OPEN_POOL" -j "$OPEN_POOL" -T "$DURATION" --rate="$OPEN_RATE" "${PGB_CONN[@]}"
+  add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|pgbench --rate" "$(pgbench_stats "$M_LOG")"
+
+  measure "rate-sysbench-r$REP" postgres -- sysbench oltp_point_select "${SB_PG[@]}" --threads="$OPEN_POOL" --time="$DURATION" --rate="$OPEN_RATE" run
+  add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|sysbench --rate" "$(sysbench_stats "$M_LOG")"
+done
+
+# ---------------------------------------------------------------------------------------------
+# d: open-loop accuracy
+
+OPEN_ROWS=()
+for i in "${!OPEN_JSONS[@]}"; do
+  OJ=${OPEN_JSONS[$i]}
+  o_actual=$(jq -r .actual_rate "$OJ")
+  o_exec=$(jq -r '.executed|tonumber' "$OJ")
+  o_pct=$(awk -v a="$o_actual" -v t="$OPEN_RATE" 'BEGIN { printf "%.2f", 100 * a / t }')
+  o_within=$(awk -v p="$o_pct" 'BEGIN { print (p >= 99 && p <= 101) ? "yes" : "no" }')
+  OPEN_ROWS+=("| $((i + 1)) | $OPEN_RATE | $(awk -v a="$o_actual" 'BEGIN { printf "%.1f", a }') | $o_pct | $o_within | $(jqf .total_duration_s "$OJ") | $o_exec | $(jq -r '.intervals[0].executed|tonumber' "$OJ") | $(jq -r '(.not_started // 0)|tonumber' "$OJ") | $(jqf .schedule_lag.p99_ms "$OJ") | $(jqf .schedule_lag.max_ms "$OJ") | $(jqf .response_time.p99_ms "$OJ") | $(jqf .service_time.p99_ms "$OJ") | $(per_query_us "${OPEN_CPU[$i]}" "$o_exec") | ${OPEN_LOADS[$i]} |")
+done
+
+# ---------------------------------------------------------------------------------------------
+# e: coordinated omission — every PostgreSQL process SIGSTOPped for CO_STALL s
+
+# stall_run NAME -- CMD...: starts CMD, stalls the server CO_STALL_AT s later, waits for CMD.
+stall_run() {
+  local name=$1
+  shift 2
+  record_cmd "$@"
+  settle >/dev/null
+  "$@" >"$WORK/$name.log" 2>&1 &
+  local pid=$!
+  BG_PIDS+=("$pid")
+  sleep "$CO_STALL_AT"
+  local pids
+  pids=$("$DBENV" pids "$DBDIR" postgres)
+  # shellcheck disable=SC2206
+  STOPPED_PIDS=($pids)
+  kill -STOP "${STOPPED_PIDS[@]}"
+  sleep "$CO_STALL"
+  kill -CONT "${STOPPED_PIDS[@]}"
+  STOPPED_PIDS=()
+  local rc=0
+  wait "$pid" || rc=$?
+  forget_bg "$pid"
+  ((rc == 0)) || die "$name failed (exit $rc): $(tail -n 5 "$WORK/$name.log")"
+}
+
+note "coordinated omission: ${CO_RATE}/s for ${CO_DURATION}s, server stopped for ${CO_STALL}s at ${CO_STALL_AT}s"
+CO_PLAN=$WORK/pg-co.yaml
+write_plan "$CO_PLAN" postgresql "$PG_PORT" "$PG_USER" "$PG_PASSWORD_FILE" "$PG_DATABASE" "{open: {rate: $CO_RATE}}" "$CO_DURATION"
+stall_run co-dbload -- "$DBLOAD" run "$CO_PLAN" --set "target.pool=$CO_CONNS" --report "$WORK/co-dbload.json"
+COMMANDS[-1]="$(basename "$DBLOAD") run pg-co.yaml --set target.pool=$CO_CONNS --report co-dbload.json   # pg-co.yaml: load: {open: {rate: $CO_RATE}}, stop: {duration: ${CO_DURATION}s}"
+CJ=$WORK/co-dbload.json
+stall_run co-sysbench -- sysbench oltp_point_select "${SB_PG[@]}" --threads="$CO_CONNS" --time="$CO_DURATION" --rate="$CO_RATE" --percentile=99 run
+mkdir -p "$WORK/pgbench-log"
+stall_run co-pgbench -- pgbench -n -S -M prepared -c "$CO_CONNS" -j "$CO_CONNS" -T "$CO_DURATION" --rate="$CO_RATE" -P 1 -l --log-prefix="$WORK/pgbench-log/tx" "${PGB_CONN[@]}"
+
+SBL=$WORK/co-sysbench.log
+PBL=$WORK/co-pgbench.log
+# pgbench's per-transaction log: column 3 is the latency in us (from the scheduled start).
+PB_LOG_STATS=$(cat "$WORK"/pgbench-log/tx* | awk '{ print $3 }' | sort -n |
+  awk '{ v[NR] = $1 } END { i = int(NR * 0.999 + 0.999999); if (i < 1) i = 1; i99 = int(NR * 0.99 + 0.999999); if (i99 < 1) i99 = 1;
+         printf "%.1f %.1f %.1f %d", v[NR] / 1000, v[i] / 1000, v[i99] / 1000, NR }')
+read -r PB_MAX PB_P999 PB_P99 PB_N <<<"$PB_LOG_STATS"
+
+# ---------------------------------------------------------------------------------------------
+# Report
+
+{
+  echo "## compare_clients.sh — $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  echo
+  echo "Machine: $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), $(uname -sr)."
+  echo "Clients: $("$DBLOAD" version 2>/dev/null), $(sysbench --version), $(pgbench --version). Servers: PostgreSQL $("$PG_BINDIR/postgres" --version | awk '{ print $3 }'), MariaDB $(MYSQL_PWD=$MY_PW mariadb --protocol=tcp -h "$MARIADB_HOST" -P "$MARIADB_PORT" -u "$MARIADB_USER" -N -e 'SELECT VERSION()')."
+  echo "Servers from tests/harness/dbenv (--fast), client and server on the same $(nproc) CPUs, TCP 127.0.0.1; sbtest1 with $ROWS rows prepared by sysbench, pgbench scale $PGBENCH_SCALE ($PGB_ROWS rows)."
+  echo
+  echo "### Point select, closed loop, ${DURATION} s each — summary (median of $REPEATS round(s))"
+  echo
+  echo "CPU/query = client user+sys CPU (/usr/bin/time) / queries; server CPU/query likewise from /proc of the server processes."
+  echo "\"other %\" = CPU used during the run by processes other than this client and the server, in % of the whole machine (other engineers' builds); load = 1-min load average just before the run."
+  echo
+  echo "| server | conns | client | QPS (median) | client CPU/query µs (median) | range | server CPU/query µs (median) | other % (median) |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for key in "${SUMMARY_KEYS[@]}"; do
+    [[ $key == *"--rate"* || $key == *"open loop"* ]] && continue
+    # shellcheck disable=SC2086
+    echo "| ${key//|/ | } | $(fmt_int "$(median ${S_QPS[$key]})") | **$(median ${S_CPU[$key]})** | $(minmax ${S_CPU[$key]}) | $(median ${S_SRV[$key]}) | $(median ${S_OTHER[$key]}) |"
+  done
+  echo
+  echo "Every round:"
+  echo
+  echo "| round | server | conns | client | QPS | queries | errors | client CPU s | client CPU/query µs | server CPU/query µs | load before | other % |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  printf '%s\n' "${CLOSED_ROWS[@]}"
+  echo
+  echo "### Same fixed rate for every client: ${OPEN_RATE}/s, ${OPEN_POOL} connections, PostgreSQL, ${DURATION} s"
+  echo
+  echo "| round | server | conns | client | achieved/s | queries | errors | client CPU s | client CPU/query µs | server CPU/query µs | load before | other % |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  printf '%s\n' "${RATE_ROWS[@]}"
+  echo
+  echo "### Open-loop accuracy: dbload at ${OPEN_RATE}/s, ${OPEN_POOL} connections, PostgreSQL, ${DURATION} s (the dbload rows above)"
+  echo
+  echo "| round | target/s | achieved/s | achieved % | within 1 % | measured s | executed | in 1st second | not started | schedule lag p99 ms | lag max ms | response p99 ms | service p99 ms | client CPU/query µs | load before |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  printf '%s\n' "${OPEN_ROWS[@]}"
+  echo
+  echo "### Coordinated omission: ${CO_RATE}/s, ${CO_CONNS} connections, ${CO_DURATION} s; all PostgreSQL processes SIGSTOPped for ${CO_STALL} s at t=${CO_STALL_AT} s"
+  echo
+  echo "The ≈ $((CO_RATE * CO_STALL)) arrivals due during the stall wait between 0 and ${CO_STALL} s each (≈ $((100 * CO_STALL / CO_DURATION)) % of all arrivals): measured from the intended start, max and p99.9 must be ≈ $((CO_STALL * 1000)) ms; measured from the actual send only the ${CO_CONNS} queries in flight at the stall show it."
+  echo
+  echo "| client | what it reports | executed | max ms | p99.9 ms | p99 ms | mean ms | other |"
+  echo "|---|---|---|---|---|---|---|---|"
+  echo "| dbload | response time (from intended start) | $(jq -r '.executed|tonumber' "$CJ") | $(jqf .response_time.max_ms "$CJ") | $(jqf .response_time.p999_ms "$CJ") | $(jqf .response_time.p99_ms "$CJ") | $(jqf .response_time.mean_ms "$CJ") | not started $(jq -r '(.not_started // 0)|tonumber' "$CJ") |"
+  echo "| dbload | service time (from actual start) | | $(jqf .service_time.max_ms "$CJ") | $(jqf .service_time.p999_ms "$CJ") | $(jqf .service_time.p99_ms "$CJ") | $(jqf .service_time.mean_ms "$CJ") | schedule lag max $(jqf .schedule_lag.max_ms "$CJ") ms, p99 $(jqf .schedule_lag.p99_ms "$CJ") ms |"
+  echo "| sysbench --rate | Latency (ms) | $(awk '/^ *queries:/ { print $2 }' "$SBL") | $(awk '/^ *max:/ { print $2 }' "$SBL") | (no p99.9: --percentile takes integers) | $(awk '/99th percentile:/ { print $3 }' "$SBL") | $(awk '/^ *avg:/ { print $2 }' "$SBL") | |"
+  echo "| pgbench --rate | summary: latency average / stddev, schedule lag | $(awk -F': ' '/number of transactions actually processed/ { print $2 }' "$PBL") | (not in summary) | (not in summary) | (not in summary) | $(awk '/latency average/ { print $4 }' "$PBL") | stddev $(awk '/latency stddev/ { print $4 }' "$PBL") ms; $(grep -m1 'rate limit schedule lag' "$PBL" | sed 's/^ *//') |"
+  echo "| pgbench --rate | per-transaction log (-l), computed here | $PB_N | $PB_MAX | $PB_P999 | $PB_P99 | | |"
+  echo
+  echo "pgbench -P 1 around the stall:"
+  echo
+  echo '```'
+  grep '^progress' "$PBL" | sed -n "$((CO_STALL_AT > 1 ? CO_STALL_AT - 1 : 1)),$((CO_STALL_AT + CO_STALL + 2))p"
+  echo '```'
+  echo
+  echo "### Commands (in order; passwords masked)"
+  echo
+  echo '```'
+  printf '%s\n' "${COMMANDS[@]}"
+  echo '```'
+  echo
+  echo "dbload plan for the closed-loop runs (pg.yaml; mariadb.yaml is the same with driver mysql and the MariaDB port; pg-open.yaml and pg-co.yaml have load: {open: {rate: R}} instead):"
+  echo
+  echo '```yaml'
+  cat "$PG_PLAN"
+  echo '```'
+} >"$WORK/report.md"
+
+cat "$WORK/report.md"
+if [[ -n $OUT_FILE ]]; then
+  cat "$WORK/report.md" >>"$OUT_FILE"
+  note "appended to $OUT_FILE"
+fi
