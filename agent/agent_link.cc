@@ -1,6 +1,5 @@
 #include "agent/agent_link.h"
 
-#include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -23,6 +22,7 @@
 #include "common/agent_protocol.h"
 #include "common/field_error.h"
 #include "common/interval_snapshot.h"
+#include "common/loopback.h"
 #include "common/plan_parser.h"
 #include "common/workload.h"
 #include "dbload/v1/agent.grpc.pb.h"
@@ -66,17 +66,6 @@ double ProcessCpuSeconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
-bool IsLoopbackHost(const std::string& host) {
-  if (host.find('\0') != std::string::npos) return false;
-  if (absl::EqualsIgnoreCase(host, "localhost")) return true;
-  in_addr v4{};
-  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  in6_addr v6{};
-  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
-    return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
-  }
-  return false;
-}
 
 // The one place that decides how the link is secured. Plain text is acceptable only because
 // CheckCoordinatorAddress keeps the link on this machine; TLS replaces this later.

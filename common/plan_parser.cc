@@ -1,8 +1,6 @@
 #include "common/plan_parser.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "common/field_error.h"
+#include "common/loopback.h"
 #include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/parser.h"
 #include "yaml-cpp/yaml.h"
@@ -253,17 +252,6 @@ std::string IntegerRange(uint64_t min, uint64_t max) {
 
 std::string FormatRate(double rate) { return absl::StrFormat("%.15g", rate); }
 
-bool IsLoopbackHost(const std::string& host) {
-  if (host.find('\0') != std::string::npos) return false;
-  if (absl::EqualsIgnoreCase(host, "localhost")) return true;
-  in_addr v4{};
-  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  in6_addr v6{};
-  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
-    return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
-  }
-  return false;
-}
 
 bool IsDatabaseDriver(absl::string_view driver) {
   return driver == "postgresql" || driver == "mysql";

@@ -1,8 +1,6 @@
 #include "coordinator/coordinator_service.h"
 
-#include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
-#include <netinet/in.h>
 
 #include <algorithm>
 #include <atomic>
@@ -24,6 +22,7 @@
 #include "absl/time/time.h"
 #include "common/agent_protocol.h"
 #include "common/field_error.h"
+#include "common/loopback.h"
 #include "common/plan_parser.h"
 #include "common/workload.h"
 #include "coordinator/metrics_exporter.h"
@@ -849,26 +848,7 @@ grpc::Service* CoordinatorService::control_service() { return impl_->control_ser
 void CoordinatorService::Tick() { impl_->Tick(); }
 void CoordinatorService::Shutdown(Nanos grace) { impl_->Shutdown(grace); }
 
-bool IsLoopbackListenAddress(const std::string& address) {
-  if (absl::StartsWith(address, "unix:")) return true;  // a file: reachable from here only
-  std::string host;
-  if (absl::StartsWith(address, "[")) {
-    const size_t close = address.find(']');
-    if (close == std::string::npos) return false;
-    host = address.substr(1, close - 1);
-  } else {
-    const size_t colon = address.rfind(':');
-    host = colon == std::string::npos ? address : address.substr(0, colon);
-  }
-  if (host == "localhost") return true;
-  in_addr v4{};
-  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) {
-    return (ntohl(v4.s_addr) >> 24) == 127;
-  }
-  in6_addr v6{};
-  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6);
-  return false;
-}
+bool IsLoopbackListenAddress(const std::string& address) { return IsLoopbackAddress(address); }
 
 absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
     const std::string& address, CoordinatorService& service) {
