@@ -223,16 +223,11 @@ measure_once() {
 # measure NAME SERVICE -- CMD...: a measurement, repeated (up to RETRIES times) when processes
 # other than the client and the server disturbed it; the least disturbed attempt is kept.
 # A client that writes $WORK/NAME.json (dbload --report) gets it kept per attempt: M_JSON.
-declare -A RECORDED=()
+# Commands are listed once, from the first round (later rounds differ only in -rN file names).
 measure() {
-  local name=$1 service=$2 attempt best_other="" key
+  local name=$1 service=$2 attempt best_other=""
   shift 2
-  key=${*:2}
-  key=${key//$WORK\//}
-  if [[ -z ${RECORDED[$key]:-} ]]; then
-    record_cmd "${@:2}"
-    RECORDED[$key]=1
-  fi
+  if ((REP == 1)); then record_cmd "${@:2}"; fi
   B_JSON=""
   for ((attempt = 0; attempt <= RETRIES; attempt++)); do
     rm -f "$WORK/$name.json"
@@ -512,7 +507,7 @@ read -r PB_MAX PB_P999 PB_P99 PB_N <<<"$PB_LOG_STATS"
   grep '^progress' "$PBL" | sed -n "$((CO_STALL_AT > 1 ? CO_STALL_AT - 1 : 1)),$((CO_STALL_AT + CO_STALL + 2))p"
   echo '```'
   echo
-  echo "### Commands (in order; passwords masked)"
+  echo "### Commands (in order, first round; later rounds write -r2, -r3 … report files; passwords masked)"
   echo
   echo '```'
   printf '%s\n' "${COMMANDS[@]}"
