@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/run_executor.h"
+#include "common/stage_program.h"
 #include "common/agent_protocol.h"
 #include "common/field_error.h"
 #include "common/interval_snapshot.h"
@@ -504,6 +505,11 @@ class AgentLink::Impl {
       Event(absl::StrCat("ignoring a load change for run ", change.run_id(), ": not running it"));
       return;
     }
+    if (run_->plan.stages_size() > 0) {
+      Event(absl::StrCat("ignoring a load change for run ", change.run_id(),
+                         ": its stages set the load"));
+      return;
+    }
     const bool open = run_->plan.load().has_open();
     switch (change.load().kind_case()) {
       case v1::LoadShare::kRate: {
@@ -576,7 +582,25 @@ class AgentLink::Impl {
     share.total_slots = assignment.total_slots();
     share.phase = assignment.phase();
     uint32_t workers = 0;
-    if (plan.load().has_open()) {
+    if (plan.stages_size() > 0) {
+      // The stages give the load; the assignment gives this agent's part of each.
+      share.rate_fraction = assignment.rate_fraction();
+      share.agent_index = assignment.agent_index();
+      share.agent_count = assignment.agent_count();
+      if (!std::isfinite(share.rate_fraction) || share.rate_fraction < 0 ||
+          share.rate_fraction > 1 + kRateSplitSlack) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, "rate_fraction: expected a fraction from 0 to 1, got ", share.rate_fraction));
+      }
+      if (share.agent_index >= share.agent_count) {
+        return absl::InvalidArgumentError(absl::StrCat(where, "agent_index ", share.agent_index,
+                                                       " is not below agent_count ",
+                                                       share.agent_count));
+      }
+      const StageProgram program(plan, share.rate_fraction, share.agent_index, share.agent_count);
+      workers = plan.load().has_open() ? (program.AnyRate() ? plan.target().pool() : 0)
+                                       : program.ClientStarts();
+    } else if (plan.load().has_open()) {
       const double plan_rate = plan.load().open().rate();
       if (assignment.load().kind_case() != v1::LoadShare::kRate) {
         return absl::InvalidArgumentError(
@@ -614,7 +638,9 @@ class AgentLink::Impl {
                                                      workers, " workers exceed total_slots ",
                                                      share.total_slots));
     }
-    const uint64_t plan_queries = plan.stop().queries();
+    const uint64_t plan_queries = plan.stages_size() > 0
+                                      ? plan.stages(plan.stages_size() - 1).queries()
+                                      : plan.stop().queries();
     if (assignment.queries() > plan_queries) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, "queries: expected at most the plan's stop.queries ", plan_queries,
@@ -622,7 +648,7 @@ class AgentLink::Impl {
     }
     share.queries = assignment.queries();
     // In RunShare 0 means "no count limit": a zero share of a count-limited plan means "none".
-    run->nothing_to_run = plan_queries > 0 && assignment.queries() == 0;
+    run->nothing_to_run = plan.stages_size() == 0 && plan_queries > 0 && assignment.queries() == 0;
 
     absl::StatusOr<std::string> password = ReadTargetPassword(plan.target());
     if (!password.ok()) {
@@ -667,6 +693,7 @@ class AgentLink::Impl {
       return used;
     };
     double last_elapsed_s = 0;
+    uint32_t last_stage = 0;
     v1::AgentMessage final_message;
     v1::AgentReport& final_report = *final_message.mutable_report();
     if (run.nothing_to_run) {
@@ -685,6 +712,10 @@ class AgentLink::Impl {
         report.set_interval_s(out.length_s);
         report.set_warmup(out.warmup);
         report.set_elapsed_s(out.elapsed_s);
+        report.set_stage(out.stage);
+        last_stage = out.stage;
+        report.set_target_rate(out.target_rate);
+        report.set_clients(out.clients);
         last_elapsed_s = out.elapsed_s;
         run.connection->Send(std::move(message));
       };
@@ -712,6 +743,7 @@ class AgentLink::Impl {
     final_report.set_sequence(++run.sequence);
     final_report.set_final(true);
     final_report.set_elapsed_s(last_elapsed_s);
+    final_report.set_stage(last_stage);
     final_report.set_cpu_seconds(cpu_since_mark());
     Event(absl::StrCat("run ", run.run_id, ": ended: ", final_report.end_reason(),
                        final_report.fatal_error().empty() ? "" : " (", final_report.fatal_error(),

@@ -1,12 +1,14 @@
 #include "agent/run_executor.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "agent/interval_recorder.h"
 #include "agent/load_runner.h"
+#include "common/stage_program.h"
 
 namespace dbload {
 
@@ -17,6 +19,7 @@ constexpr Nanos kInterval = kSecond;
 constexpr Nanos kPollSlice = 100 * kMillisecond;
 // A plan bounded only by a query count still ends after this long.
 constexpr Nanos kMaxRunLength = 24 * 3600 * kSecond;
+constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 
 PacerFactory MakePacerFactory(const v1::OpenLoad& open, double rate, double phase, uint64_t seed) {
   if (open.arrival() == v1::OpenLoad::POISSON) {
@@ -70,14 +73,20 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   result.started_at = absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone());
 
   const bool open = plan.load().has_open();
-  const double rate = share.rate.value_or(plan.load().open().rate());
-  const uint32_t clients = share.clients.value_or(plan.load().closed().clients());
+  const bool staged = plan.stages_size() > 0;
+  const StageProgram program(plan, share.rate_fraction, share.agent_index, share.agent_count);
+  double rate = staged ? program.PacedRate(0, 0) : share.rate.value_or(plan.load().open().rate());
+  uint32_t clients =
+      staged ? program.Clients(0, 0) : share.clients.value_or(plan.load().closed().clients());
   const Nanos warmup = plan.warmup_ns();
   const uint64_t budget = share.queries;
-  if (budget > 0 && warmup == 0) runner.SetStartLimit(budget);
+  // The query count applies to the measured part, or with stages to the last one only.
+  const bool last_stage_counted = staged && plan.stages(plan.stages_size() - 1).queries() > 0;
+  if (!staged && budget > 0 && warmup == 0) runner.SetStartLimit(budget);
 
   // An agent with a zero share (more agents than clients) still reports, but runs nothing.
-  const int sessions = static_cast<int>(open ? (rate > 0 ? plan.target().pool() : 0) : clients);
+  const bool any_rate = staged ? program.AnyRate() : rate > 0;
+  const int sessions = static_cast<int>(open ? (any_rate ? plan.target().pool() : 0) : clients);
   if (absl::Status connected = runner.Connect(sessions); !connected.ok()) return connected;
 
   // The run's clock starts once every session is ready, so connecting costs no measured time.
@@ -86,8 +95,10 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   clock.AttachThread();
   const Nanos start = clock.Now();
   const Nanos warmup_end = start + warmup;
-  const Nanos measured_length =
-      plan.stop().duration_ns() > 0 ? plan.stop().duration_ns() : kMaxRunLength;
+  Nanos measured_length = plan.stop().duration_ns() > 0 ? plan.stop().duration_ns() : kMaxRunLength;
+  if (staged && program.TotalLength() > 0) {
+    measured_length = std::min(measured_length, program.TotalLength());
+  }
   const Nanos deadline = warmup_end + measured_length;
   if (open && sessions > 0) {
     runner.StartOpenLoop(MakePacerFactory(plan.load().open(), rate, share.phase, plan.seed()),
@@ -98,59 +109,115 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
 
   Nanos interval_start = start;
   bool in_warmup = warmup > 0;
-  uint64_t warmup_completions = 0;
+  uint64_t completions = 0;  // drained so far, warm-up included
   // The measured part starts when the warm-up's last interval is drained: a sample belongs to
   // the interval it was drained in, so this is where the report's counts begin.
   Nanos measured_from = start;
+  size_t stage = 0;
+  Nanos stage_start = warmup_end;
+  bool counted_stage = false;  // in the last stage, which ends on its query count
   auto close_interval = [&](Nanos now) {
     const IntervalSnapshot snapshot = recorder.Drain();
-    if (in_warmup) warmup_completions += snapshot.Executed() + snapshot.Errors();
+    completions += snapshot.Executed() + snapshot.Errors();
     if (hooks.on_interval) {
       hooks.on_interval({.snapshot = snapshot,
                          .elapsed_s = static_cast<double>(now - start) / kSecond,
                          .length_s = static_cast<double>(now - interval_start) / kSecond,
                          .warmup = in_warmup,
                          .in_flight = static_cast<uint32_t>(runner.InFlight()),
-                         .connections = static_cast<uint32_t>(runner.Clients())});
+                         .connections = static_cast<uint32_t>(runner.Clients()),
+                         .stage = staged ? static_cast<uint32_t>(stage + 1) : 0,
+                         .target_rate = open && sessions > 0 ? rate : 0,
+                         .clients = open ? 0 : clients});
     }
     interval_start = now;
   };
-  auto idle = [&] { return sessions == 0 && clock.Now() >= deadline; };
+  // A stage's level `now`: rates follow ramps in slices, clients change exactly on their steps.
+  auto apply_level = [&](Nanos now) {
+    if (!staged || in_warmup) return;
+    const Nanos elapsed = now - stage_start;
+    if (open) {
+      const double wanted = program.PacedRate(stage, elapsed);
+      if (wanted != rate && sessions > 0) runner.SetRate(wanted);
+      rate = wanted;
+    } else if (const uint32_t wanted = program.Clients(stage, elapsed); wanted != clients) {
+      // A client that cannot connect is not retried here: the interval's clients show it.
+      (void)runner.SetClients(static_cast<int>(wanted));
+      clients = wanted;
+    }
+  };
+  auto enter_stage = [&](size_t index, Nanos at) {
+    stage = index;
+    stage_start = at;
+    if (last_stage_counted && stage + 1 == program.size()) {
+      counted_stage = true;
+      // As at the end of a warm-up: what is in flight completes in this stage.
+      runner.SetStartLimit(completions + budget);
+    }
+    apply_level(at);
+  };
+  // The end of a stage that another follows (the last one ends with the run's deadline).
+  auto stage_end = [&] {
+    if (!staged || in_warmup || stage + 1 == program.size()) return kNever;
+    return stage_start + program.Length(stage);
+  };
+  // Workers leave at the deadline, at the query limit, on Stop or on a fatal error, and closed-
+  // loop clients when a stage retires them: only the first four end the run.
+  auto load_over = [&] {
+    if (counted_stage && budget == 0) return true;
+    const bool workers_expected = open || !staged ? sessions > 0 : clients > 0;
+    return workers_expected ? runner.Finished() : clock.Now() >= deadline;
+  };
+  if (!in_warmup && staged) enter_stage(0, start);
 
   std::string& end_reason = result.end_reason;
   while (end_reason.empty()) {
-    Nanos next_tick = interval_start + kInterval;
+    Nanos next_tick = std::min(interval_start + kInterval, stage_end());
     if (in_warmup) next_tick = std::min(next_tick, warmup_end);
     RunControlReader::Requests requests;
     for (Nanos now = clock.Now(); now < next_tick; now = clock.Now()) {
       requests = RunControlReader::Take(hooks.control);
       if (requests.rate) runner.SetRate(*requests.rate);
-      if (requests.clients) (void)runner.SetClients(static_cast<int>(*requests.clients));
-      if (requests.stop_reason || (sessions > 0 && runner.Finished()) || idle()) break;
+      if (requests.clients) {
+        (void)runner.SetClients(static_cast<int>(*requests.clients));
+        clients = *requests.clients;
+      }
+      apply_level(now);
+      if (requests.stop_reason || load_over()) break;
       if (hooks.interrupted != nullptr && hooks.interrupted->load()) break;
-      clock.SleepUntil(std::min(next_tick, now + kPollSlice));
+      Nanos wake = std::min(next_tick, now + kPollSlice);
+      if (staged && !in_warmup) {
+        const Nanos change = program.NextChange(stage, now - stage_start);
+        if (change != kNever) wake = std::min(wake, stage_start + change);
+      }
+      clock.SleepUntil(wake);
     }
     if (hooks.interrupted != nullptr && hooks.interrupted->load()) {
       end_reason = "interrupted";
     } else if (requests.stop_reason) {
       end_reason = absl::StrCat("stopped: ", *requests.stop_reason);
-    } else if ((sessions > 0 && runner.Finished()) || idle()) {
+    } else if (load_over()) {
       if (const auto fatal = runner.fatal_error()) {
         end_reason = absl::StrCat("fatal error ", fatal->code, ": ", fatal->message);
-      } else if (budget > 0 && clock.Now() < deadline) {
+      } else if ((staged ? counted_stage : budget > 0) && clock.Now() < deadline) {
         end_reason = "queries";
       } else {
         end_reason = "duration";
       }
     } else {
       const Nanos now = clock.Now();
+      const Nanos ending_stage = stage_end();
       close_interval(now);
       if (in_warmup && now >= warmup_end) {
         in_warmup = false;
         measured_from = now;
         // Transactions in flight now will complete in the measured part; limiting the starts
         // to warm-up completions + budget makes exactly `budget` complete there.
-        if (budget > 0) runner.SetStartLimit(warmup_completions + budget);
+        if (!staged && budget > 0) runner.SetStartLimit(completions + budget);
+        if (staged) enter_stage(0, now);
+      } else if (now >= ending_stage && stage + 1 < program.size()) {
+        // From the scheduled end, not `now`, so that a late wake-up does not stretch the run.
+        enter_stage(stage + 1, ending_stage);
       }
     }
   }

@@ -30,6 +30,12 @@ struct RunShare {
   uint32_t total_slots = 0;
   // Uniform arrivals start this fraction of a period late, so that agents do not fire together.
   double phase = 0;
+  // Plans with stages: this process takes rate_fraction of each stage's rate (open loop), or
+  // is number agent_index of agent_count in the spread of each stage's clients (closed loop);
+  // `queries` is its share of the last stage's query count.
+  double rate_fraction = 1;
+  uint32_t agent_index = 0;
+  uint32_t agent_count = 1;
 };
 
 // Changes to a running execution, from another thread (an agent's link to its coordinator).
@@ -55,6 +61,9 @@ struct IntervalOutput {
   bool warmup = false;
   uint32_t in_flight = 0;
   uint32_t connections = 0;
+  uint32_t stage = 0;     // 1-based with stages, else 0; an interval never spans two
+  double target_rate = 0;  // open loop, at the interval's end
+  uint32_t clients = 0;    // closed loop: the clients asked for at the interval's end
 };
 
 struct ExecutionHooks {
@@ -76,6 +85,10 @@ struct ExecutionResult {
 // Runs a validated plan's load in this process: connects every session first (failures are
 // returned before any load), then warm-up, the measured part until the stop rule, and one
 // interval per second. Every load it starts is bounded by the plan's stop rule.
+//
+// With stages, the warm-up runs at the first stage's starting level, then each stage follows its
+// level (a rate ramp in kRateRampSlice steps, clients exactly at each step) for its length; an
+// interval is cut at every stage boundary, so that each belongs to one stage.
 absl::StatusOr<ExecutionResult> ExecuteRun(const dbload::v1::Plan& plan, const RunShare& share,
                                            db::Driver& driver, const Scenario& scenario,
                                            Clock& clock, const ExecutionHooks& hooks);

@@ -152,6 +152,7 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
     stop_watcher();
     std::cout << "run " << last.run_id() << " " << last.state() << ": " << end_reason << std::endl;
     if (last.state() == "interrupted") return kExitInterrupted;
+    if (last.state() == "aborted") return kExitAborted;
     return last.state() == "failed" ? kExitRunFailed : kExitOk;
   }
   grpc::ClientContext report_context;
@@ -179,6 +180,10 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
   }
   std::cout << std::flush;
   if (last.state() == "interrupted") return kExitInterrupted;
+  if (last.state() == "aborted") {
+    std::cerr << "dbload: " << InPlan(options, absl::StrCat("run ", end_reason)) << "\n";
+    return kExitAborted;
+  }
   if (last.state() == "failed" || absl::StartsWith(end_reason, "fatal")) {
     // The report above says it too, but a script reading stderr must not miss it.
     std::cerr << "dbload: " << InPlan(options, absl::StrCat("run ended by ", end_reason)) << "\n";

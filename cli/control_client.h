@@ -16,6 +16,9 @@ namespace dbload {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitRunFailed = 1;
 inline constexpr int kExitUsage = 2;
+// The plan's abort rules ended the run (p99, error rate or achieved rate out of bounds): the
+// report holds what was measured until then.
+inline constexpr int kExitAborted = 3;
 inline constexpr int kExitInterrupted = 130;
 
 // A Control stub for a coordinator at `address` (HOST:PORT on loopback in this build; the

@@ -1,7 +1,7 @@
 // The `dbload` command. Subcommands parse their own arguments; every failure is reported as
 // one line naming what was wrong and where, and the exit code says what happened:
 // 0 success, 1 a run that ended with a fatal database error, 2 bad input or set-up failure,
-// 130 interrupted.
+// 3 aborted by the plan's abort rules, 130 interrupted.
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
@@ -74,7 +74,7 @@ defaults to the latest run):
 
 Exit codes: 0 success; 1 the run ended by a fatal database error (or failed); 2 bad input or
 set-up failure (plan, database unreachable, wrong password, missing table, coordinator
-unreachable, unknown run); 130 interrupted or stopped.
+unreachable, unknown run); 3 the plan's abort rules ended the run; 130 interrupted or stopped.
 )";
 
 // Options and positional arguments of one command. `--name value` and `--name=value` both work.

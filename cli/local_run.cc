@@ -15,14 +15,23 @@ absl::StatusOr<v1::RunReport> RunPlanLocally(const v1::Plan& plan, db::Driver& d
                                              const Scenario& scenario, Clock& clock,
                                              const LocalRunHooks& hooks) {
   RunReportBuilder builder(plan, scenario.query_types());
+  const bool staged = plan.stages_size() > 0;
   RunShare share;
-  share.queries = plan.stop().queries();
+  share.queries = staged ? plan.stages(plan.stages_size() - 1).queries() : plan.stop().queries();
   const double target_rate = plan.load().has_open() ? plan.load().open().rate() : 0;
+  std::vector<double> stage_seconds(plan.stages_size(), 0.0);
   ExecutionHooks execution_hooks{
       .on_interval =
           [&](const IntervalOutput& out) {
-            const v1::IntervalSample sample = builder.AddInterval(
-                out.elapsed_s, out.length_s, target_rate, out.warmup, out.snapshot);
+            if (out.stage > 0 && !out.warmup) stage_seconds[out.stage - 1] += out.length_s;
+            const v1::IntervalSample sample =
+                builder.AddInterval({.elapsed_s = out.elapsed_s,
+                                     .length_s = out.length_s,
+                                     .target_rate = staged ? out.target_rate : target_rate,
+                                     .warmup = out.warmup,
+                                     .stage = out.stage,
+                                     .clients = out.clients},
+                                    out.snapshot);
             if (hooks.on_interval && out.length_s >= kMinPrintedInterval_s) hooks.on_interval(sample);
           },
       .interrupted = hooks.interrupted};
@@ -30,7 +39,7 @@ absl::StatusOr<v1::RunReport> RunPlanLocally(const v1::Plan& plan, db::Driver& d
       ExecuteRun(plan, share, driver, scenario, clock, execution_hooks);
   if (!result.ok()) return result.status();
   return builder.Finish(result->measured_s, 0, result->not_started, result->end_reason,
-                        result->started_at);
+                        result->started_at, stage_seconds);
 }
 
 }  // namespace dbload

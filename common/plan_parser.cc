@@ -19,6 +19,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -26,6 +27,7 @@
 #include "absl/strings/string_view.h"
 #include "common/field_error.h"
 #include "common/loopback.h"
+#include "common/stage_program.h"
 #include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/parser.h"
 #include "yaml-cpp/yaml.h"
@@ -34,10 +36,13 @@ namespace dbload {
 namespace {
 
 using dbload::v1::ClosedLoad;
+using dbload::v1::AbortRules;
+using dbload::v1::Level;
 using dbload::v1::Load;
 using dbload::v1::NoopLatency;
 using dbload::v1::OpenLoad;
 using dbload::v1::Plan;
+using dbload::v1::Stage;
 using dbload::v1::StopRule;
 using dbload::v1::Target;
 
@@ -47,6 +52,9 @@ constexpr char kDefaultHost[] = "127.0.0.1";
 constexpr uint32_t kDefaultPostgreSqlPort = 5432;
 constexpr uint32_t kDefaultMySqlPort = 3306;
 constexpr uint32_t kMaxPort = 65535;
+// An abort rule without `for` must hold this long: one bad second is noise, five are a trend.
+constexpr double kMaxStaircaseSteps = 100'000;
+constexpr int64_t kDefaultAbortForNs = 5'000'000'000;
 constexpr char kDriverChoices[] = "postgresql, mysql, noop";
 // A password is a line, not a document; the bound keeps a mistaken path (/dev/zero) harmless.
 constexpr size_t kMaxPasswordBytes = 64 * 1024;
@@ -59,6 +67,8 @@ enum class FieldKind {
   kValue,     // a single scalar
   kMap,       // a map with the fields listed in FieldSpec::fields
   kValueMap,  // a map with free keys and scalar values (workload_options)
+  kList,      // a list of maps, each with the fields listed (stages)
+  kLevel,     // a scalar, or a map with the fields listed (a stage's rate or clients)
 };
 
 struct FieldSpec;
@@ -102,6 +112,13 @@ constexpr FieldSpec kClosedFields[] = {Value("clients"), Value("think_time")};
 constexpr FieldSpec kLoadFields[] = {Map("open", ListOf(kOpenFields)),
                                      Map("closed", ListOf(kClosedFields))};
 constexpr FieldSpec kStopFields[] = {Value("duration"), Value("queries")};
+constexpr FieldSpec kLevelFields[] = {Value("from"), Value("to"), Value("step"), Value("every"),
+                                      Value("max")};
+constexpr FieldSpec kStageFields[] = {Value("name"), Value("duration"), Value("queries"),
+                                      {"rate", FieldKind::kLevel, ListOf(kLevelFields)},
+                                      {"clients", FieldKind::kLevel, ListOf(kLevelFields)}};
+constexpr FieldSpec kAbortFields[] = {Value("p99_above"), Value("error_rate_above"),
+                                      Value("achieved_below"), Value("for")};
 constexpr FieldSpec kPlanFields[] = {Value("name"),
                                      Map("target", ListOf(kTargetFields)),
                                      Value("workload"),
@@ -110,7 +127,9 @@ constexpr FieldSpec kPlanFields[] = {Value("name"),
                                      Map("load", ListOf(kLoadFields)),
                                      Value("warmup"),
                                      Map("stop", ListOf(kStopFields)),
-                                     Value("seed")};
+                                     Value("seed"),
+                                     {"stages", FieldKind::kList, ListOf(kStageFields)},
+                                     Map("abort", ListOf(kAbortFields))};
 
 // Debian's Abseil has its own string_view; the public API speaks std::string_view.
 absl::string_view AsAbsl(std::string_view text) { return {text.data(), text.size()}; }
@@ -386,8 +405,33 @@ absl::Status ApplyOverride(YAML::Node& root, absl::string_view override_text,
     }
     const FieldKind kind = free_keys ? FieldKind::kValue : spec->kind;
     const bool last = i + 1 == keys.size();
+    if (kind == FieldKind::kList) {
+      // stages.1.duration: the index picks an element the file already has.
+      size_t index = 0;
+      if (last || !absl::SimpleAtoi(keys[i + 1], &index)) {
+        return override_error(walked, absl::StrCat("is a list; --set a field of one element, e.g. "
+                                                   "--set ",
+                                                   walked, ".0.", spec->fields.data[1].name,
+                                                   "=..."));
+      }
+      YAML::Node list = current[key];
+      const size_t size = list.IsSequence() ? list.size() : 0;
+      walked = JoinPath(walked, keys[i + 1]);
+      if (index >= size) {
+        return override_error(walked, absl::StrCat("the plan has ", size, " ", key,
+                                                   " (numbered from 0); --set changes one that "
+                                                   "exists"));
+      }
+      if (i + 2 == keys.size()) {
+        return override_error(walked, absl::StrCat("is one of ", key, "; --set a field of it"));
+      }
+      current.reset(list[index]);
+      fields = spec->fields;
+      ++i;
+      continue;
+    }
     if (last) {
-      if (kind != FieldKind::kValue) {
+      if (kind != FieldKind::kValue && kind != FieldKind::kLevel) {
         return override_error(
             walked, "is a map; --set one value inside it, e.g. --set " +
                         JoinPath(walked, kind == FieldKind::kMap ? spec->fields.data[0].name
@@ -506,7 +550,16 @@ class PlanConverter {
   absl::Status ConvertOpen(const YAML::Node& node, OpenLoad& open);
   absl::Status ConvertClosed(const YAML::Node& node, ClosedLoad& closed);
   absl::Status ConvertStop(const YAML::Node& node, StopRule& stop);
+  absl::Status ConvertStages(const YAML::Node& node, Plan& plan);
+  absl::Status ConvertLevel(const YAML::Node& node, const std::string& path, bool clients,
+                            Level& level);
+  absl::Status ConvertAbort(const YAML::Node& node, AbortRules& abort);
   absl::Status ConvertWorkloadOptions(const YAML::Node& node, Plan& plan);
+
+  // load.open / load.closed as written, for "missing rate/clients" once it is known whether
+  // the plan has stages (which give them instead).
+  std::optional<YAML::Node> open_node_, closed_node_;
+  bool amount_given_ = false;
 
   const absl::string_view source_name_;
   const std::set<std::string, std::less<>>& overridden_paths_;
@@ -625,6 +678,10 @@ absl::Status PlanConverter::Convert(const YAML::Node& root, Plan& plan) {
       if (nanos.ok()) plan.set_warmup_ns(*nanos);
     } else if (name == "stop") {
       status = ConvertStop(value, *plan.mutable_stop());
+    } else if (name == "stages") {
+      status = ConvertStages(value, plan);
+    } else if (name == "abort") {
+      status = ConvertAbort(value, *plan.mutable_abort());
     } else if (name == "seed") {
       absl::StatusOr<uint64_t> seed =
           ReadInteger<uint64_t>(value, name, 0, std::numeric_limits<uint64_t>::max());
@@ -636,6 +693,16 @@ absl::Status PlanConverter::Convert(const YAML::Node& root, Plan& plan) {
   }
   // Unlike a proto, YAML can tell "absent" from 0; an absent seed is 1 so that runs repeat.
   if (!seed_given) plan.set_seed(kDefaultSeed);
+  if (plan.stages_size() == 0 && !amount_given_) {
+    if (open_node_) {
+      return Missing(*open_node_, "load.open", "rate",
+                     "an open loop needs a rate (transactions per second), or stages");
+    }
+    if (closed_node_) {
+      return Missing(*closed_node_, "load.closed", "clients",
+                     "a closed loop needs a number of clients, or stages");
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -709,9 +776,8 @@ absl::Status PlanConverter::ConvertOpen(const YAML::Node& node, OpenLoad& open) 
   const std::string path = "load.open";
   absl::StatusOr<MapEntries> fields = ReadMap(node, path, MapSpec(ListOf(kLoadFields), "open"));
   if (!fields.ok()) return fields.status();
-  if (fields->Find("rate") == nullptr) {
-    return Missing(node, path, "rate", "an open loop needs a rate (transactions per second)");
-  }
+  open_node_ = node;
+  amount_given_ = fields->Find("rate") != nullptr;
   for (const auto& [name, value] : fields->entries) {
     const std::string field_path = JoinPath(path, name);
     if (name == "rate") {
@@ -742,9 +808,8 @@ absl::Status PlanConverter::ConvertClosed(const YAML::Node& node, ClosedLoad& cl
   const std::string path = "load.closed";
   absl::StatusOr<MapEntries> fields = ReadMap(node, path, MapSpec(ListOf(kLoadFields), "closed"));
   if (!fields.ok()) return fields.status();
-  if (fields->Find("clients") == nullptr) {
-    return Missing(node, path, "clients", "a closed loop needs a number of clients");
-  }
+  closed_node_ = node;
+  amount_given_ = fields->Find("clients") != nullptr;
   for (const auto& [name, value] : fields->entries) {
     const std::string field_path = JoinPath(path, name);
     if (name == "clients") {
@@ -778,6 +843,128 @@ absl::Status PlanConverter::ConvertStop(const YAML::Node& node, StopRule& stop) 
           ReadInteger<uint64_t>(value, field_path, 1, std::numeric_limits<uint64_t>::max());
       if (!queries.ok()) return queries.status();
       stop.set_queries(*queries);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanConverter::ConvertStages(const YAML::Node& node, Plan& plan) {
+  const std::string path = "stages";
+  Record(node, path);
+  if (!node.IsSequence() || node.size() == 0) {
+    return Error(node, path,
+                 absl::StrCat("expected a list of stages, e.g. - {duration: 60s, clients: 4}, "
+                              "got ",
+                              Describe(node)));
+  }
+  static constexpr FieldSpec kStage{"", FieldKind::kMap, ListOf(kStageFields)};
+  for (size_t i = 0; i < node.size(); ++i) {
+    const std::string stage_path = JoinPath(path, absl::StrCat(i));
+    absl::StatusOr<MapEntries> fields = ReadMap(node[i], stage_path, kStage);
+    if (!fields.ok()) return fields.status();
+    Stage& stage = *plan.add_stages();
+    for (const auto& [name, value] : fields->entries) {
+      const std::string field_path = JoinPath(stage_path, name);
+      absl::Status status;
+      if (name == "name") {
+        absl::StatusOr<std::string> text = ReadText(value, field_path, "a string");
+        status = text.status();
+        if (text.ok()) stage.set_name(*std::move(text));
+      } else if (name == "duration") {
+        absl::StatusOr<int64_t> nanos = ReadDuration(value, field_path);
+        status = nanos.status();
+        if (nanos.ok() && *nanos == 0) status = Error(value, field_path, "must be > 0, got 0");
+        if (status.ok()) stage.set_duration_ns(*nanos);
+      } else if (name == "queries") {
+        absl::StatusOr<uint64_t> queries =
+            ReadInteger<uint64_t>(value, field_path, 1, std::numeric_limits<uint64_t>::max());
+        status = queries.status();
+        if (queries.ok()) stage.set_queries(*queries);
+      } else if (name == "rate") {
+        status = ConvertLevel(value, field_path, /*clients=*/false, *stage.mutable_rate());
+      } else if (name == "clients") {
+        status = ConvertLevel(value, field_path, /*clients=*/true, *stage.mutable_clients());
+      }
+      if (!status.ok()) return status;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A level is a number (constant), {from, to} (a ramp over the stage) or {from, step, every, max}
+// (a staircase): "add one client every 60 s" is clients: {from: 1, step: 1, every: 60s, max: 32}.
+absl::Status PlanConverter::ConvertLevel(const YAML::Node& node, const std::string& path,
+                                         bool clients, Level& level) {
+  auto read_amount = [&](const YAML::Node& value,
+                         const std::string& field_path) -> absl::StatusOr<double> {
+    if (!clients) return ReadNumber(value, field_path);
+    absl::StatusOr<uint32_t> whole = ReadInteger<uint32_t>(value, field_path, 0, kMaxClosedClients);
+    if (!whole.ok()) return whole.status();
+    return static_cast<double>(*whole);
+  };
+  if (node.IsScalar()) {
+    absl::StatusOr<double> amount = read_amount(node, path);
+    if (!amount.ok()) return amount.status();
+    level.set_shape(Level::CONSTANT);
+    level.set_from(*amount);
+    return absl::OkStatus();
+  }
+  static constexpr FieldSpec kLevel{"", FieldKind::kMap, ListOf(kLevelFields)};
+  absl::StatusOr<MapEntries> fields = ReadMap(node, path, kLevel);
+  if (!fields.ok()) return fields.status();
+  const bool ramp = fields->Find("to") != nullptr;
+  const bool staircase = fields->Find("step") != nullptr || fields->Find("every") != nullptr ||
+                         fields->Find("max") != nullptr;
+  if (ramp && staircase) {
+    return Error(node, path,
+                 "set {from, to} for a ramp or {from, step, every, max} for a staircase, not "
+                 "both");
+  }
+  if (fields->Find("from") == nullptr) {
+    return Missing(node, path, "from", "where the level starts");
+  }
+  if (staircase) {
+    for (absl::string_view key : {"step", "every", "max"}) {
+      if (fields->Find(key) == nullptr) {
+        return Missing(node, path, key, "a staircase needs from, step, every and max");
+      }
+    }
+  }
+  level.set_shape(ramp ? Level::RAMP : staircase ? Level::STAIRCASE : Level::CONSTANT);
+  for (const auto& [name, value] : fields->entries) {
+    const std::string field_path = JoinPath(path, name);
+    if (name == "every") {
+      absl::StatusOr<int64_t> nanos = ReadDuration(value, field_path);
+      if (!nanos.ok()) return nanos.status();
+      level.set_every_ns(*nanos);
+      continue;
+    }
+    absl::StatusOr<double> amount = read_amount(value, field_path);
+    if (!amount.ok()) return amount.status();
+    if (name == "from") level.set_from(*amount);
+    if (name == "to") level.set_to(*amount);
+    if (name == "step") level.set_step(*amount);
+    if (name == "max") level.set_max(*amount);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanConverter::ConvertAbort(const YAML::Node& node, AbortRules& abort) {
+  const std::string path = "abort";
+  absl::StatusOr<MapEntries> fields = ReadMap(node, path, MapSpec(ListOf(kPlanFields), "abort"));
+  if (!fields.ok()) return fields.status();
+  abort.set_for_ns(kDefaultAbortForNs);
+  for (const auto& [name, value] : fields->entries) {
+    const std::string field_path = JoinPath(path, name);
+    if (name == "p99_above" || name == "for") {
+      absl::StatusOr<int64_t> nanos = ReadDuration(value, field_path);
+      if (!nanos.ok()) return nanos.status();
+      name == "for" ? abort.set_for_ns(*nanos) : abort.set_p99_above_ns(*nanos);
+    } else {
+      absl::StatusOr<double> fraction = ReadNumber(value, field_path);
+      if (!fraction.ok()) return fraction.status();
+      name == "error_rate_above" ? abort.set_error_rate_above(*fraction)
+                                 : abort.set_achieved_below(*fraction);
     }
   }
   return absl::OkStatus();
@@ -882,19 +1069,34 @@ absl::Status ValidateTarget(const Plan& plan, const Locator& where) {
   return absl::OkStatus();
 }
 
+// The most clients a closed-loop plan ever runs at once: its clients, or its stages' highest.
+uint32_t PeakClients(const Plan& plan) {
+  if (plan.stages_size() == 0) return plan.load().closed().clients();
+  double peak = 0;
+  for (const Stage& stage : plan.stages()) peak = std::max(peak, MaxLevel(stage.clients()));
+  return static_cast<uint32_t>(std::min<double>(peak, kMaxClosedClients));
+}
+
 absl::Status ValidateLoad(const Plan& plan, const Locator& where) {
+  const bool staged = plan.stages_size() > 0;
   switch (plan.load().shape_case()) {
     case Load::SHAPE_NOT_SET:
       return Problem(where, "load",
-                     "missing; set open: {rate: N} (transactions per second) or closed: "
-                     "{clients: N}");
+                     staged ? "missing; with stages, say open: {} (each stage gives a rate) or "
+                              "closed: {} (each stage gives clients)"
+                            : "missing; set open: {rate: N} (transactions per second) or "
+                              "closed: {clients: N}");
     case Load::kOpen: {
       const OpenLoad& open = plan.load().open();
-      if (!(open.rate() > 0)) {  // also catches NaN
+      if (staged) {
+        if (open.rate() != 0) {
+          return Problem(where, "load.open.rate",
+                         "with stages, each stage gives its rate; remove this one");
+        }
+      } else if (!(open.rate() > 0)) {  // also catches NaN
         return Problem(where, "load.open.rate",
                        absl::StrCat("must be > 0, got ", FormatRate(open.rate())));
-      }
-      if (open.rate() > kMaxOpenRate) {
+      } else if (open.rate() > kMaxOpenRate) {
         return Problem(where, "load.open.rate",
                        absl::StrCat("must be at most ", FormatRate(kMaxOpenRate), ", got ",
                                     FormatRate(open.rate())));
@@ -910,26 +1112,146 @@ absl::Status ValidateLoad(const Plan& plan, const Locator& where) {
     }
     case Load::kClosed: {
       const ClosedLoad& closed = plan.load().closed();
-      if (closed.clients() < 1 || closed.clients() > kMaxClosedClients) {
+      if (staged) {
+        if (closed.clients() != 0) {
+          return Problem(where, "load.closed.clients",
+                         "with stages, each stage gives its clients; remove this one");
+        }
+      } else if (closed.clients() < 1 || closed.clients() > kMaxClosedClients) {
         return Problem(where, "load.closed.clients",
-                       absl::StrCat("expected ", IntegerRange(1, kMaxClosedClients), ", got ",
-                                    closed.clients()));
+                       closed.clients() == 0
+                           ? std::string("missing; a closed loop needs a number of clients, or "
+                                         "stages")
+                           : absl::StrCat("expected ", IntegerRange(1, kMaxClosedClients),
+                                          ", got ", closed.clients()));
       }
       if (closed.think_time_ns() < 0) {
         return Problem(
             where, "load.closed.think_time",
             absl::StrCat("must be >= 0, got ", FormatDurationNanos(closed.think_time_ns())));
       }
-      if (plan.target().pool() < closed.clients()) {
+      if (plan.target().pool() < PeakClients(plan)) {
         return Problem(where, "target.pool",
                        absl::StrCat("a closed loop needs a connection per client: must be at "
-                                    "least load.closed.clients (",
-                                    closed.clients(), "), got ", plan.target().pool()));
+                                    "least ",
+                                    staged ? "the most clients its stages run"
+                                           : "load.closed.clients",
+                                    " (", PeakClients(plan), "), got ", plan.target().pool()));
       }
       return absl::OkStatus();
     }
   }
   return Problem(where, "load", "unknown load shape");
+}
+
+// Limits of one stage's level: amounts in range, a staircase that rises and ends.
+absl::Status ValidateLevel(const Level& level, const std::string& path, bool clients,
+                           const Locator& where) {
+  const double low = clients ? 1 : 0;
+  const double high = clients ? kMaxClosedClients : kMaxOpenRate;
+  auto amount = [&](absl::string_view field, double value) -> absl::Status {
+    const std::string field_path = level.shape() == Level::CONSTANT && field == "from"
+                                       ? path
+                                       : JoinPath(path, field);
+    if (clients ? !(value >= low) : !(value > low)) {
+      return Problem(where, field_path,
+                     absl::StrCat("must be ", clients ? ">= 1" : "> 0", ", got ", FormatRate(value),
+                                  clients ? "" : " (a rate ramp starts at a small rate, e.g. 1)"));
+    }
+    if (value > high) {
+      return Problem(where, field_path,
+                     absl::StrCat("must be at most ", FormatRate(high), ", got ", FormatRate(value)));
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status status = amount("from", level.from()); !status.ok()) return status;
+  if (level.shape() == Level::RAMP) return amount("to", level.to());
+  if (level.shape() != Level::STAIRCASE) return absl::OkStatus();
+  if (absl::Status status = amount("step", level.step()); !status.ok()) return status;
+  if (absl::Status status = amount("max", level.max()); !status.ok()) return status;
+  if (level.max() < level.from()) {
+    return Problem(where, JoinPath(path, "max"),
+                   absl::StrCat("must be at least from (", FormatRate(level.from()), "), got ",
+                                FormatRate(level.max())));
+  }
+  if (level.every_ns() <= 0) {
+    return Problem(where, JoinPath(path, "every"),
+                   absl::StrCat("must be > 0, got ", FormatDurationNanos(level.every_ns())));
+  }
+  if ((level.max() - level.from()) / level.step() > kMaxStaircaseSteps) {
+    return Problem(where, JoinPath(path, "step"),
+                   absl::StrCat("makes more than ", kMaxStaircaseSteps,
+                                " steps from from to max; take bigger steps"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateStages(const Plan& plan, const Locator& where) {
+  const bool open = plan.load().has_open();
+  for (int i = 0; i < plan.stages_size(); ++i) {
+    const Stage& stage = plan.stages(i);
+    const std::string path = absl::StrCat("stages.", i);
+    const bool last = i + 1 == plan.stages_size();
+    const absl::string_view wanted = open ? "rate" : "clients";
+    if (open ? stage.has_clients() : stage.has_rate()) {
+      return Problem(where, JoinPath(path, open ? "clients" : "rate"),
+                     absl::StrCat("the plan's load is ", open ? "open" : "closed",
+                                  ", so a stage gives its ", wanted));
+    }
+    const Level& level = open ? stage.rate() : stage.clients();
+    if (level.shape() == Level::SHAPE_UNSPECIFIED) {
+      return Problem(where, JoinPath(path, wanted),
+                     absl::StrCat("missing; every stage gives its ", wanted,
+                                  ": a number, {from, to} or {from, step, every, max}"));
+    }
+    absl::Status level_ok = ValidateLevel(level, JoinPath(path, wanted), !open, where);
+    if (!level_ok.ok()) return level_ok;
+    if (stage.duration_ns() < 0) {
+      return Problem(where, JoinPath(path, "duration"),
+                     absl::StrCat("must be > 0, got ", FormatDurationNanos(stage.duration_ns())));
+    }
+    if (level.shape() == Level::RAMP && stage.duration_ns() == 0) {
+      return Problem(where, JoinPath(path, "duration"), "missing; a ramp needs a duration to ramp over");
+    }
+    if (stage.queries() > 0 && !last) {
+      return Problem(where, JoinPath(path, "queries"),
+                     "only the last stage can end on a query count; give this one a duration");
+    }
+    if (StageLength(stage) == 0 && stage.queries() == 0) {
+      return Problem(where, JoinPath(path, "duration"),
+                     last ? "missing; the last stage lasts a duration or a number of queries"
+                          : "missing; every stage but the last lasts a duration");
+    }
+  }
+  if (plan.stages_size() > 0 && plan.stop().queries() > 0) {
+    return Problem(where, "stop.queries",
+                   "with stages, put the query count on the last stage (stages.N.queries)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateAbort(const Plan& plan, const Locator& where) {
+  const AbortRules& abort = plan.abort();
+  if (abort.p99_above_ns() < 0) {
+    return Problem(where, "abort.p99_above",
+                   absl::StrCat("must be > 0, got ", FormatDurationNanos(abort.p99_above_ns())));
+  }
+  for (const auto& [field, value] : {std::pair{"abort.error_rate_above", abort.error_rate_above()},
+                                     std::pair{"abort.achieved_below", abort.achieved_below()}}) {
+    if (!(value >= 0 && value <= 1)) {
+      return Problem(where, field,
+                     absl::StrCat("expected a fraction from 0 to 1, got ", FormatRate(value)));
+    }
+  }
+  if (abort.achieved_below() > 0 && !plan.load().has_open()) {
+    return Problem(where, "abort.achieved_below",
+                   "only an open loop has a target rate to fall below");
+  }
+  if (abort.for_ns() < 0) {
+    return Problem(where, "abort.for",
+                   absl::StrCat("must be >= 0, got ", FormatDurationNanos(abort.for_ns())));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ValidatePlanAt(const Plan& plan, const Locator& where) {
@@ -951,11 +1273,12 @@ absl::Status ValidatePlanAt(const Plan& plan, const Locator& where) {
     return Problem(where, "stop.duration",
                    absl::StrCat("must be > 0, got ", FormatDurationNanos(stop.duration_ns())));
   }
-  if (stop.duration_ns() == 0 && stop.queries() == 0) {
+  if (stop.duration_ns() == 0 && stop.queries() == 0 && plan.stages_size() == 0) {
     return Problem(where, "stop",
                    "missing; set stop.duration, stop.queries or both: every run is bounded");
   }
-  return absl::OkStatus();
+  if (absl::Status status = ValidateStages(plan, where); !status.ok()) return status;
+  return ValidateAbort(plan, where);
 }
 
 absl::StatusOr<Plan> ParsePlanTree(const std::string& yaml_text, absl::string_view source_name,
@@ -1054,8 +1377,7 @@ void ApplyPlanDefaults(Plan& plan) {
       }
     }
     if (target.pool() == 0) {
-      target.set_pool(plan.load().has_closed() ? plan.load().closed().clients()
-                                               : kDefaultOpenLoopPool);
+      target.set_pool(plan.load().has_closed() ? PeakClients(plan) : kDefaultOpenLoopPool);
     }
   }
   if (plan.load().has_open() && plan.load().open().arrival() == OpenLoad::ARRIVAL_UNSPECIFIED) {

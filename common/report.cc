@@ -1,10 +1,12 @@
 #include "common/report.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/db/driver.h"
+#include "common/stage_program.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace dbload {
@@ -35,7 +37,10 @@ void AppendLatencyBlock(std::string& out, const std::string& title,
 
 std::string DescribeLoad(const v1::Plan& plan) {
   if (plan.load().has_closed()) {
-    std::string text = absl::StrCat("closed loop, ", plan.load().closed().clients(), " clients");
+    std::string text =
+        plan.stages_size() > 0
+            ? absl::StrCat("closed loop, ", plan.stages_size(), " stages")
+            : absl::StrCat("closed loop, ", plan.load().closed().clients(), " clients");
     if (plan.load().closed().think_time_ns() > 0) {
       absl::StrAppend(&text, ", think time ", FormatMs(plan.load().closed().think_time_ns() / 1e6),
                       " ms");
@@ -44,7 +49,9 @@ std::string DescribeLoad(const v1::Plan& plan) {
   }
   return absl::StrCat("open loop, ",
                       plan.load().open().arrival() == v1::OpenLoad::POISSON ? "Poisson" : "uniform",
-                      " arrivals, ", plan.target().pool(), " connections");
+                      " arrivals, ", plan.target().pool(), " connections",
+                      plan.stages_size() > 0 ? absl::StrCat(", ", plan.stages_size(), " stages")
+                                             : "");
 }
 
 std::string DescribeTarget(const v1::Target& target) {
@@ -76,53 +83,57 @@ v1::LatencySummary Summarize(const Histogram& h) {
 }
 
 RunReportBuilder::RunReportBuilder(const v1::Plan& plan, std::vector<std::string> query_types)
-    : plan_(plan), query_types_(std::move(query_types)) {
+    : plan_(plan),
+      query_types_(std::move(query_types)),
+      stage_measured_(plan.stages_size()),
+      stage_max_clients_(plan.stages_size(), 0) {
   measured_.query_types.resize(query_types_.size());
+  for (IntervalSnapshot& stage : stage_measured_) stage.query_types.resize(query_types_.size());
 }
 
-v1::IntervalSample RunReportBuilder::AddInterval(double elapsed_s, double length_s,
-                                                 double target_rate, bool warmup,
+v1::IntervalSample RunReportBuilder::AddInterval(const IntervalInfo& info,
                                                  const IntervalSnapshot& snapshot) {
   Histogram response;
   for (const auto& q : snapshot.query_types) response.Add(q.response_time);
   v1::IntervalSample sample;
-  sample.set_elapsed_s(elapsed_s);
-  sample.set_target_rate(target_rate);
-  sample.set_achieved_rate(length_s > 0 ? snapshot.Executed() / length_s : 0);
+  sample.set_elapsed_s(info.elapsed_s);
+  sample.set_target_rate(info.target_rate);
+  sample.set_achieved_rate(info.length_s > 0 ? snapshot.Executed() / info.length_s : 0);
   sample.set_executed(snapshot.Executed());
   sample.set_errors(snapshot.Errors());
   sample.set_p50_ms(Ms(response.ValueAtPercentile(50)));
   sample.set_p99_ms(Ms(response.ValueAtPercentile(99)));
   sample.set_schedule_lag_p99_ms(Ms(snapshot.schedule_lag.ValueAtPercentile(99)));
-  sample.set_warmup(warmup);
+  sample.set_warmup(info.warmup);
+  sample.set_stage(info.stage);
+  sample.set_clients(info.clients);
   samples_.push_back(sample);
-  if (!warmup) measured_.Add(snapshot);
+  if (!info.warmup) {
+    measured_.Add(snapshot);
+    if (info.stage > 0 && info.stage <= stage_measured_.size()) {
+      stage_measured_[info.stage - 1].Add(snapshot);
+      uint32_t& peak = stage_max_clients_[info.stage - 1];
+      peak = std::max(peak, info.clients);
+    }
+  }
   return sample;
 }
 
-v1::RunReport RunReportBuilder::Finish(double measured_s, double outside_queries_s,
-                                       uint64_t not_started, std::string end_reason,
-                                       std::string started_at) const {
-  v1::RunReport report;
-  report.set_format_version(kReportFormatVersion);
-  report.set_dbload_version(DBLOAD_VERSION_STRING);
-  *report.mutable_plan() = plan_;
-  report.set_started_at(std::move(started_at));
-  report.set_total_duration_s(measured_s);
-  report.set_queries_duration_s(measured_s - outside_queries_s);
-  report.set_executed(measured_.Executed());
-  report.set_errors(measured_.Errors());
-  if (plan_.load().has_open()) report.set_wanted_rate(plan_.load().open().rate());
-  report.set_actual_rate(report.queries_duration_s() > 0
-                             ? report.executed() / report.queries_duration_s()
-                             : 0);
+namespace {
+
+// Query types, totals and latency summaries of merged counts, into a run's or a stage's report.
+template <typename Report>
+void FillMeasured(const IntervalSnapshot& measured, const std::vector<std::string>& names,
+                  Report& report) {
+  report.set_executed(measured.Executed());
+  report.set_errors(measured.Errors());
   Histogram response, service;
-  for (size_t i = 0; i < query_types_.size(); ++i) {
-    const QueryTypeInterval& q = measured_.query_types[i];
+  for (size_t i = 0; i < names.size(); ++i) {
+    const QueryTypeInterval& q = measured.query_types[i];
     response.Add(q.response_time);
     service.Add(q.service_time);
     v1::QueryTypeReport* out = report.add_query_types();
-    out->set_name(query_types_[i]);
+    out->set_name(names[i]);
     out->set_executed(q.response_time.TotalCount());
     out->set_errors(q.ErrorCount());
     for (const auto& [key, count] : q.errors) {
@@ -138,7 +149,50 @@ v1::RunReport RunReportBuilder::Finish(double measured_s, double outside_queries
   }
   *report.mutable_response_time() = Summarize(response);
   *report.mutable_service_time() = Summarize(service);
-  *report.mutable_schedule_lag() = Summarize(measured_.schedule_lag);
+  *report.mutable_schedule_lag() = Summarize(measured.schedule_lag);
+}
+
+}  // namespace
+
+v1::RunReport RunReportBuilder::Finish(double measured_s, double outside_queries_s,
+                                       uint64_t not_started, std::string end_reason,
+                                       std::string started_at,
+                                       const std::vector<double>& stage_seconds) const {
+  v1::RunReport report;
+  report.set_format_version(kReportFormatVersion);
+  report.set_dbload_version(DBLOAD_VERSION_STRING);
+  *report.mutable_plan() = plan_;
+  report.set_started_at(std::move(started_at));
+  report.set_total_duration_s(measured_s);
+  report.set_queries_duration_s(measured_s - outside_queries_s);
+  FillMeasured(measured_, query_types_, report);
+  const bool open = plan_.load().has_open();
+  if (open && plan_.stages_size() == 0) report.set_wanted_rate(plan_.load().open().rate());
+  report.set_actual_rate(report.queries_duration_s() > 0
+                             ? report.executed() / report.queries_duration_s()
+                             : 0);
+  for (int i = 0; i < plan_.stages_size(); ++i) {
+    const v1::Stage& stage = plan_.stages(i);
+    v1::StageReport& out = *report.add_stages();
+    out.set_name(stage.name().empty() ? absl::StrCat("stage ", i + 1) : stage.name());
+    out.set_index(static_cast<uint32_t>(i + 1));
+    const double seconds = static_cast<size_t>(i) < stage_seconds.size() ? stage_seconds[i] : 0;
+    out.set_duration_s(seconds);
+    FillMeasured(stage_measured_[i], query_types_, out);
+    if (open) {
+      const Nanos length = StageLength(stage);
+      out.set_wanted_rate(
+          MeanLevel(stage.rate(), length > 0 ? length : static_cast<Nanos>(seconds * 1e9), false));
+    }
+    out.set_actual_rate(seconds > 0 ? out.executed() / seconds : 0);
+    out.set_max_clients(stage_max_clients_[i]);
+  }
+  // A staged open loop wants, over the run, what its stages wanted over their time.
+  if (open && plan_.stages_size() > 0 && measured_s > 0) {
+    double wanted = 0;
+    for (const v1::StageReport& stage : report.stages()) wanted += stage.wanted_rate() * stage.duration_s();
+    report.set_wanted_rate(wanted / measured_s);
+  }
   for (const auto& sample : samples_) *report.add_intervals() = sample;
   report.set_not_started(not_started);
   report.set_end_reason(std::move(end_reason));
@@ -146,11 +200,14 @@ v1::RunReport RunReportBuilder::Finish(double measured_s, double outside_queries
 }
 
 std::string RenderIntervalLine(const v1::IntervalSample& s) {
-  std::string target = s.target_rate() > 0 ? absl::StrFormat("%.0f/s", s.target_rate()) : "closed";
+  std::string target = s.target_rate() > 0 ? absl::StrFormat("%.0f/s", s.target_rate())
+                       : s.clients() > 0   ? absl::StrFormat("%d clients", s.clients())
+                                           : std::string("closed");
   return absl::StrFormat(
-      "[%6.1fs]%s target %s  achieved %.0f/s  p50 %s ms  p99 %s ms  errors %d  lag p99 %s ms",
-      s.elapsed_s(), s.warmup() ? " warm-up" : "", target, s.achieved_rate(), FormatMs(s.p50_ms()),
-      FormatMs(s.p99_ms()), s.errors(), FormatMs(s.schedule_lag_p99_ms()));
+      "[%6.1fs]%s%s target %s  achieved %.0f/s  p50 %s ms  p99 %s ms  errors %d  lag p99 %s ms",
+      s.elapsed_s(), s.warmup() ? " warm-up" : "",
+      s.stage() > 0 ? absl::StrFormat(" stage %d", s.stage()) : "", target, s.achieved_rate(),
+      FormatMs(s.p50_ms()), FormatMs(s.p99_ms()), s.errors(), FormatMs(s.schedule_lag_p99_ms()));
 }
 
 std::string RenderReportText(const v1::RunReport& r) {
@@ -195,6 +252,27 @@ std::string RenderReportText(const v1::RunReport& r) {
     for (const auto& q : r.query_types()) {
       absl::StrAppend(&out, "\n[", q.name(), "]\n");
       AppendLatencyBlock(out, "Response time", q.response_time());
+    }
+  }
+  if (r.stages_size() > 0) {
+    // One line per stage, each from that stage's merged counts only.
+    const bool open = r.plan().load().has_open();
+    absl::StrAppend(&out, "\nStages (response time in ms, from intended start):\n");
+    absl::StrAppend(&out, absl::StrFormat("  %-3s %-16s %9s %10s %9s %9s %7s %8s %8s %8s %8s\n",
+                                          "#", "name", "duration", "executed",
+                                          open ? "wanted/s" : "clients", "actual/s", "errors",
+                                          "mean", "p50", "p99", "p99.9"));
+    for (const v1::StageReport& stage : r.stages()) {
+      const std::string load = open ? absl::StrFormat("%.0f", stage.wanted_rate())
+                                    : absl::StrCat("<=", stage.max_clients());
+      absl::StrAppend(
+          &out, absl::StrFormat("  %-3d %-16s %8.1fs %10d %9s %9.0f %7d %8s %8s %8s %8s\n",
+                                stage.index(), stage.name(), stage.duration_s(), stage.executed(),
+                                load, stage.actual_rate(), stage.errors(),
+                                FormatMs(stage.response_time().mean_ms()),
+                                FormatMs(stage.response_time().p50_ms()),
+                                FormatMs(stage.response_time().p99_ms()),
+                                FormatMs(stage.response_time().p999_ms())));
     }
   }
   return out;

@@ -23,18 +23,33 @@ class RunReportBuilder {
  public:
   RunReportBuilder(const dbload::v1::Plan& plan, std::vector<std::string> query_types);
 
-  // One interval of `length_s` seconds ending `elapsed_s` after the start. Warm-up intervals
-  // appear in the time series but not in the totals.
-  dbload::v1::IntervalSample AddInterval(double elapsed_s, double length_s, double target_rate,
-                                         bool warmup, const IntervalSnapshot& snapshot);
-  // `measured_s`: from the end of the warm-up to the end of the run.
+  // What an interval was: where it ends, its length, and for plans with stages which stage
+  // (1-based) it belongs to and the clients then running.
+  struct IntervalInfo {
+    double elapsed_s = 0;
+    double length_s = 0;
+    double target_rate = 0;
+    bool warmup = false;
+    uint32_t stage = 0;
+    uint32_t clients = 0;
+  };
+  // Warm-up intervals appear in the time series but not in the totals.
+  dbload::v1::IntervalSample AddInterval(const IntervalInfo& info,
+                                         const IntervalSnapshot& snapshot);
+  // `measured_s`: from the end of the warm-up to the end of the run. `stage_seconds[i]`: how
+  // long stage i+1 lasted (plans with stages; a stage never reached has 0).
   dbload::v1::RunReport Finish(double measured_s, double outside_queries_s, uint64_t not_started,
-                               std::string end_reason, std::string started_at) const;
+                               std::string end_reason, std::string started_at,
+                               const std::vector<double>& stage_seconds = {}) const;
 
  private:
   dbload::v1::Plan plan_;
   std::vector<std::string> query_types_;
   IntervalSnapshot measured_;
+  // Per stage, merged like measured_: one dense histogram pair per query type and stage, so
+  // plans with many stages and query types cost memory (about 0.5 MiB per pair).
+  std::vector<IntervalSnapshot> stage_measured_;
+  std::vector<uint32_t> stage_max_clients_;
   std::vector<dbload::v1::IntervalSample> samples_;
 };
 

@@ -26,6 +26,7 @@
 #include "common/plan_parser.h"
 #include "common/workload.h"
 #include "coordinator/metrics_exporter.h"
+#include "coordinator/abort_monitor.h"
 #include "coordinator/planner.h"
 #include "coordinator/run_aggregator.h"
 #include "dbload/v1/agent.grpc.pb.h"
@@ -97,6 +98,7 @@ struct Run {
   std::string started_at;
   // Reset when the run ends: only its report is kept.
   std::optional<RunAggregator> aggregator;
+  std::optional<AbortMonitor> abort_monitor;  // when the plan has abort rules
   std::map<std::string, std::string> lost;  // agent -> why, for those lost before their final
   std::string stop_reason;                  // "stopped" or "interrupted" once asked to stop
   std::optional<Nanos> stop_sent_at;
@@ -422,8 +424,8 @@ RunAggregator::IntervalObserver CoordinatorService::Impl::MetricsObserverLocked(
     interval.query_types = run.query_types;
     interval.merged = &closed.merged;
     interval.length_s = closed.length_s;
-    interval.target_rate = run.plan.load().has_open() ? run.plan.load().open().rate() : 0;
-    interval.clients = run.plan.load().has_closed() ? run.plan.load().closed().clients() : 0;
+    interval.target_rate = closed.sample.target_rate();
+    interval.clients = closed.sample.clients();
     interval.warmup = closed.sample.warmup();
     for (auto& [agent, gauges] : run.agent_gauges) {
       interval.in_flight += gauges.in_flight;
@@ -447,6 +449,15 @@ void CoordinatorService::Impl::PublishAgentsLocked() {
 void CoordinatorService::Impl::PushIntervalsLocked(Run& run, Nanos now) {
   for (v1::IntervalSample& sample :
        run.aggregator->CloseInterval(Seconds(now - run.started), MetricsObserverLocked(run))) {
+    if (run.abort_monitor && run.stop_reason.empty() && !run.done) {
+      if (std::optional<std::string> why = run.abort_monitor->Observe(sample)) {
+        // Like a stop: the agents' final reports carry what they did until they stopped.
+        run.stop_reason = absl::StrCat("aborted: ", *why);
+        run.stop_sent_at = now;
+        SendStopLocked(run, run.stop_reason);
+        Log(absl::StrCat("run ", run.id, ": ", run.stop_reason));
+      }
+    }
     v1::RunProgress progress;
     progress.set_run_id(run.id);
     progress.set_state("running");
@@ -487,7 +498,7 @@ void CoordinatorService::Impl::FinishRunLocked(Run& run) {
     run.state = "failed";
   } else if (!run.stop_reason.empty()) {
     end_reason = run.stop_reason;
-    run.state = "interrupted";
+    run.state = absl::StartsWith(run.stop_reason, "aborted") ? "aborted" : "interrupted";
   } else if (agent_reasons.empty()) {
     end_reason = "failed: every agent was lost";
     run.state = "failed";
@@ -720,6 +731,10 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
   }
   run->query_types = query_types;
   run->aggregator.emplace(run->id, plan, query_types, specs);
+  const v1::AbortRules& abort = plan.abort();
+  if (abort.p99_above_ns() > 0 || abort.error_rate_above() > 0 || abort.achieved_below() > 0) {
+    run->abort_monitor.emplace(abort, Seconds(plan.warmup_ns()));
+  }
   run->started = clock_.Now();
   run->started_at = options_.wall_time();
   for (const AgentShare& share : shares) {
@@ -732,7 +747,9 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
     assignment.set_agent_count(share.agent_count);
     assignment.set_first_slot(share.first_slot);
     assignment.set_total_slots(share.total_slots);
-    if (plan.load().has_open()) {
+    if (plan.stages_size() > 0) {
+      assignment.set_rate_fraction(share.rate_fraction);
+    } else if (plan.load().has_open()) {
       assignment.mutable_load()->set_rate(share.rate);
     } else {
       assignment.mutable_load()->set_clients(share.clients);

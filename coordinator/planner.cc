@@ -5,6 +5,8 @@
 #include <limits>
 #include <numeric>
 
+#include "common/stage_program.h"
+
 namespace dbload {
 
 namespace {
@@ -118,7 +120,68 @@ SlotPartition PartitionSlots(const std::vector<uint32_t>& connections) {
   return partition;
 }
 
+namespace {
+
+// Plans with stages: each agent takes a fraction of every rate, or a position in the spread of
+// every client level, and a share of the last stage's query count.
+std::vector<AgentShare> SplitStagedPlan(const v1::Plan& plan,
+                                        const std::vector<double>& capacities) {
+  const bool open = plan.load().has_open();
+  const v1::Stage& last = plan.stages(plan.stages_size() - 1);
+  std::vector<size_t> active(capacities.size());
+  std::iota(active.begin(), active.end(), 0);
+  std::vector<double> fractions;
+  std::vector<uint32_t> connections;
+  // As in SplitPlan: drop agents that would never run a client, until none would.
+  while (!active.empty()) {
+    std::vector<double> active_capacities;
+    for (size_t a : active) active_capacities.push_back(capacities[a]);
+    fractions = open ? SplitRate(1.0, active_capacities) : std::vector<double>(active.size(), 0);
+    connections.clear();
+    std::vector<size_t> busy;
+    for (size_t i = 0; i < active.size(); ++i) {
+      const StageProgram program(plan, fractions[i], static_cast<uint32_t>(i),
+                                 static_cast<uint32_t>(active.size()));
+      connections.push_back(open ? (program.AnyRate() ? plan.target().pool() : 0)
+                                 : program.ClientStarts());
+      if (connections.back() > 0) busy.push_back(active[i]);
+    }
+    if (busy.size() == active.size() || busy.empty()) break;
+    active = std::move(busy);
+  }
+  std::vector<double> weights = fractions;
+  if (!open) {
+    const auto peak = static_cast<uint32_t>(MaxLevel(last.clients()));
+    for (size_t i = 0; i < active.size(); ++i) {
+      weights[i] = ClientsOfAgent(peak, static_cast<uint32_t>(i),
+                                  static_cast<uint32_t>(active.size()));
+    }
+  }
+  const std::vector<uint64_t> queries = last.queries() > 0
+                                            ? SplitQueries(last.queries(), weights)
+                                            : std::vector<uint64_t>(active.size(), 0);
+  const SlotPartition slots = PartitionSlots(connections);
+  const std::vector<double> phases = UniformPhases(active.size());
+  std::vector<AgentShare> shares(active.size());
+  for (size_t i = 0; i < active.size(); ++i) {
+    AgentShare& share = shares[i];
+    share.agent = active[i];
+    share.agent_index = static_cast<uint32_t>(i);
+    share.agent_count = static_cast<uint32_t>(active.size());
+    share.rate_fraction = fractions[i];
+    share.queries = queries[i];
+    share.first_slot = slots.ranges[i].first_slot;
+    share.connections = slots.ranges[i].count;
+    share.total_slots = slots.total_slots;
+    share.phase = phases[i];
+  }
+  return shares;
+}
+
+}  // namespace
+
 std::vector<AgentShare> SplitPlan(const v1::Plan& plan, const std::vector<double>& capacities) {
+  if (plan.stages_size() > 0) return SplitStagedPlan(plan, capacities);
   const bool open = plan.load().has_open();
   const uint64_t query_limit = plan.stop().queries();
   std::vector<size_t> active(capacities.size());

@@ -55,7 +55,9 @@ struct AgentShare {
   uint32_t agent_count = 0;
   double rate = 0;       // open loop
   uint32_t clients = 0;  // closed loop
-  uint64_t queries = 0;  // share of stop.queries; 0 when the plan sets none
+  double rate_fraction = 0;  // open loop with stages: of every stage's rate
+  // Share of stop.queries, or with stages of the last stage's queries; 0 when there are none.
+  uint64_t queries = 0;
   uint32_t first_slot = 0;
   uint32_t total_slots = 0;
   uint32_t connections = 0;
@@ -66,6 +68,9 @@ struct AgentShare {
 // no work are left out (fewer clients or queries than agents): an agent with a zero query share
 // would read it as "no count limit", and one with no clients would only idle. The result is in
 // agent order, at least one share when there is at least one agent.
+//
+// Plans with stages: agent_index/agent_count place each agent in the spread of every client
+// level, rate_fraction splits every rate, and an agent that would never run a client is left out.
 //
 // Connections: a closed-loop agent opens one per client. An open-loop agent opens the plan's
 // target.pool (as the agent's run executor does), so the database sees pool × agents connections.

@@ -29,10 +29,14 @@ RunAggregator::RunAggregator(std::string run_id, const v1::Plan& plan,
       query_type_count_(static_cast<int>(query_types.size())),
       target_rate_(plan.load().has_open() ? plan.load().open().rate() : 0),
       warmup_s_(static_cast<double>(plan.warmup_ns()) / 1e9),
-      builder_(plan, std::move(query_types)) {
-  for (const AgentSpec& spec : agents) agents_[spec.name].query_budget = spec.query_budget;
-  pending_warmup_.snapshot.query_types.resize(query_type_count_);
-  pending_measured_.snapshot.query_types.resize(query_type_count_);
+      builder_(plan, std::move(query_types)),
+      staged_(plan.stages_size() > 0),
+      stage_count_(static_cast<uint32_t>(plan.stages_size())),
+      plan_clients_(plan.load().closed().clients()) {
+  for (const AgentSpec& spec : agents) {
+    agents_[spec.name].query_budget = spec.query_budget;
+    if (staged_) agent_stage_seconds_[spec.name].assign(plan.stages_size(), 0.0);
+  }
 }
 
 absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentReport& report) {
@@ -75,17 +79,30 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
   }
   const uint64_t executed = snapshot->Executed();
   const uint64_t errors = snapshot->Errors();
-  if (!report.warmup() && progress.query_budget > 0 &&
-      progress.executed + progress.errors + executed + errors > progress.query_budget) {
+  // The budget counts the measured part, or with stages the last stage (the one with a count).
+  const bool counted = !report.warmup() && (!staged_ || report.stage() == stage_count_);
+  if (counted && progress.query_budget > 0 &&
+      progress.budget_used + executed + errors > progress.query_budget) {
     // The agent completes exactly its share after the warm-up; more means something upstream
     // broke the promise that the coordinator never asks for more than the plan.
     return absl::FailedPreconditionError(
-        absl::StrCat("agent ", agent, ": ", progress.executed + progress.errors + executed + errors,
-                     " transactions completed, more than its share of stop.queries (",
+        absl::StrCat("agent ", agent, ": ", progress.budget_used + executed + errors,
+                     " transactions completed, more than its share of the query count (",
                      progress.query_budget, ")"));
   }
 
+  // A report with nothing in it (a refusal, a final word) may name no stage; it changes none.
+  const bool empty = executed + errors == 0 && report.interval_s() == 0;
+  if (staged_ && ((report.stage() == 0 && !empty) ||
+                  report.stage() > agent_stage_seconds_[agent].size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("agent ", agent, ": report ", report.sequence(), " names stage ",
+                     report.stage(), "; the plan has stages 1 to ",
+                     agent_stage_seconds_[agent].size()));
+  }
+
   progress.last_sequence = report.sequence();
+  if (counted) progress.budget_used += executed + errors;
   progress.elapsed_s = report.elapsed_s();
   if (report.warmup()) {
     progress.warmup_executed += executed;
@@ -94,8 +111,16 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
     progress.executed += executed;
     progress.errors += errors;
   }
-  Pending& pending = report.warmup() ? pending_warmup_ : pending_measured_;
+  const uint32_t stage = staged_ ? std::max<uint32_t>(report.stage(), 1) : 0;
+  Pending& pending = pending_[{.measured = !report.warmup(), .stage = stage}];
+  if (pending.snapshot.query_types.empty()) {
+    pending.snapshot.query_types.resize(query_type_count_);
+  }
   pending.snapshot.Add(*snapshot);
+  if (staged_) {
+    pending.agent_target[agent] = {report.target_rate(), report.clients()};
+    if (!report.warmup()) agent_stage_seconds_[agent][stage - 1] += report.interval_s();
+  }
   pending.any = true;
   if (report.interval_s() > 0) {
     auto& [agent_executed, agent_seconds] = pending.agent_time[agent];
@@ -112,8 +137,9 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
   return absl::OkStatus();
 }
 
-v1::IntervalSample RunAggregator::ClosePending(Pending& pending, double elapsed_s, double tick_s,
-                                               bool warmup, const IntervalObserver& observer) {
+v1::IntervalSample RunAggregator::ClosePending(Pending& pending, PendingKey key,
+                                               double elapsed_s, double tick_s,
+                                               const IntervalObserver& observer) {
   const uint64_t executed = pending.snapshot.Executed();
   double rate = 0;
   uint64_t timed = 0;  // executed by agents that said how long their intervals were
@@ -125,11 +151,27 @@ v1::IntervalSample RunAggregator::ClosePending(Pending& pending, double elapsed_
   // that gives the agents' own rate; reports without interval_s count over the tick.
   if (timed < executed && tick_s > 0) rate += static_cast<double>(executed - timed) / tick_s;
   const double length_s = rate > 0 ? static_cast<double>(executed) / rate : tick_s;
-  v1::IntervalSample sample =
-      builder_.AddInterval(elapsed_s, length_s, target_rate_, warmup, pending.snapshot);
+  double target_rate = target_rate_;
+  uint32_t clients = plan_clients_;
+  if (staged_) {
+    target_rate = 0;
+    clients = 0;
+    for (const auto& [agent, target] : pending.agent_target) {
+      target_rate += target.first;
+      clients += target.second;
+    }
+  }
+  v1::IntervalSample sample = builder_.AddInterval({.elapsed_s = elapsed_s,
+                                                    .length_s = length_s,
+                                                    .target_rate = target_rate,
+                                                    .warmup = !key.measured,
+                                                    .stage = key.stage,
+                                                    .clients = clients},
+                                                   pending.snapshot);
   if (observer) observer(ClosedInterval{sample, pending.snapshot, length_s});
   ResetSnapshot(pending.snapshot);
   pending.agent_time.clear();
+  pending.agent_target.clear();
   pending.any = false;
   return sample;
 }
@@ -137,17 +179,11 @@ v1::IntervalSample RunAggregator::ClosePending(Pending& pending, double elapsed_
 std::vector<v1::IntervalSample> RunAggregator::CloseInterval(double elapsed_s,
                                                              const IntervalObserver& observer) {
   std::vector<v1::IntervalSample> samples;
-  if (!pending_warmup_.any && !pending_measured_.any) return samples;
   const double tick_s = std::max(0.0, elapsed_s - last_close_s_);
-  if (pending_warmup_.any) {
-    samples.push_back(
-        ClosePending(pending_warmup_, elapsed_s, tick_s, /*warmup=*/true, observer));
+  for (auto& [key, pending] : pending_) {  // warm-up first, then by stage
+    if (pending.any) samples.push_back(ClosePending(pending, key, elapsed_s, tick_s, observer));
   }
-  if (pending_measured_.any) {
-    samples.push_back(
-        ClosePending(pending_measured_, elapsed_s, tick_s, /*warmup=*/false, observer));
-  }
-  last_close_s_ = elapsed_s;
+  if (!samples.empty()) last_close_s_ = elapsed_s;
   return samples;
 }
 
@@ -178,16 +214,27 @@ uint64_t RunAggregator::executed() const {
   return total;
 }
 
+std::vector<double> RunAggregator::StageSeconds() const {
+  std::vector<double> longest;
+  for (const auto& [agent, seconds] : agent_stage_seconds_) {
+    longest.resize(seconds.size(), 0.0);
+    for (size_t i = 0; i < seconds.size(); ++i) longest[i] = std::max(longest[i], seconds[i]);
+  }
+  return longest;
+}
+
 v1::RunReport RunAggregator::ReportSoFar(const std::string& end_reason,
                                          const std::string& started_at) const {
-  return builder_.Finish(MeasuredSeconds(), 0, NotStarted(), end_reason, started_at);
+  return builder_.Finish(MeasuredSeconds(), 0, NotStarted(), end_reason, started_at,
+                         StageSeconds());
 }
 
 v1::RunReport RunAggregator::Finish(double elapsed_s, const std::string& end_reason,
                                     const std::string& started_at,
                                     const IntervalObserver& observer) {
   CloseInterval(elapsed_s, observer);
-  return builder_.Finish(MeasuredSeconds(), 0, NotStarted(), end_reason, started_at);
+  return builder_.Finish(MeasuredSeconds(), 0, NotStarted(), end_reason, started_at,
+                         StageSeconds());
 }
 
 }  // namespace dbload

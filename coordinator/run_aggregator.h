@@ -18,7 +18,8 @@ namespace dbload {
 
 // What the coordinator knows of one agent's part of a run, from its reports so far.
 struct AgentProgress {
-  uint64_t query_budget = 0;   // its share of stop.queries; 0: none
+  uint64_t query_budget = 0;   // its share of the query count (stop or last stage); 0: none
+  uint64_t budget_used = 0;    // completed where the budget counts
   uint64_t last_sequence = 0;  // of the last accepted report
   uint64_t executed = 0;       // measured part only, like the report's totals
   uint64_t errors = 0;
@@ -40,7 +41,8 @@ struct AgentProgress {
 //
 // Intervals follow the coordinator's tick, not the agents' (they start at slightly different
 // moments): CloseInterval() turns everything received since the previous call into the next
-// interval of the time series.
+// interval of the time series. With stages, reports are grouped by the stage they name too (an
+// agent cuts its intervals at stage boundaries), so a stage's totals hold exactly its samples.
 //
 // Warm-up rule: a sample is warm-up when all its reports are. Reports are grouped by their
 // warm-up flag, so the one tick in which agents cross the end of their warm-up yields two samples
@@ -120,17 +122,30 @@ class RunAggregator {
   double warmup_s_;
   RunReportBuilder builder_;
   std::map<std::string, AgentProgress> agents_;
-  // Received since the previous CloseInterval, by warm-up flag.
+  // Received since the previous CloseInterval, by warm-up flag and stage.
   struct Pending {
     IntervalSnapshot snapshot;
     bool any = false;
     // Per agent: executed and the length of the agent's own intervals, for the rate.
     std::map<std::string, std::pair<uint64_t, double>> agent_time;
+    // Plans with stages, per agent: its target rate and clients in its latest report.
+    std::map<std::string, std::pair<double, uint32_t>> agent_target;
   };
-  dbload::v1::IntervalSample ClosePending(Pending& pending, double elapsed_s, double tick_s,
-                                          bool warmup, const IntervalObserver& observer);
-  Pending pending_warmup_;
-  Pending pending_measured_;
+  struct PendingKey {
+    bool measured;  // warm-up first
+    uint32_t stage;
+    auto operator<=>(const PendingKey&) const = default;
+  };
+  dbload::v1::IntervalSample ClosePending(Pending& pending, PendingKey key, double elapsed_s,
+                                          double tick_s, const IntervalObserver& observer);
+  std::vector<double> StageSeconds() const;
+
+  bool staged_;
+  uint32_t stage_count_;
+  uint32_t plan_clients_;
+  std::map<PendingKey, Pending> pending_;
+  // Plans with stages: per agent, the measured seconds it spent in each stage.
+  std::map<std::string, std::vector<double>> agent_stage_seconds_;
   double last_close_s_ = 0;
   uint64_t duplicates_ = 0;
 };

@@ -66,6 +66,7 @@ namespace {
 using ::dbload::testing::TestServers;
 using ::dbload::testing::TestServersEnvironment;
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 using ::testing::Not;
 using Clock = std::chrono::steady_clock;
 
@@ -73,6 +74,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int kExitOk = 0;
 constexpr int kExitRunFailed = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitAborted = 3;
 constexpr int kExitInterrupted = 130;
 
 // Every child is bounded: a hung dbload fails its case instead of the whole binary.
@@ -593,6 +595,75 @@ TEST_F(CliTest, PostgresPrepareThenClosedLoopRunExecutesExactlyTheBudget) {
          "if the driver's connect/prepare round trips changed on purpose)";
   EXPECT_EQ(after.xact_rollback - before.xact_rollback, 0);
   EXPECT_EQ(after.sessions - before.sessions, 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1b. Stages across two agents: a staircase then a last stage of exactly its query count; every
+//     stage's numbers come from its own intervals, and the server counts the same.
+
+TEST_F(CliTest, StagedRunOverTwoAgentsReportsEachStageAndTheServerAgrees) {
+  EnsurePrepared(Backend::kPostgres);
+  const std::string plan = WriteFile(
+      "pg_stages.yaml",
+      PlanYaml(Direct(Backend::kPostgres), "load: {closed: {think_time: 1ms}}\n",
+               "stages:\n"
+               "  - {name: climb, clients: {from: 1, step: 1, every: 1s, max: 3}}\n"
+               "  - {name: last, queries: 1500, clients: 2}\n"));
+  const std::string report_path = dir() + "/pg_stages.json";
+  const int64_t scans_before = PgTableScans();
+  const PgDatabaseCounters before = PgCounters();
+  const ProcessResult run = RunDbload({"run", plan, "--agents", "2", "--report", report_path});
+  const PgDatabaseCounters after = PgCounters();
+  const int64_t scans_after = PgTableScans();
+  ASSERT_EQ(run.exit_code, kExitOk) << run.Describe();
+  EXPECT_THAT(run.out, HasSubstr("Stages (response time in ms"));
+  EXPECT_THAT(run.out, HasSubstr(" stage 1 target 1 clients"));
+
+  absl::StatusOr<v1::RunReport> report = LoadReport(report_path);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->stages_size(), 2);
+  const v1::StageReport& climb = report->stages(0);
+  const v1::StageReport& last = report->stages(1);
+  EXPECT_EQ(climb.name(), "climb");
+  EXPECT_NEAR(climb.duration_s(), 3.0, 0.1);
+  EXPECT_EQ(climb.max_clients(), 3u);
+  EXPECT_GT(climb.executed(), 0u);
+  EXPECT_EQ(last.executed() + last.errors(), 1500u);
+  EXPECT_EQ(climb.executed() + last.executed(), report->executed());
+  EXPECT_EQ(report->end_reason(), "queries");
+  // Stage totals come from their histograms, like the run's.
+  absl::StatusOr<Histogram> last_histogram =
+      Histogram::FromProto(last.query_types(0).response_histogram());
+  ASSERT_TRUE(last_histogram.ok()) << last_histogram.status();
+  EXPECT_EQ(last_histogram->TotalCount(), last.executed());
+
+  // The server ran exactly what the report says, over 3 sessions: levels 1, 2, 3 spread over
+  // two agents are 1/0, 1/1, 2/1, so agent 1 starts two clients and agent 2 one.
+  EXPECT_EQ(scans_after - scans_before, static_cast<int64_t>(report->executed()));
+  EXPECT_EQ(after.sessions - before.sessions, 3);
+  EXPECT_EQ(after.xact_commit - before.xact_commit,
+            static_cast<int64_t>(report->executed()) + 3 * kPgCommitsPerConnection);
+}
+
+TEST_F(CliTest, AbortRuleEndsTheRunEarlyWithItsReasonAndExitCode3) {
+  EnsurePrepared(Backend::kPostgres);
+  // No point select answers within a microsecond: the rule breaks at once and holds.
+  const std::string plan =
+      WriteFile("pg_abort.yaml", PlanYaml(Direct(Backend::kPostgres), ClosedLoad(1, "1ms"),
+                                          "stop: {duration: 60s}\n"
+                                          "abort: {p99_above: 1us, for: 2s}\n"));
+  const std::string report_path = dir() + "/pg_abort.json";
+  const auto started = Clock::now();
+  const ProcessResult run = RunDbload({"run", plan, "--report", report_path});
+  EXPECT_EQ(run.exit_code, kExitAborted) << run.Describe();
+  EXPECT_LT(Clock::now() - started, std::chrono::seconds(20));
+  EXPECT_THAT(run.err, HasSubstr("aborted: p99"));
+  absl::StatusOr<v1::RunReport> report = LoadReport(report_path);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_THAT(report->end_reason(), StartsWith("aborted: p99 "));
+  EXPECT_THAT(report->end_reason(), HasSubstr("above 0.001 ms for"));
+  EXPECT_GT(report->executed(), 0u);
+  EXPECT_LT(report->total_duration_s(), 10);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -251,7 +251,7 @@ TEST(PlanErrorsTest, UnknownFieldSuggestsTheNearestKnownOne) {
 TEST(PlanErrorsTest, UnknownFieldWithoutANearOneListsTheKnownOnes) {
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "colour: red\n"),
             "plans/pg.yaml:10:1: colour: unknown field; a plan has: name, target, workload, "
-            "scenario, workload_options, load, warmup, stop, seed");
+            "scenario, workload_options, load, warmup, stop, seed, stages, abort");
   EXPECT_THAT(ErrorOf("stop: {forever: true}\n"),
               HasSubstr("stop.forever: unknown field; stop has: duration, queries"));
 }
@@ -774,6 +774,81 @@ TEST(ReadTargetPasswordTest, NeitherGivesEmpty) {
   absl::StatusOr<std::string> password = ReadTargetPassword(v1::Target());
   ASSERT_TRUE(password.ok());
   EXPECT_EQ(*password, "");
+}
+
+}  // namespace
+}  // namespace dbload
+
+namespace dbload {
+namespace {
+
+constexpr char kStagedHead[] = R"(name: t
+target: {driver: postgresql, host: 127.0.0.1, port: 5432}
+workload: oltp
+scenario: point_select
+)";
+
+TEST(StagesTest, OneLineStaircaseRampsAndAbortRulesParse) {
+  const v1::Plan plan = ParseOk(std::string(kStagedHead) + R"(load: {closed: {}}
+stages:
+  - {name: climb, clients: {from: 1, step: 1, every: 60s, max: 16}}
+  - {name: hold, duration: 2m, clients: 16}
+  - {name: down, duration: 1m, clients: {from: 16, to: 1}}
+abort: {p99_above: 50ms, error_rate_above: 0.01}
+)");
+  ASSERT_EQ(plan.stages_size(), 3);
+  const v1::Level& climb = plan.stages(0).clients();
+  EXPECT_EQ(climb.shape(), v1::Level::STAIRCASE);
+  EXPECT_EQ(climb.from(), 1);
+  EXPECT_EQ(climb.step(), 1);
+  EXPECT_EQ(climb.every_ns(), 60 * kSec);
+  EXPECT_EQ(climb.max(), 16);
+  EXPECT_EQ(plan.stages(1).clients().shape(), v1::Level::CONSTANT);
+  EXPECT_EQ(plan.stages(1).duration_ns(), 120 * kSec);
+  EXPECT_EQ(plan.stages(2).clients().shape(), v1::Level::RAMP);
+  EXPECT_EQ(plan.target().pool(), 16u);  // the most clients any stage runs
+  EXPECT_EQ(plan.abort().p99_above_ns(), 50 * kMs);
+  EXPECT_EQ(plan.abort().for_ns(), 5 * kSec);  // the default span
+}
+
+TEST(StagesTest, MistakesNameTheStageAndField) {
+  const std::string open = std::string(kStagedHead) + "load: {open: {}}\nstages:\n";
+  EXPECT_EQ(ErrorOf(open + "  - {duration: 10s, clients: 4}\n"),
+            "plans/pg.yaml:7:30: stages.0.clients: the plan's load is open, so a stage gives its "
+            "rate");
+  EXPECT_EQ(ErrorOf(open + "  - {rate: {from: 10, to: 100}}\n"),
+            "plans/pg.yaml:7:5: stages.0.duration: missing; a ramp needs a duration to ramp over");
+  EXPECT_EQ(ErrorOf(open + "  - {queries: 100, rate: 10}\n  - {duration: 1s, rate: 10}\n"),
+            "plans/pg.yaml:7:15: stages.0.queries: only the last stage can end on a query count; "
+            "give this one a duration");
+  EXPECT_EQ(ErrorOf(open + "  - {duration: 1s, rate: {from: 10, step: 5}}\n"),
+            "plans/pg.yaml:7:26: stages.0.rate.every: missing; a staircase needs from, step, every "
+            "and max");
+  EXPECT_EQ(ErrorOf(open + "  - {duration: 1s, rate: {from: 0, to: 5}}\n"),
+            "plans/pg.yaml:7:33: stages.0.rate.from: must be > 0, got 0 (a rate ramp starts at a "
+            "small rate, e.g. 1)");
+  EXPECT_THAT(ErrorOf(std::string(kStagedHead) + "load: {open: {rate: 5}}\nstages:\n  - {duration: "
+                                                 "1s, rate: 10}\n"),
+              StartsWith("plans/pg.yaml:5:21: load.open.rate: with stages, each stage gives its "
+                         "rate"));
+  EXPECT_THAT(ErrorOf(std::string(kStagedHead) +
+                      "load: {closed: {}}\nstages: [{duration: 1s, clients: 2}]\n"
+                      "abort: {achieved_below: 0.9}\n"),
+              HasSubstr("abort.achieved_below: only an open loop has a target rate"));
+}
+
+TEST(StagesTest, SetReachesIntoAStageByIndex) {
+  const std::string yaml = std::string(kStagedHead) + R"(load: {closed: {}}
+stages:
+  - {clients: {from: 1, step: 1, every: 60s, max: 4}}
+  - {duration: 1m, clients: 4}
+)";
+  const v1::Plan plan = ParseOk(yaml, {"stages.0.clients.every=2s", "stages.1.clients=3"});
+  EXPECT_EQ(plan.stages(0).clients().every_ns(), 2 * kSec);
+  EXPECT_EQ(plan.stages(1).clients().from(), 3);
+  EXPECT_EQ(ErrorOf(yaml, {"stages.5.duration=1s"}),
+            "plans/pg.yaml: --set stages.5: the plan has 2 stages (numbered from 0); --set "
+            "changes one that exists");
 }
 
 }  // namespace

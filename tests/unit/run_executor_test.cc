@@ -102,3 +102,110 @@ TEST_F(RunExecutorTest, ZeroShareRunsNothingButEndsOnTime) {
 
 }  // namespace
 }  // namespace dbload
+
+namespace dbload {
+namespace {
+
+struct StagedInterval {
+  uint32_t stage;
+  double length_s;
+  uint32_t clients;
+  double target_rate;
+  uint64_t executed;
+  bool warmup;
+};
+
+class StagedRunTest : public testing::Test {
+ protected:
+  ExecutionResult Execute(const v1::Plan& plan, const RunShare& share = {}) {
+    db::NoopDriver driver({.fixed_latency = 10 * kMillisecond}, clock_);
+    auto workload = MakeWorkload("oltp", {});
+    auto scenario = *(*workload)->MakeScenario("point_select");
+    ExecutionHooks hooks{.on_interval = [&](const IntervalOutput& out) {
+      intervals_.push_back({out.stage, out.length_s, out.clients, out.target_rate,
+                            out.snapshot.Executed(), out.warmup});
+    }};
+    absl::StatusOr<ExecutionResult> result =
+        ExecuteRun(plan, share, driver, *scenario, clock_, hooks);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return *result;
+  }
+
+  SimulatedClock clock_;
+  std::vector<StagedInterval> intervals_;
+};
+
+TEST_F(StagedRunTest, StaircaseAddsAClientEachStepAndIntervalsStopAtStageBoundaries) {
+  v1::Plan plan;
+  plan.mutable_target()->set_driver("noop");
+  plan.mutable_target()->set_pool(3);
+  plan.mutable_load()->mutable_closed();
+  plan.set_seed(5);
+  v1::Stage& climb = *plan.add_stages();  // 1, 2, 3 clients, one second each
+  climb.mutable_clients()->set_shape(v1::Level::STAIRCASE);
+  climb.mutable_clients()->set_from(1);
+  climb.mutable_clients()->set_step(1);
+  climb.mutable_clients()->set_every_ns(kSecond);
+  climb.mutable_clients()->set_max(3);
+  v1::Stage& hold = *plan.add_stages();
+  hold.set_duration_ns(1500 * kMillisecond);
+  hold.mutable_clients()->set_shape(v1::Level::CONSTANT);
+  hold.mutable_clients()->set_from(2);
+
+  const ExecutionResult result = Execute(plan);
+  EXPECT_EQ(result.end_reason, "duration");
+  EXPECT_DOUBLE_EQ(result.measured_s, 4.5);
+  ASSERT_EQ(intervals_.size(), 5u);
+  // Each client runs 10 ms transactions back to back: 100 per second per client.
+  const std::vector<uint32_t> stages = {1, 1, 1, 2, 2};
+  const std::vector<uint32_t> clients = {1, 2, 3, 2, 2};
+  const std::vector<double> lengths = {1, 1, 1, 1, 0.5};
+  for (size_t i = 0; i < intervals_.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(intervals_[i].stage, stages[i]);
+    EXPECT_DOUBLE_EQ(intervals_[i].length_s, lengths[i]);
+    EXPECT_EQ(intervals_[i].clients, clients[i]);
+    // A transaction in flight across a boundary counts where it ends: one per client at most.
+    EXPECT_NEAR(static_cast<double>(intervals_[i].executed), 100.0 * clients[i] * lengths[i], 3);
+  }
+}
+
+TEST_F(StagedRunTest, OpenLoopStagesThenALastStageOfExactlyItsQueryCount) {
+  v1::Plan plan = OpenPlan(1, 0);
+  plan.mutable_load()->mutable_open()->set_rate(0);
+  plan.clear_stop();
+  plan.set_warmup_ns(kSecond);
+  v1::Stage& first = *plan.add_stages();
+  first.set_duration_ns(2 * kSecond);
+  first.mutable_rate()->set_shape(v1::Level::CONSTANT);
+  first.mutable_rate()->set_from(200);
+  v1::Stage& last = *plan.add_stages();
+  last.set_queries(300);
+  last.mutable_rate()->set_shape(v1::Level::CONSTANT);
+  last.mutable_rate()->set_from(400);
+  RunShare share;
+  share.queries = 300;
+
+  const ExecutionResult result = Execute(plan, share);
+  EXPECT_EQ(result.end_reason, "queries");
+  uint64_t warmup = 0, first_stage = 0, last_stage = 0;
+  for (const StagedInterval& interval : intervals_) {
+    if (interval.warmup) {
+      warmup += interval.executed;
+      EXPECT_EQ(interval.stage, 1u);
+    } else if (interval.stage == 1) {
+      first_stage += interval.executed;
+      EXPECT_DOUBLE_EQ(interval.target_rate, 200);
+    } else {
+      last_stage += interval.executed;
+      EXPECT_DOUBLE_EQ(interval.target_rate, 400);
+    }
+  }
+  EXPECT_NEAR(static_cast<double>(warmup), 200, 2);
+  EXPECT_NEAR(static_cast<double>(first_stage), 400, 2);
+  EXPECT_EQ(last_stage, 300u);
+  EXPECT_NEAR(result.measured_s, 2.75, 0.02);  // 2 s, then 300 at 400/s
+}
+
+}  // namespace
+}  // namespace dbload
