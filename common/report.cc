@@ -254,6 +254,21 @@ std::string RenderReportText(const v1::RunReport& r) {
       AppendLatencyBlock(out, "Response time", q.response_time());
     }
   }
+  if (r.agents_size() > 1) {
+    absl::StrAppend(&out, "\nAgents (response time in ms, each from its own counts):\n");
+    absl::StrAppend(&out, absl::StrFormat("  %-20s %10s %7s %9s %8s %8s %8s %8s  %s\n", "name",
+                                          "executed", "errors", "measured", "proc cpu", "p50", "p99",
+                                          "max", "ended by"));
+    for (const v1::AgentSummary& agent : r.agents()) {
+      absl::StrAppend(
+          &out, absl::StrFormat("  %-20s %10d %7d %8.1fs %7.2fs %8s %8s %8s  %s\n", agent.name(),
+                                agent.executed(), agent.errors(), agent.measured_s(),
+                                agent.cpu_seconds(), FormatMs(agent.response_time().p50_ms()),
+                                FormatMs(agent.response_time().p99_ms()),
+                                FormatMs(agent.response_time().max_ms()),
+                                agent.end_reason().empty() ? "(lost)" : agent.end_reason()));
+    }
+  }
   if (r.stages_size() > 0) {
     // One line per stage, each from that stage's merged counts only.
     const bool open = r.plan().load().has_open();

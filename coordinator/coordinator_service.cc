@@ -426,6 +426,13 @@ RunAggregator::IntervalObserver CoordinatorService::Impl::MetricsObserverLocked(
     interval.length_s = closed.length_s;
     interval.target_rate = closed.sample.target_rate();
     interval.clients = closed.sample.clients();
+    if (const uint32_t stage = closed.sample.stage();
+        stage > 0 && stage <= static_cast<uint32_t>(run.plan.stages_size())) {
+      interval.stage = stage;
+      interval.stage_name = run.plan.stages(stage - 1).name().empty()
+                                ? absl::StrCat("stage ", stage)
+                                : run.plan.stages(stage - 1).name();
+    }
     interval.warmup = closed.sample.warmup();
     for (auto& [agent, gauges] : run.agent_gauges) {
       interval.in_flight += gauges.in_flight;

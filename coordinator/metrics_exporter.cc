@@ -142,6 +142,10 @@ void MetricsExporter::OnInterval(const RunInterval& interval) {
   run.clients = interval.clients;
   run.in_flight = interval.in_flight;
   run.connections = interval.connections;
+  if (interval.stage > 0) {
+    run.stage = interval.stage;
+    run.stage_name = interval.stage_name;
+  }
   if (interval.merged == nullptr) return;
   const IntervalSnapshot& merged = *interval.merged;
   run.achieved_rate = interval.length_s > 0 ? merged.Executed() / interval.length_s : 0;
@@ -198,6 +202,8 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
   MetricFamily cpu = Family("dbload_agent_cpu_seconds_total", "CPU time used by each agent.",
                             MetricType::Counter);
   MetricFamily info = Family("dbload_run_info", "Runs and their state.", MetricType::Gauge);
+  MetricFamily stage = Family("dbload_run_stage", "The stage a run is in (1-based).",
+                              MetricType::Gauge);
   MetricFamily agents =
       Family("dbload_agents_connected", "Agents connected to the coordinator.", MetricType::Gauge);
   agents.metric.push_back(Gauge({}, agents_connected_));
@@ -221,6 +227,9 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
     const std::vector<ClientMetric::Label> run_labels = {L("run", run_id)};
     info.metric.push_back(
         Gauge({L("run", run_id), L("scenario", run.scenario), L("state", run.state)}, 1));
+    if (run.stage > 0) {
+      stage.metric.push_back(Gauge({L("run", run_id), L("stage", run.stage_name)}, run.stage));
+    }
     target.metric.push_back(Gauge(run_labels, run.target_rate));
     achieved.metric.push_back(Gauge(run_labels, run.achieved_rate));
     clients.metric.push_back(Gauge(run_labels, run.clients));
@@ -261,7 +270,7 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
     }
   }
   return {queries, response, service, window, lag, target, achieved, clients,
-          in_flight, connections, cpu, info, agents};
+          in_flight, connections, cpu, info, stage, agents};
 }
 
 }  // namespace dbload

@@ -27,6 +27,8 @@ struct RunInterval {
   uint32_t in_flight = 0;
   uint32_t connections = 0;
   bool warmup = false;
+  uint32_t stage = 0;  // 1-based in plans with stages
+  std::string stage_name;
   // CPU seconds each agent used in the interval.
   std::map<std::string, double> agent_cpu_seconds;
 };
@@ -42,6 +44,7 @@ struct RunInterval {
 //   dbload_agent_cpu_seconds_total{run,agent}                             counter
 //   dbload_agents_connected                                               gauge
 //   dbload_run_info{run,scenario,state}                                   gauge (1)
+//   dbload_run_stage{run,stage}     the current stage's 1-based index (plans with stages)
 // Histogram buckets grow by 5 % from 50 µs to 60 s, so histogram_quantile() stays within a
 // few percent; the window quantiles are exact (within the histogram's 0.1 %). Label sets are
 // bounded: query types come from the scenario, and only the newest kRunsKept runs are kept.
@@ -84,6 +87,8 @@ class MetricsExporter final : public prometheus::Collectable {
     std::deque<SparseCounts> lag_window;
     double target_rate = 0, achieved_rate = 0;
     uint32_t clients = 0, in_flight = 0, connections = 0;
+    uint32_t stage = 0;
+    std::string stage_name;
     std::map<std::string, double> agent_cpu_seconds;
     uint64_t order = 0;
   };

@@ -102,6 +102,7 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
   }
 
   progress.last_sequence = report.sequence();
+  progress.cpu_seconds += report.cpu_seconds();
   if (counted) progress.budget_used += executed + errors;
   progress.elapsed_s = report.elapsed_s();
   if (report.warmup()) {
@@ -110,6 +111,7 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
   } else {
     progress.executed += executed;
     progress.errors += errors;
+    for (const QueryTypeInterval& q : snapshot->query_types) progress.response_time.Add(q.response_time);
   }
   const uint32_t stage = staged_ ? std::max<uint32_t>(report.stage(), 1) : 0;
   Pending& pending = pending_[{.measured = !report.warmup(), .stage = stage}];
@@ -223,18 +225,36 @@ std::vector<double> RunAggregator::StageSeconds() const {
   return longest;
 }
 
+void RunAggregator::AddAgentSummaries(v1::RunReport& report) const {
+  for (const auto& [name, progress] : agents_) {
+    v1::AgentSummary& agent = *report.add_agents();
+    agent.set_name(name);
+    agent.set_executed(progress.executed);
+    agent.set_errors(progress.errors);
+    agent.set_measured_s(progress.final ? progress.measured_s
+                                        : std::max(0.0, progress.elapsed_s - warmup_s_));
+    agent.set_end_reason(progress.end_reason);
+    agent.set_cpu_seconds(progress.cpu_seconds);
+    *agent.mutable_response_time() = Summarize(progress.response_time);
+  }
+}
+
 v1::RunReport RunAggregator::ReportSoFar(const std::string& end_reason,
                                          const std::string& started_at) const {
-  return builder_.Finish(MeasuredSeconds(), 0, NotStarted(), end_reason, started_at,
-                         StageSeconds());
+  v1::RunReport report = builder_.Finish(MeasuredSeconds(), 0, NotStarted(), end_reason,
+                                         started_at, StageSeconds());
+  AddAgentSummaries(report);
+  return report;
 }
 
 v1::RunReport RunAggregator::Finish(double elapsed_s, const std::string& end_reason,
                                     const std::string& started_at,
                                     const IntervalObserver& observer) {
   CloseInterval(elapsed_s, observer);
-  return builder_.Finish(MeasuredSeconds(), 0, NotStarted(), end_reason, started_at,
-                         StageSeconds());
+  v1::RunReport report = builder_.Finish(MeasuredSeconds(), 0, NotStarted(), end_reason,
+                                         started_at, StageSeconds());
+  AddAgentSummaries(report);
+  return report;
 }
 
 }  // namespace dbload

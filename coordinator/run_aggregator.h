@@ -27,12 +27,15 @@ struct AgentProgress {
   uint64_t warmup_errors = 0;
   uint64_t duplicates = 0;  // repeated reports, ignored
   double elapsed_s = 0;     // of its latest report
+  double cpu_seconds = 0;   // over all its reports
   bool final = false;
   // From its final report.
   double measured_s = 0;
   uint64_t not_started = 0;
   std::string end_reason;
   std::string fatal_error;
+  // Measured response times over all query types: the per-agent percentiles of the report.
+  Histogram response_time;
 };
 
 // Merges one run's AgentReports, from any agent in any order, into the run's report, exactly:
@@ -114,6 +117,7 @@ class RunAggregator {
 
  private:
   double MeasuredSeconds() const;
+  void AddAgentSummaries(dbload::v1::RunReport& report) const;
   uint64_t NotStarted() const;
 
   std::string run_id_;

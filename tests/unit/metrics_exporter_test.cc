@@ -135,3 +135,28 @@ TEST(MetricsExporterTest, BucketsGrowByFivePercentFromFiftyMicrosecondsToAMinute
 
 }  // namespace
 }  // namespace dbload
+
+namespace dbload {
+namespace {
+
+TEST(MetricsExporterStageTest, TheCurrentStageIsAGaugeNamedByTheStage) {
+  MetricsExporter exporter(3);
+  std::mt19937_64 random(2);
+  const IntervalSnapshot snapshot = Snapshot(random, 10, 0);
+  exporter.OnInterval({.run_id = "r1", .scenario = "s", .query_types = {"a", "b"},
+                       .merged = &snapshot, .length_s = 1, .clients = 3});
+  EXPECT_TRUE(FamilyNamed(exporter.Collect(), "dbload_run_stage").metric.empty());
+  for (uint32_t stage : {1u, 2u}) {
+    exporter.OnInterval({.run_id = "r1", .scenario = "s", .query_types = {"a", "b"},
+                         .merged = &snapshot, .length_s = 1, .clients = 3, .stage = stage,
+                         .stage_name = stage == 1 ? "climb" : "hold"});
+  }
+  const std::vector<MetricFamily> families = exporter.Collect();
+  const MetricFamily& stage = FamilyNamed(families, "dbload_run_stage");
+  ASSERT_EQ(stage.metric.size(), 1u);
+  EXPECT_EQ(LabelOf(stage.metric[0], "stage"), "hold");
+  EXPECT_EQ(stage.metric[0].gauge.value, 2);
+}
+
+}  // namespace
+}  // namespace dbload

@@ -89,6 +89,7 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
   Histogram union_lag;
   const std::vector<std::string> agents = {"a0", "a1", "a2"};
   std::map<std::string, uint64_t> executed_by_agent;
+  std::map<std::string, Histogram> response_by_agent;
   std::map<std::string, uint64_t> sequence;
   // Two warm-up reports each, not in the totals.
   for (int tick = 1; tick <= 2; ++tick) {
@@ -115,6 +116,7 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
       const IntervalSnapshot snapshot =
           RandomSnapshot(random, samples, &union_response, &union_service, &union_lag);
       executed_by_agent[agent] += samples;
+      for (const QueryTypeInterval& q : snapshot.query_types) response_by_agent[agent].Add(q.response_time);
       expected_executed += samples;
       ASSERT_TRUE(
           aggregator.AddReport(agent, MakeReport(++sequence[agent], snapshot, false, tick)).ok());
@@ -125,6 +127,7 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
     const IntervalSnapshot snapshot =
         RandomSnapshot(random, 77, &union_response, &union_service, &union_lag);
     executed_by_agent[agent] += 77;
+    for (const QueryTypeInterval& q : snapshot.query_types) response_by_agent[agent].Add(q.response_time);
     expected_executed += 77;
     ASSERT_TRUE(aggregator
                     .AddReport(agent, FinalReport(++sequence[agent], agent == "a1" ? 8.4 : 8.2,
@@ -141,6 +144,17 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
     sum_over_agents += progress.executed;
   }
   EXPECT_EQ(report.executed(), sum_over_agents);
+  // Per agent, in the report: its own counts and percentiles of its own merged histogram.
+  ASSERT_EQ(report.agents_size(), 3);
+  for (const v1::AgentSummary& agent : report.agents()) {
+    SCOPED_TRACE(agent.name());
+    EXPECT_EQ(agent.executed(), executed_by_agent[agent.name()]);
+    const Histogram& own = response_by_agent[agent.name()];
+    EXPECT_EQ(agent.response_time().count(), own.TotalCount());
+    EXPECT_EQ(agent.response_time().p99_ms(), own.ValueAtPercentile(99) / 1e6);
+    EXPECT_EQ(agent.response_time().max_ms(), own.Max() / 1e6);
+    EXPECT_EQ(agent.end_reason(), "duration");
+  }
   ASSERT_EQ(report.query_types_size(), 2);
   Histogram all_response;
   for (size_t q = 0; q < kQueryTypes.size(); ++q) {
@@ -330,6 +344,64 @@ TEST(RunAggregator, LostAgentCountsWithItsLastElapsedTime) {
   ASSERT_TRUE(aggregator.AddReport("a1", MakeReport(1, EmptySnapshot(), false, 9.5)).ok());
   const v1::RunReport report = aggregator.Finish(10, "duration; degraded", "");
   EXPECT_DOUBLE_EQ(report.total_duration_s(), 7.5);  // 9.5 s elapsed less 2 s warm-up
+}
+
+}  // namespace
+}  // namespace dbload
+
+namespace dbload {
+namespace {
+
+TEST(RunAggregatorStages, EachStageHoldsExactlyItsReportsAndLastsAsLongAsItsLongestAgent) {
+  v1::Plan plan;
+  plan.mutable_load()->mutable_open();
+  for (int i = 0; i < 2; ++i) {
+    v1::Stage& stage = *plan.add_stages();
+    stage.set_name(i == 0 ? "low" : "high");
+    stage.set_duration_ns(2'000'000'000);
+    stage.mutable_rate()->set_shape(v1::Level::CONSTANT);
+    stage.mutable_rate()->set_from(i == 0 ? 100 : 300);
+  }
+  RunAggregator aggregator(kRun, plan, kQueryTypes, {{"a0", 0}, {"a1", 0}});
+  std::mt19937_64 random(7);
+  std::map<std::string, uint64_t> sequence;
+  uint64_t executed[2] = {0, 0};
+  // Each agent: stage 1 in two reports (1 s and 1 s, a1's second one 1.2 s), stage 2 in two.
+  for (const std::string agent : {"a0", "a1"}) {
+    for (uint32_t stage = 1; stage <= 2; ++stage) {
+      for (int part = 0; part < 2; ++part) {
+        const int samples = 50 + static_cast<int>(random() % 100);
+        executed[stage - 1] += samples;
+        v1::AgentReport report =
+            MakeReport(++sequence[agent], RandomSnapshot(random, samples, nullptr, nullptr, nullptr),
+                       false, 0, agent == "a1" && stage == 1 && part == 1 ? 1.2 : 1.0);
+        report.set_stage(stage);
+        report.set_target_rate(stage == 1 ? 50 : 150);
+        ASSERT_TRUE(aggregator.AddReport(agent, report).ok());
+      }
+    }
+  }
+  // Both agents' stage-2 reports close as one sample whose target is the sum of theirs.
+  const std::vector<v1::IntervalSample> samples = aggregator.CloseInterval(4);
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0].stage(), 1u);
+  EXPECT_EQ(samples[1].stage(), 2u);
+  EXPECT_EQ(samples[1].target_rate(), 300);
+
+  v1::AgentReport beyond = MakeReport(++sequence["a0"], EmptySnapshot(), false, 0, 1);
+  beyond.set_stage(3);
+  EXPECT_EQ(aggregator.AddReport("a0", beyond).code(), absl::StatusCode::kInvalidArgument);
+
+  const v1::RunReport report = aggregator.Finish(5, "duration", "");
+  ASSERT_EQ(report.stages_size(), 2);
+  EXPECT_EQ(report.stages(0).name(), "low");
+  EXPECT_EQ(report.stages(0).executed(), executed[0]);
+  EXPECT_EQ(report.stages(1).executed(), executed[1]);
+  EXPECT_EQ(report.executed(), executed[0] + executed[1]);
+  EXPECT_DOUBLE_EQ(report.stages(0).duration_s(), 2.2);
+  EXPECT_DOUBLE_EQ(report.stages(1).duration_s(), 2.0);
+  EXPECT_DOUBLE_EQ(report.stages(0).wanted_rate(), 100);
+  EXPECT_DOUBLE_EQ(report.stages(1).actual_rate(), executed[1] / 2.0);
 }
 
 }  // namespace
