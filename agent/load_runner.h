@@ -89,13 +89,17 @@ class LoadRunner {
   void WorkerMain(Worker& worker);
   void RunOpenLoop(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker);
   void RunClosedLoop(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker);
-  // Runs and records one transaction; false when the worker must stop.
+  // Runs and records one transaction that starts at `now` (a clock reading taken when it was
+  // due); sets `now` to when it ended (or, after a reconnect, to when that was done). False
+  // when the worker must stop.
   bool RunTransaction(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker,
-                      Nanos intended);
-  Ticket TakeTicket();
+                      Nanos intended, Nanos& now);
+  // `now`: a recent clock reading (the caller's last), for the deadline check.
+  Ticket TakeTicket(Nanos now);
   bool TakeBudget();
-  // Sleeps in slices so that Stop() is noticed; false if stopped first.
-  bool SleepUntilOrStopped(Nanos deadline);
+  // Sleeps in slices so that Stop() is noticed; false if stopped first. `now` is set to the
+  // last clock reading (>= deadline when it returns true).
+  bool SleepUntilOrStopped(Nanos deadline, Nanos& now);
   bool Reconnect(db::Session& session);
   void CountNotStarted();
 

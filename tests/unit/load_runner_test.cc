@@ -61,6 +61,37 @@ class StallingDriver final : public db::Driver {
   Nanos latency_, stall_from_, stall_until_;
 };
 
+// Every query takes `latency`; closing a session takes `close_time` (a slow disconnect).
+class SlowCloseDriver final : public db::Driver {
+ public:
+  SlowCloseDriver(Clock& clock, Nanos latency, Nanos close_time)
+      : clock_(clock), latency_(latency), close_time_(close_time) {}
+  db::Dialect dialect() const override { return db::Dialect::kNoop; }
+  db::Capabilities capabilities() const override { return {}; }
+  absl::StatusOr<std::unique_ptr<db::Session>> Connect() override {
+    return std::make_unique<Session>(*this);
+  }
+
+ private:
+  struct Session final : db::Session {
+    explicit Session(SlowCloseDriver& d) : d(d) {}
+    ~Session() override { d.clock_.SleepUntil(d.clock_.Now() + d.close_time_); }
+    absl::Status Prepare(int, const db::StatementSpec&) override { return absl::OkStatus(); }
+    db::ExecOutcome Execute(int, std::span<const db::Value>, bool) override {
+      d.clock_.SleepUntil(d.clock_.Now() + d.latency_);
+      return {.rows = 1};
+    }
+    db::ExecOutcome ExecuteSql(std::string_view) override { return {}; }
+    db::ExecOutcome Begin() override { return {}; }
+    db::ExecOutcome Commit() override { return {}; }
+    db::ExecOutcome Rollback() override { return {}; }
+    absl::Status Reconnect() override { return absl::OkStatus(); }
+    SlowCloseDriver& d;
+  };
+  Clock& clock_;
+  Nanos latency_, close_time_;
+};
+
 class RefusingDriver final : public db::Driver {
  public:
   db::Dialect dialect() const override { return db::Dialect::kNoop; }
@@ -145,6 +176,17 @@ TEST_F(LoadRunnerTest, ClosedLoopClientsRunBackToBack) {
   const IntervalSnapshot got = DrainAll();
   EXPECT_EQ(got.Executed(), 3'000u);
   EXPECT_NEAR(got.query_types[0].response_time.Max(), kMillisecond, kMillisecond / 1000);
+}
+
+TEST_F(LoadRunnerTest, FinishedAtIsTheLastTransactionsEndNotTheSessionTeardown) {
+  SlowCloseDriver driver(clock_, kMillisecond, 5 * kSecond);
+  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  ASSERT_TRUE(runner.Connect(2).ok());
+  const Nanos start = clock_.Now();
+  runner.StartClosedLoop(0, start + kSecond);
+  runner.Wait();
+  EXPECT_EQ(DrainAll().Executed(), 2'000u);
+  EXPECT_EQ(runner.FinishedAt(), start + kSecond);  // not start + 6 s
 }
 
 TEST_F(LoadRunnerTest, ThinkTimeSpacesTransactionsAndIsNotLatency) {

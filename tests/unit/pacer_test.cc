@@ -18,6 +18,18 @@ TEST(UniformPacerTest, ArrivalsAreEvenlySpacedWithoutDrift) {
   EXPECT_EQ(last, 1'000 + 1'000 * kSecond);
 }
 
+TEST(UniformPacerTest, StaysOnTheNanosecondGridForDays) {
+  // The offset base + k * period is kept in a double: still exact to the nanosecond after
+  // 3,000,000 periods of 1/3 s (1,000,000 s, 11.6 days), and at a rate with a long fraction.
+  UniformPacer third(0, 3.0);
+  Nanos last = 0;
+  for (int i = 0; i <= 3'000'000; ++i) last = third.Next();
+  EXPECT_EQ(last, 1'000'000 * kSecond);
+  UniformPacer odd(5, 7'000.0);  // 142857.142857… ns apart
+  for (int64_t k = 0; k <= 7'000'000; ++k) last = odd.Next();
+  EXPECT_EQ(last, 5 + 1'000 * kSecond);
+}
+
 TEST(UniformPacerTest, PhaseDelaysTheFirstArrivalByAFractionOfAPeriod) {
   UniformPacer pacer(0, 1'000.0, 0.25);
   EXPECT_EQ(pacer.Next(), 250 * kMicrosecond);
