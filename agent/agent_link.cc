@@ -506,8 +506,21 @@ class AgentLink::Impl {
       return;
     }
     if (run_->plan.stages_size() > 0) {
-      Event(absl::StrCat("ignoring a load change for run ", change.run_id(),
-                         ": its stages set the load"));
+      // Stages set the load; the coordinator only steers knee searches.
+      if (change.knee_done()) {
+        run_->control.EndKnee();
+        Event(absl::StrCat("run ", change.run_id(), ": knee search done"));
+      } else if (change.knee_step() > 0 && std::isfinite(change.knee_level()) &&
+                 change.knee_level() >= 0 &&
+                 change.knee_level() <= (run_->plan.load().has_open() ? kMaxOpenRate
+                                                                       : kMaxClosedClients)) {
+        run_->control.SetKneeStep(change.knee_step(), change.knee_level());
+        Event(absl::StrCat("run ", change.run_id(), ": knee step ", change.knee_step(), " at ",
+                           change.knee_level()));
+      } else {
+        Event(absl::StrCat("ignoring a load change for run ", change.run_id(),
+                           ": its stages set the load"));
+      }
       return;
     }
     const bool open = run_->plan.load().has_open();
@@ -716,6 +729,7 @@ class AgentLink::Impl {
         last_stage = out.stage;
         report.set_target_rate(out.target_rate);
         report.set_clients(out.clients);
+        report.set_knee_step(out.knee_step);
         last_elapsed_s = out.elapsed_s;
         run.connection->Send(std::move(message));
       };

@@ -45,6 +45,18 @@ void RunControl::Stop(std::string reason) {
   stop_reason_ = std::move(reason);
 }
 
+void RunControl::SetKneeStep(uint32_t step, double total_level) {
+  std::lock_guard lock(mu_);
+  if (knee_ && (knee_->done || knee_->step >= step)) return;
+  knee_ = KneeRequest{.step = step, .level = total_level};
+}
+
+void RunControl::EndKnee() {
+  std::lock_guard lock(mu_);
+  if (!knee_) knee_ = KneeRequest{};
+  knee_->done = true;
+}
+
 // Takes what was asked since the last look.
 class RunControlReader {
  public:
@@ -52,14 +64,23 @@ class RunControlReader {
     std::optional<double> rate;
     std::optional<uint32_t> clients;
     std::optional<std::string> stop_reason;
+    std::optional<RunControl::KneeRequest> knee;  // kept until the execution takes it
   };
   static Requests Take(RunControl* control) {
     if (control == nullptr) return {};
     std::lock_guard lock(control->mu_);
-    Requests requests{control->rate_, control->clients_, control->stop_reason_};
+    Requests requests{control->rate_, control->clients_, control->stop_reason_, control->knee_};
     control->rate_.reset();
     control->clients_.reset();
     return requests;
+  }
+  // The knee request was applied: a later one must be newer to count.
+  static void TookKnee(RunControl* control, const RunControl::KneeRequest& taken) {
+    std::lock_guard lock(control->mu_);
+    if (control->knee_ && control->knee_->step == taken.step &&
+        control->knee_->done == taken.done) {
+      control->knee_.reset();
+    }
   }
 };
 
@@ -75,9 +96,13 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   const bool open = plan.load().has_open();
   const bool staged = plan.stages_size() > 0;
   const StageProgram program(plan, share.rate_fraction, share.agent_index, share.agent_count);
-  double rate = staged ? program.PacedRate(0, 0) : share.rate.value_or(plan.load().open().rate());
-  uint32_t clients =
-      staged ? program.Clients(0, 0) : share.clients.value_or(plan.load().closed().clients());
+  const bool knee_first = staged && program.IsKnee(0);
+  double rate = !staged      ? share.rate.value_or(plan.load().open().rate())
+                : knee_first ? program.KneeRate(plan.stages(0).knee().from())
+                             : program.PacedRate(0, 0);
+  uint32_t clients = !staged      ? share.clients.value_or(plan.load().closed().clients())
+                     : knee_first ? program.KneeClients(plan.stages(0).knee().from())
+                                  : program.Clients(0, 0);
   const Nanos warmup = plan.warmup_ns();
   const uint64_t budget = share.queries;
   // The query count applies to the measured part, or with stages to the last one only.
@@ -99,7 +124,9 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   if (staged && program.TotalLength() > 0) {
     measured_length = std::min(measured_length, program.TotalLength());
   }
-  const Nanos deadline = warmup_end + measured_length;
+  Nanos deadline = warmup_end + measured_length;
+  const Nanos stop_cap = plan.stop().duration_ns() > 0 ? warmup_end + plan.stop().duration_ns()
+                                                       : kNever;
   if (open && sessions > 0) {
     runner.StartOpenLoop(MakePacerFactory(plan.load().open(), rate, share.phase, plan.seed()),
                          deadline);
@@ -116,6 +143,8 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   size_t stage = 0;
   Nanos stage_start = warmup_end;
   bool counted_stage = false;  // in the last stage, which ends on its query count
+  uint32_t knee_step = 0;      // in a knee-search stage: its current step
+  bool knee_ended_run = false;  // the last stage was a knee search and it is over
   auto close_interval = [&](Nanos now) {
     const IntervalSnapshot snapshot = recorder.Drain();
     completions += snapshot.Executed() + snapshot.Errors();
@@ -128,27 +157,47 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
                          .connections = static_cast<uint32_t>(runner.Clients()),
                          .stage = staged ? static_cast<uint32_t>(stage + 1) : 0,
                          .target_rate = open && sessions > 0 ? rate : 0,
-                         .clients = open ? 0 : clients});
+                         .clients = open ? 0 : clients,
+                         .knee_step = knee_step});
     }
     interval_start = now;
   };
   // A stage's level `now`: rates follow ramps in slices, clients change exactly on their steps.
-  auto apply_level = [&](Nanos now) {
-    if (!staged || in_warmup) return;
-    const Nanos elapsed = now - stage_start;
+  // Sets this agent's part of a total level, as a rate or clients.
+  auto set_level = [&](double wanted_rate, uint32_t wanted_clients) {
     if (open) {
-      const double wanted = program.PacedRate(stage, elapsed);
-      if (wanted != rate && sessions > 0) runner.SetRate(wanted);
-      rate = wanted;
-    } else if (const uint32_t wanted = program.Clients(stage, elapsed); wanted != clients) {
+      if (wanted_rate != rate && sessions > 0) runner.SetRate(wanted_rate);
+      rate = wanted_rate;
+    } else if (wanted_clients != clients) {
       // A client that cannot connect is not retried here: the interval's clients show it.
-      (void)runner.SetClients(static_cast<int>(wanted));
-      clients = wanted;
+      (void)runner.SetClients(static_cast<int>(wanted_clients));
+      clients = wanted_clients;
     }
+  };
+  auto set_knee_level = [&](double total) {
+    set_level(program.KneeRate(total), program.KneeClients(total));
+  };
+  auto apply_level = [&](Nanos now) {
+    if (!staged || in_warmup || program.IsKnee(stage)) return;
+    const Nanos elapsed = now - stage_start;
+    set_level(open ? program.PacedRate(stage, elapsed) : rate,
+              open ? clients : program.Clients(stage, elapsed));
   };
   auto enter_stage = [&](size_t index, Nanos at) {
     stage = index;
     stage_start = at;
+    knee_step = 0;
+    if (program.IsKnee(stage)) {
+      knee_step = 1;
+      set_knee_level(program.stage(stage).knee().from());
+    }
+    // A stage entered off its schedule (after a knee search, or a late warm-up end) moves the
+    // last one; the deadline is always the last stage's end, capped by stop.duration.
+    if (stage + 1 == program.size() && program.Length(stage) > 0 &&
+        at + program.Length(stage) != deadline) {
+      deadline = std::min(stop_cap, at + program.Length(stage));
+      runner.SetDeadline(deadline);
+    }
     if (last_stage_counted && stage + 1 == program.size()) {
       counted_stage = true;
       // As at the end of a warm-up: what is in flight completes in this stage.
@@ -164,7 +213,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   // Workers leave at the deadline, at the query limit, on Stop or on a fatal error, and closed-
   // loop clients when a stage retires them: only the first four end the run.
   auto load_over = [&] {
-    if (counted_stage && budget == 0) return true;
+    if (knee_ended_run || (counted_stage && budget == 0)) return true;
     const bool workers_expected = open || !staged ? sessions > 0 : clients > 0;
     return workers_expected ? runner.Finished() : clock.Now() >= deadline;
   };
@@ -183,7 +232,9 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
         clients = *requests.clients;
       }
       apply_level(now);
-      if (requests.stop_reason || load_over()) break;
+      const bool knee_news = knee_step > 0 && requests.knee &&
+                             (requests.knee->done || requests.knee->step > knee_step);
+      if (requests.stop_reason || load_over() || knee_news) break;
       if (hooks.interrupted != nullptr && hooks.interrupted->load()) break;
       Nanos wake = std::min(next_tick, now + kPollSlice);
       if (staged && !in_warmup) {
@@ -199,6 +250,8 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
     } else if (load_over()) {
       if (const auto fatal = runner.fatal_error()) {
         end_reason = absl::StrCat("fatal error ", fatal->code, ": ", fatal->message);
+      } else if (knee_ended_run) {
+        end_reason = "knee";
       } else if ((staged ? counted_stage : budget > 0) && clock.Now() < deadline) {
         end_reason = "queries";
       } else {
@@ -207,7 +260,10 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
     } else {
       const Nanos now = clock.Now();
       const Nanos ending_stage = stage_end();
-      close_interval(now);
+      const bool knee_news = knee_step > 0 && requests.knee &&
+                             (requests.knee->done || requests.knee->step > knee_step);
+      // A step change the moment an interval closed needs no empty interval of its own.
+      if (!(knee_news && now == interval_start)) close_interval(now);
       if (in_warmup && now >= warmup_end) {
         in_warmup = false;
         measured_from = now;
@@ -218,6 +274,18 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
       } else if (now >= ending_stage && stage + 1 < program.size()) {
         // From the scheduled end, not `now`, so that a late wake-up does not stretch the run.
         enter_stage(stage + 1, ending_stage);
+      } else if (knee_news) {
+        // The coordinator judged the step: the interval just closed was its last.
+        const RunControl::KneeRequest knee = *requests.knee;
+        RunControlReader::TookKnee(hooks.control, knee);
+        if (!knee.done) {
+          knee_step = knee.step;
+          set_knee_level(knee.level);
+        } else if (stage + 1 < program.size()) {
+          enter_stage(stage + 1, now);
+        } else {
+          knee_ended_run = true;
+        }
       }
     }
   }

@@ -45,6 +45,16 @@ class RunControl {
   void SetRate(double per_second);
   void SetClients(uint32_t clients);
   void Stop(std::string reason);
+  // Knee-search stages: move to `step` (1-based) at `total_level` (all agents together), or end
+  // the search. Applied once the execution is in the knee stage; the latest step wins.
+  void SetKneeStep(uint32_t step, double total_level);
+  void EndKnee();
+
+  struct KneeRequest {
+    uint32_t step = 0;
+    double level = 0;
+    bool done = false;
+  };
 
  private:
   friend class RunControlReader;
@@ -52,6 +62,7 @@ class RunControl {
   std::optional<double> rate_;
   std::optional<uint32_t> clients_;
   std::optional<std::string> stop_reason_;
+  std::optional<KneeRequest> knee_;
 };
 
 struct IntervalOutput {
@@ -64,6 +75,7 @@ struct IntervalOutput {
   uint32_t stage = 0;     // 1-based with stages, else 0; an interval never spans two
   double target_rate = 0;  // open loop, at the interval's end
   uint32_t clients = 0;    // closed loop: the clients asked for at the interval's end
+  uint32_t knee_step = 0;  // in a knee-search stage: its step (1-based), else 0
 };
 
 struct ExecutionHooks {

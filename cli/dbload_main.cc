@@ -225,8 +225,9 @@ absl::StatusOr<v1::SubmitResponse> Submit(v1::Control::Stub& stub, const std::st
   request.set_min_agents(min_agents);
   request.set_wait_for_agents_ns(wait_for_agents);
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::nanoseconds(wait_for_agents) + std::chrono::seconds(30));
+  const Nanos wait = std::max(wait_for_agents, plan.agents().wait_ns());  // as the coordinator
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::nanoseconds(wait) +
+                       std::chrono::seconds(30));
   v1::SubmitResponse response;
   const grpc::Status status = stub.Submit(&context, request, &response);
   if (!status.ok()) return ControlCallError(coordinator, status);

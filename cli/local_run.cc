@@ -14,6 +14,13 @@ constexpr double kMinPrintedInterval_s = 0.2;
 absl::StatusOr<v1::RunReport> RunPlanLocally(const v1::Plan& plan, db::Driver& driver,
                                              const Scenario& scenario, Clock& clock,
                                              const LocalRunHooks& hooks) {
+  for (const v1::Stage& stage : plan.stages()) {
+    if (stage.has_knee()) {
+      // Its steps are judged on merged counts by a coordinator, which this path has none of.
+      return absl::InvalidArgumentError(
+          "a knee-search stage needs a coordinator: use `dbload run` or `dbload submit`");
+    }
+  }
   RunReportBuilder builder(plan, scenario.query_types());
   const bool staged = plan.stages_size() > 0;
   RunShare share;

@@ -37,6 +37,7 @@ namespace {
 
 using dbload::v1::ClosedLoad;
 using dbload::v1::AbortRules;
+using dbload::v1::KneeSearch;
 using dbload::v1::Level;
 using dbload::v1::Load;
 using dbload::v1::NoopLatency;
@@ -54,6 +55,9 @@ constexpr uint32_t kDefaultMySqlPort = 3306;
 constexpr uint32_t kMaxPort = 65535;
 // An abort rule without `for` must hold this long: one bad second is noise, five are a trend.
 constexpr double kMaxStaircaseSteps = 100'000;
+constexpr uint32_t kDefaultKneeRefine = 3;
+constexpr uint32_t kMaxAgents = 100'000;
+constexpr uint32_t kMaxKneeRefine = 20;
 constexpr int64_t kDefaultAbortForNs = 5'000'000'000;
 constexpr char kDriverChoices[] = "postgresql, mysql, noop";
 // A password is a line, not a document; the bound keeps a mistaken path (/dev/zero) harmless.
@@ -114,9 +118,14 @@ constexpr FieldSpec kLoadFields[] = {Map("open", ListOf(kOpenFields)),
 constexpr FieldSpec kStopFields[] = {Value("duration"), Value("queries")};
 constexpr FieldSpec kLevelFields[] = {Value("from"), Value("to"), Value("step"), Value("every"),
                                       Value("max")};
+constexpr FieldSpec kKneeFields[] = {Value("from"),  Value("step"),   Value("max"),
+                                     Value("every"), Value("refine"), Value("p99"),
+                                     Value("errors"), Value("achieved")};
 constexpr FieldSpec kStageFields[] = {Value("name"), Value("duration"), Value("queries"),
                                       {"rate", FieldKind::kLevel, ListOf(kLevelFields)},
-                                      {"clients", FieldKind::kLevel, ListOf(kLevelFields)}};
+                                      {"clients", FieldKind::kLevel, ListOf(kLevelFields)},
+                                      Map("knee", ListOf(kKneeFields))};
+constexpr FieldSpec kAgentsFields[] = {Value("min"), Value("wait")};
 constexpr FieldSpec kAbortFields[] = {Value("p99_above"), Value("error_rate_above"),
                                       Value("achieved_below"), Value("for")};
 constexpr FieldSpec kPlanFields[] = {Value("name"),
@@ -129,7 +138,8 @@ constexpr FieldSpec kPlanFields[] = {Value("name"),
                                      Map("stop", ListOf(kStopFields)),
                                      Value("seed"),
                                      {"stages", FieldKind::kList, ListOf(kStageFields)},
-                                     Map("abort", ListOf(kAbortFields))};
+                                     Map("abort", ListOf(kAbortFields)),
+                                     Map("agents", ListOf(kAgentsFields))};
 
 // Debian's Abseil has its own string_view; the public API speaks std::string_view.
 absl::string_view AsAbsl(std::string_view text) { return {text.data(), text.size()}; }
@@ -554,6 +564,8 @@ class PlanConverter {
   absl::Status ConvertLevel(const YAML::Node& node, const std::string& path, bool clients,
                             Level& level);
   absl::Status ConvertAbort(const YAML::Node& node, AbortRules& abort);
+  absl::Status ConvertAgents(const YAML::Node& node, dbload::v1::AgentRequirement& agents);
+  absl::Status ConvertKnee(const YAML::Node& node, const std::string& path, KneeSearch& knee);
   absl::Status ConvertWorkloadOptions(const YAML::Node& node, Plan& plan);
 
   // load.open / load.closed as written, for "missing rate/clients" once it is known whether
@@ -682,6 +694,8 @@ absl::Status PlanConverter::Convert(const YAML::Node& root, Plan& plan) {
       status = ConvertStages(value, plan);
     } else if (name == "abort") {
       status = ConvertAbort(value, *plan.mutable_abort());
+    } else if (name == "agents") {
+      status = ConvertAgents(value, *plan.mutable_agents());
     } else if (name == "seed") {
       absl::StatusOr<uint64_t> seed =
           ReadInteger<uint64_t>(value, name, 0, std::numeric_limits<uint64_t>::max());
@@ -884,6 +898,8 @@ absl::Status PlanConverter::ConvertStages(const YAML::Node& node, Plan& plan) {
         status = ConvertLevel(value, field_path, /*clients=*/false, *stage.mutable_rate());
       } else if (name == "clients") {
         status = ConvertLevel(value, field_path, /*clients=*/true, *stage.mutable_clients());
+      } else if (name == "knee") {
+        status = ConvertKnee(value, field_path, *stage.mutable_knee());
       }
       if (!status.ok()) return status;
     }
@@ -945,6 +961,61 @@ absl::Status PlanConverter::ConvertLevel(const YAML::Node& node, const std::stri
     if (name == "to") level.set_to(*amount);
     if (name == "step") level.set_step(*amount);
     if (name == "max") level.set_max(*amount);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanConverter::ConvertKnee(const YAML::Node& node, const std::string& path,
+                                        KneeSearch& knee) {
+  static constexpr FieldSpec kKnee{"", FieldKind::kMap, ListOf(kKneeFields)};
+  absl::StatusOr<MapEntries> fields = ReadMap(node, path, kKnee);
+  if (!fields.ok()) return fields.status();
+  for (absl::string_view key : {"from", "step", "max", "every"}) {
+    if (fields->Find(key) == nullptr) {
+      return Missing(node, path, key, "a knee search needs from, step, max and every");
+    }
+  }
+  knee.set_refine(kDefaultKneeRefine);
+  for (const auto& [name, value] : fields->entries) {
+    const std::string field_path = JoinPath(path, name);
+    if (name == "every" || name == "p99") {
+      absl::StatusOr<int64_t> nanos = ReadDuration(value, field_path);
+      if (!nanos.ok()) return nanos.status();
+      name == "every" ? knee.set_every_ns(*nanos) : knee.set_p99_ns(*nanos);
+    } else if (name == "refine") {
+      absl::StatusOr<uint32_t> refine = ReadInteger<uint32_t>(value, field_path, 0, kMaxKneeRefine);
+      if (!refine.ok()) return refine.status();
+      knee.set_refine(*refine);
+    } else {
+      absl::StatusOr<double> number = ReadNumber(value, field_path);
+      if (!number.ok()) return number.status();
+      if (name == "from") knee.set_from(*number);
+      if (name == "step") knee.set_step(*number);
+      if (name == "max") knee.set_max(*number);
+      if (name == "errors") knee.set_errors(*number);
+      if (name == "achieved") knee.set_achieved(*number);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanConverter::ConvertAgents(const YAML::Node& node,
+                                          dbload::v1::AgentRequirement& agents) {
+  const std::string path = "agents";
+  absl::StatusOr<MapEntries> fields = ReadMap(node, path, MapSpec(ListOf(kPlanFields), "agents"));
+  if (!fields.ok()) return fields.status();
+  for (const auto& [name, value] : fields->entries) {
+    const std::string field_path = JoinPath(path, name);
+    if (name == "min") {
+      absl::StatusOr<uint32_t> min = ReadInteger<uint32_t>(value, field_path, 1, kMaxAgents);
+      if (!min.ok()) return min.status();
+      agents.set_min(*min);
+    } else {
+      absl::StatusOr<int64_t> nanos = ReadDuration(value, field_path);
+      if (!nanos.ok()) return nanos.status();
+      if (*nanos < 0) return Error(value, field_path, "must be >= 0");
+      agents.set_wait_ns(*nanos);
+    }
   }
   return absl::OkStatus();
 }
@@ -1073,7 +1144,9 @@ absl::Status ValidateTarget(const Plan& plan, const Locator& where) {
 uint32_t PeakClients(const Plan& plan) {
   if (plan.stages_size() == 0) return plan.load().closed().clients();
   double peak = 0;
-  for (const Stage& stage : plan.stages()) peak = std::max(peak, MaxLevel(stage.clients()));
+  for (const Stage& stage : plan.stages()) {
+    peak = std::max(peak, stage.has_knee() ? stage.knee().max() : MaxLevel(stage.clients()));
+  }
   return static_cast<uint32_t>(std::min<double>(peak, kMaxClosedClients));
 }
 
@@ -1186,6 +1259,62 @@ absl::Status ValidateLevel(const Level& level, const std::string& path, bool cli
   return absl::OkStatus();
 }
 
+// A knee search: a rising sequence of steps, long enough to judge, and an SLO to judge them by.
+absl::Status ValidateKnee(const Stage& stage, const std::string& path, bool open,
+                          const Locator& where) {
+  const KneeSearch& knee = stage.knee();
+  const std::string knee_path = JoinPath(path, "knee");
+  for (const char* other : {"rate", "clients", "duration", "queries"}) {
+    const bool set = (std::string_view(other) == "rate" && stage.has_rate()) ||
+                     (std::string_view(other) == "clients" && stage.has_clients()) ||
+                     (std::string_view(other) == "duration" && stage.duration_ns() != 0) ||
+                     (std::string_view(other) == "queries" && stage.queries() != 0);
+    if (set) {
+      return Problem(where, JoinPath(path, other),
+                     "a knee-search stage sets its load and length itself; remove this");
+    }
+  }
+  Level steps;
+  steps.set_shape(Level::STAIRCASE);
+  steps.set_from(knee.from());
+  steps.set_step(knee.step());
+  steps.set_max(knee.max());
+  steps.set_every_ns(knee.every_ns());
+  if (absl::Status status = ValidateLevel(steps, knee_path, !open, where); !status.ok()) {
+    return status;
+  }
+  if (!open && (knee.from() != std::floor(knee.from()) || knee.step() != std::floor(knee.step()) ||
+                knee.max() != std::floor(knee.max()))) {
+    return Problem(where, knee_path, "clients are whole numbers: from, step and max too");
+  }
+  if (knee.every_ns() < kSecond) {
+    return Problem(where, JoinPath(knee_path, "every"),
+                   absl::StrCat("must be at least 1s (a step is judged on whole reporting "
+                                "intervals), got ",
+                                FormatDurationNanos(knee.every_ns())));
+  }
+  if (knee.p99_ns() < 0) {
+    return Problem(where, JoinPath(knee_path, "p99"),
+                   absl::StrCat("must be > 0, got ", FormatDurationNanos(knee.p99_ns())));
+  }
+  for (const auto& [field, value] :
+       {std::pair{"errors", knee.errors()}, std::pair{"achieved", knee.achieved()}}) {
+    if (!(value >= 0 && value <= 1)) {
+      return Problem(where, JoinPath(knee_path, field),
+                     absl::StrCat("expected a fraction from 0 to 1, got ", FormatRate(value)));
+    }
+  }
+  if (knee.achieved() > 0 && !open) {
+    return Problem(where, JoinPath(knee_path, "achieved"),
+                   "only an open loop has a target rate to achieve");
+  }
+  if (knee.p99_ns() == 0 && knee.errors() == 0 && knee.achieved() == 0) {
+    return Problem(where, knee_path,
+                   "missing an SLO; set p99 (a time), errors or achieved (fractions), or several");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateStages(const Plan& plan, const Locator& where) {
   const bool open = plan.load().has_open();
   for (int i = 0; i < plan.stages_size(); ++i) {
@@ -1193,6 +1322,11 @@ absl::Status ValidateStages(const Plan& plan, const Locator& where) {
     const std::string path = absl::StrCat("stages.", i);
     const bool last = i + 1 == plan.stages_size();
     const absl::string_view wanted = open ? "rate" : "clients";
+    if (stage.has_knee()) {
+      absl::Status knee_ok = ValidateKnee(stage, path, open, where);
+      if (!knee_ok.ok()) return knee_ok;
+      continue;
+    }
     if (open ? stage.has_clients() : stage.has_rate()) {
       return Problem(where, JoinPath(path, open ? "clients" : "rate"),
                      absl::StrCat("the plan's load is ", open ? "open" : "closed",

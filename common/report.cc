@@ -289,6 +289,27 @@ std::string RenderReportText(const v1::RunReport& r) {
                                 FormatMs(stage.response_time().p99_ms()),
                                 FormatMs(stage.response_time().p999_ms())));
     }
+    for (const v1::StageReport& stage : r.stages()) {
+      if (stage.knee_steps_size() == 0) continue;
+      const std::string unit = open ? "/s" : " clients";
+      absl::StrAppend(&out, "\nKnee search, stage ", stage.index(), " (", stage.name(), "): ",
+                      stage.knee() > 0
+                          ? absl::StrFormat("the highest load that met the SLO was %.6g%s",
+                                            stage.knee(), unit)
+                          : std::string("no step met the SLO"),
+                      "\n");
+      absl::StrAppend(&out, absl::StrFormat("  %-4s %10s %-6s %8s %10s %10s %11s  %s\n", "step",
+                                            "level", "SLO", "judged", "executed", "p99 ms",
+                                            "achieved/s", "missed"));
+      for (int i = 0; i < stage.knee_steps_size(); ++i) {
+        const v1::KneeStep& step = stage.knee_steps(i);
+        absl::StrAppend(&out, absl::StrFormat("  %-4d %10.6g %-6s %7.1fs %10d %10s %11.0f  %s\n",
+                                              i + 1, step.level(), step.met() ? "met" : "missed",
+                                              step.judged_s(), step.executed(),
+                                              FormatMs(step.p99_ms()), step.achieved_rate(),
+                                              step.missed()));
+      }
+    }
   }
   return out;
 }

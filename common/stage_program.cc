@@ -23,7 +23,15 @@ int64_t StaircaseIndex(const Level& level, Nanos elapsed) {
 
 }  // namespace
 
+int64_t KneeStepLimit(const v1::KneeSearch& knee) {
+  const double climb = knee.step() > 0 ? std::ceil((knee.max() - knee.from()) / knee.step()) : 0;
+  return static_cast<int64_t>(std::max(climb, 0.0)) + 1 + knee.refine();
+}
+
 Nanos StageLength(const v1::Stage& stage) {
+  if (stage.has_knee()) {
+    return KneeStepLimit(stage.knee()) * (stage.knee().every_ns() + kKneeStepSlack);
+  }
   if (stage.duration_ns() > 0) return stage.duration_ns();
   const Level& level = stage.has_rate() ? stage.rate() : stage.clients();
   if (level.shape() == Level::STAIRCASE && level.step() > 0) {
@@ -139,6 +147,10 @@ double StageProgram::PacedRate(size_t stage, Nanos elapsed) const {
   return Rate(stage, middle);
 }
 
+uint32_t StageProgram::KneeClients(double total) const {
+  return ClientsOfAgent(static_cast<uint32_t>(std::llround(std::max(total, 0.0))), index_, count_);
+}
+
 uint32_t StageProgram::Clients(size_t stage, Nanos elapsed) const {
   const double total = LevelAt(LevelOf(stages_[stage]), elapsed, lengths_[stage], true);
   return ClientsOfAgent(static_cast<uint32_t>(std::llround(std::max(total, 0.0))), index_, count_);
@@ -154,6 +166,17 @@ uint32_t StageProgram::ClientStarts() const {
   uint64_t starts = 0;
   uint32_t previous = 0;
   for (size_t s = 0; s < stages_.size(); ++s) {
+    if (stages_[s].has_knee()) {
+      // Unknown in advance: the climb to max, then each refinement may add up to half a step
+      // (bisection), a bound rather than the exact count.
+      const v1::KneeSearch& knee = stages_[s].knee();
+      const auto bound = [&](double total) {
+        return count_ == 0 ? 0 : static_cast<uint64_t>(std::ceil(total / count_));
+      };
+      starts += bound(knee.max()) + knee.refine() * bound(std::ceil(knee.step() / 2) + 1);
+      previous = KneeClients(knee.max());
+      continue;
+    }
     // Every moment the level changes within the stage (a stage ends before a change at its
     // very end takes effect).
     for (Nanos t = 0; t == 0 || t < (lengths_[s] > 0 ? lengths_[s] : kNever);
@@ -169,7 +192,9 @@ uint32_t StageProgram::ClientStarts() const {
 bool StageProgram::AnyRate() const {
   if (!open_ || !(rate_fraction_ > 0)) return false;
   return std::any_of(stages_.begin(), stages_.end(),
-                     [](const v1::Stage& stage) { return MaxLevel(stage.rate()) > 0; });
+                     [](const v1::Stage& stage) {
+                       return stage.has_knee() ? stage.knee().max() > 0 : MaxLevel(stage.rate()) > 0;
+                     });
 }
 
 Nanos StageProgram::TotalLength() const {

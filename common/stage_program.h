@@ -14,8 +14,15 @@ namespace dbload {
 // the plan: no clock is read here, so every ramp and staircase is tested without waiting.
 
 // How long a stage lasts: its duration, else a staircase's natural length (each level held for
-// one period, the top one included); 0 for a stage that ends on a query count only.
+// one period, the top one included); 0 for a stage that ends on a query count only. A knee
+// search ends when the coordinator says; its length is the bound an agent stops it at anyway:
+// every step it could take, each `every` plus kKneeStepSlack for the judgement to arrive.
 Nanos StageLength(const dbload::v1::Stage& stage);
+
+inline constexpr Nanos kKneeStepSlack = 5 * kSecond;
+
+// The number of steps a knee search can take: its climb from `from` to `max`, and `refine`.
+int64_t KneeStepLimit(const dbload::v1::KneeSearch& knee);
 
 // The total level (all agents) `elapsed` into a stage of `length`. With `whole` (clients) a ramp
 // moves in whole steps, each level held for an equal share of the stage.
@@ -48,6 +55,11 @@ class StageProgram {
   const dbload::v1::Stage& stage(size_t i) const { return stages_[i]; }
   Nanos Length(size_t stage) const { return lengths_[stage]; }
   bool open() const { return open_; }
+
+  bool IsKnee(size_t stage) const { return stages_[stage].has_knee(); }
+  // This agent's part of a knee search's total level.
+  double KneeRate(double total) const { return rate_fraction_ * total; }
+  uint32_t KneeClients(double total) const;
 
   double Rate(size_t stage, Nanos elapsed) const;
   // The rate to pace at from `elapsed` until NextChange: a rate ramp is followed in slices, each

@@ -27,6 +27,7 @@
 #include "common/workload.h"
 #include "coordinator/metrics_exporter.h"
 #include "coordinator/abort_monitor.h"
+#include "coordinator/knee_search.h"
 #include "coordinator/planner.h"
 #include "coordinator/run_aggregator.h"
 #include "dbload/v1/agent.grpc.pb.h"
@@ -99,6 +100,7 @@ struct Run {
   // Reset when the run ends: only its report is kept.
   std::optional<RunAggregator> aggregator;
   std::optional<AbortMonitor> abort_monitor;  // when the plan has abort rules
+  std::map<uint32_t, KneeSearch> knees;        // by 1-based stage, for knee-search stages
   std::map<std::string, std::string> lost;  // agent -> why, for those lost before their final
   std::string stop_reason;                  // "stopped" or "interrupted" once asked to stop
   std::optional<Nanos> stop_sent_at;
@@ -192,6 +194,8 @@ class CoordinatorService::Impl {
   void HandleReportLocked(const std::string& name, AgentConn& agent, const v1::AgentReport& report);
   void AgentGoneLocked(const std::string& name, AgentConn& agent, const std::string& why);
   void SendStopLocked(Run& run, const std::string& reason);
+  void SendToRunLocked(Run& run, const v1::CoordinatorMessage& message);
+  void AdvanceKneesLocked(Run& run);
   void FailRunLocked(Run& run, const std::string& message);
   void MaybeFinishLocked(Run& run);
   void FinishRunLocked(Run& run);
@@ -346,6 +350,7 @@ void CoordinatorService::Impl::HandleReportLocked(const std::string& name, Agent
     gauges.in_flight = report.in_flight();
     gauges.connections = report.connections();
     gauges.cpu_seconds += report.cpu_seconds();
+    AdvanceKneesLocked(*run);
   }
   MaybeFinishLocked(*run);
 }
@@ -376,14 +381,61 @@ std::shared_ptr<Run> CoordinatorService::Impl::FindRunLocked(const std::string& 
   return it == runs_.end() ? nullptr : it->second;
 }
 
-void CoordinatorService::Impl::SendStopLocked(Run& run, const std::string& reason) {
+void CoordinatorService::Impl::SendToRunLocked(Run& run, const v1::CoordinatorMessage& message) {
   for (const std::string& name : run.agents) {
     auto it = agents_.find(name);
     if (it == agents_.end() || it->second->run_id != run.id) continue;
+    EnqueueLocked(*it->second, message);
+  }
+}
+
+void CoordinatorService::Impl::SendStopLocked(Run& run, const std::string& reason) {
+  v1::CoordinatorMessage message;
+  message.mutable_stop()->set_run_id(run.id);
+  message.mutable_stop()->set_reason(reason);
+  SendToRunLocked(run, message);
+}
+
+// Judges a knee search's step once every agent still working has reported `every` of it, and
+// tells the agents the next step (or the end of the search).
+void CoordinatorService::Impl::AdvanceKneesLocked(Run& run) {
+  for (auto& [stage, search] : run.knees) {
+    if (search.done()) continue;
+    const RunAggregator::KneeTally* tally = run.aggregator->knee_tally(stage, search.step());
+    if (tally == nullptr) continue;
+    const double every_s = Seconds(run.plan.stages(stage - 1).knee().every_ns());
+    KneeStepCounts counts{.executed = tally->executed, .errors = tally->errors,
+                          .response = &tally->response};
+    bool complete = true;
+    for (const std::string& name : run.agents) {
+      if (run.lost.contains(name) || run.aggregator->agents().at(name).final) continue;
+      auto agent = tally->agents.find(name);
+      // Reports come every second, cut at whole steps: allow for a millisecond of jitter.
+      if (agent == tally->agents.end() || agent->second.second + 0.01 < every_s) {
+        complete = false;
+        break;
+      }
+    }
+    if (!complete) continue;
+    for (const auto& [name, part] : tally->agents) {
+      if (part.second > 0) counts.achieved_rate += static_cast<double>(part.first) / part.second;
+      counts.judged_s = std::max(counts.judged_s, part.second);
+    }
+    search.Judge(counts);
+    const v1::KneeStep& judged = search.steps().back();
+    Log(absl::StrCat("run ", run.id, ": knee step ", search.steps().size(), " at ",
+                     judged.level(), judged.met() ? " met the SLO" : " missed: ", judged.missed()));
     v1::CoordinatorMessage message;
-    message.mutable_stop()->set_run_id(run.id);
-    message.mutable_stop()->set_reason(reason);
-    EnqueueLocked(*it->second, std::move(message));
+    v1::LoadChange& change = *message.mutable_change();
+    change.set_run_id(run.id);
+    if (search.done()) {
+      change.set_knee_done(true);
+      Log(absl::StrCat("run ", run.id, ": knee search done: ", search.knee()));
+    } else {
+      change.set_knee_step(search.step());
+      change.set_knee_level(search.level());
+    }
+    SendToRunLocked(run, message);
   }
 }
 
@@ -525,6 +577,11 @@ void CoordinatorService::Impl::FinishRunLocked(Run& run) {
 
   run.report = run.aggregator->Finish(Seconds(now - run.started), end_reason, run.started_at,
                                      MetricsObserverLocked(run));
+  for (const auto& [stage, search] : run.knees) {
+    v1::StageReport& out = *run.report.mutable_stages(static_cast<int>(stage) - 1);
+    out.set_knee(search.knee());
+    for (const v1::KneeStep& step : search.steps()) *out.add_knee_steps() = step;
+  }
   run.aggregator.reset();  // the merged histograms live on in the report only
   // Agents that have not sent their final report (stopped, or the run failed) stay busy until
   // they do: they may still be running the load.
@@ -694,8 +751,9 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
     query_types = (*scenario)->query_types();
   }
 
-  const uint32_t min_agents = std::max<uint32_t>(1, request.min_agents());
-  const Nanos wait = std::max<int64_t>(0, request.wait_for_agents_ns());
+  // The plan's own requirement and the request's: the stricter of each.
+  const uint32_t min_agents = std::max({1u, request.min_agents(), plan.agents().min()});
+  const Nanos wait = std::max<int64_t>({0, request.wait_for_agents_ns(), plan.agents().wait_ns()});
   const Nanos deadline = clock_.Now() + wait;
   std::unique_lock lock(mu_);
   std::vector<std::shared_ptr<AgentConn>> idle;
@@ -741,6 +799,12 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
   const v1::AbortRules& abort = plan.abort();
   if (abort.p99_above_ns() > 0 || abort.error_rate_above() > 0 || abort.achieved_below() > 0) {
     run->abort_monitor.emplace(abort, Seconds(plan.warmup_ns()));
+  }
+  for (int i = 0; i < plan.stages_size(); ++i) {
+    if (!plan.stages(i).has_knee()) continue;
+    run->knees.emplace(static_cast<uint32_t>(i + 1),
+                       KneeSearch(plan.stages(i).knee(), plan.load().has_open(),
+                                  plan.load().has_closed()));
   }
   run->started = clock_.Now();
   run->started_at = options_.wall_time();

@@ -122,6 +122,15 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
   if (staged_) {
     pending.agent_target[agent] = {report.target_rate(), report.clients()};
     if (!report.warmup()) agent_stage_seconds_[agent][stage - 1] += report.interval_s();
+    if (!report.warmup() && report.knee_step() > 0) {
+      KneeTally& tally = knee_tallies_[{stage, report.knee_step()}];
+      auto& [agent_executed, agent_seconds] = tally.agents[agent];
+      agent_executed += executed;
+      agent_seconds += report.interval_s();
+      tally.executed += executed;
+      tally.errors += errors;
+      for (const QueryTypeInterval& q : snapshot->query_types) tally.response.Add(q.response_time);
+    }
   }
   pending.any = true;
   if (report.interval_s() > 0) {
@@ -214,6 +223,11 @@ uint64_t RunAggregator::executed() const {
   uint64_t total = 0;
   for (const auto& [name, progress] : agents_) total += progress.executed;
   return total;
+}
+
+const RunAggregator::KneeTally* RunAggregator::knee_tally(uint32_t stage, uint32_t step) const {
+  auto it = knee_tallies_.find({stage, step});
+  return it == knee_tallies_.end() ? nullptr : &it->second;
 }
 
 std::vector<double> RunAggregator::StageSeconds() const {

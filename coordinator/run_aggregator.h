@@ -110,6 +110,16 @@ class RunAggregator {
                                const std::string& started_at,
                                const IntervalObserver& observer = nullptr);
 
+  // Knee-search stages: what each step got so far (measured reports tagged with the step).
+  struct KneeTally {
+    std::map<std::string, std::pair<uint64_t, double>> agents;  // executed, seconds
+    uint64_t executed = 0;
+    uint64_t errors = 0;
+    Histogram response;
+  };
+  // Null until a report of that step arrived. `stage` and `step` are 1-based.
+  const KneeTally* knee_tally(uint32_t stage, uint32_t step) const;
+
   const std::string& run_id() const { return run_id_; }
   const std::map<std::string, AgentProgress>& agents() const { return agents_; }
   uint64_t duplicate_reports() const { return duplicates_; }
@@ -148,6 +158,7 @@ class RunAggregator {
   uint32_t stage_count_;
   uint32_t plan_clients_;
   std::map<PendingKey, Pending> pending_;
+  std::map<std::pair<uint32_t, uint32_t>, KneeTally> knee_tallies_;
   // Plans with stages: per agent, the measured seconds it spent in each stage.
   std::map<std::string, std::vector<double>> agent_stage_seconds_;
   double last_close_s_ = 0;

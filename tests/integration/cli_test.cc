@@ -666,6 +666,44 @@ TEST_F(CliTest, AbortRuleEndsTheRunEarlyWithItsReasonAndExitCode3) {
   EXPECT_LT(report->total_duration_s(), 10);
 }
 
+TEST_F(CliTest, KneeSearchAcrossTwoAgentsFindsTheCapacityOfTheNoopEngine) {
+  // Two agents × 2 connections × 20 ms per transaction: 200/s at most, however slow the machine
+  // (slower only lowers it). 30/s meets the SLO easily; 500/s and then the bisection's 265/s
+  // cannot reach 80 % of their rate.
+  const std::string plan = WriteFile("noop_knee.yaml", R"(name: noop-knee
+target: {driver: noop, noop: {fixed: 20ms}, pool: 2}
+workload: oltp
+scenario: point_select
+load: {open: {}}
+stages:
+  - name: knee
+    knee: {from: 30, step: 470, max: 1000, every: 1s, refine: 1, p99: 500ms, achieved: 0.8}
+)");
+  const std::string report_path = dir() + "/noop_knee.json";
+  const ProcessResult run = RunDbload({"run", plan, "--agents", "2", "--report", report_path});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.Describe();
+  EXPECT_THAT(run.out, HasSubstr("the highest load that met the SLO was 30/s"));
+  absl::StatusOr<v1::RunReport> report = LoadReport(report_path);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->end_reason(), "knee");
+  ASSERT_EQ(report->stages_size(), 1);
+  const v1::StageReport& stage = report->stages(0);
+  EXPECT_EQ(stage.knee(), 30);
+  ASSERT_EQ(stage.knee_steps_size(), 3);
+  const std::vector<double> levels = {30, 500, 265};
+  uint64_t judged = 0;
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(stage.knee_steps(i).level(), levels[i]);
+    EXPECT_EQ(stage.knee_steps(i).met(), i == 0) << stage.knee_steps(i).missed();
+    EXPECT_GE(stage.knee_steps(i).judged_s(), 0.99);
+    judged += stage.knee_steps(i).executed();
+  }
+  // Each step was judged on part of what ran in it; the stage counts everything.
+  EXPECT_LE(judged, stage.executed());
+  EXPECT_EQ(stage.executed(), report->executed());
+}
+
 // ---------------------------------------------------------------------------------------------
 // 2. Open loop on MariaDB: every arrival is either executed or counted as not started, and the
 //    server executed exactly what the report says.

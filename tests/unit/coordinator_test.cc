@@ -523,6 +523,21 @@ TEST_F(CoordinatorTest, SubmitTimesOutWhenTooFewAgentsConnect) {
   EXPECT_TRUE(response.run_id().empty());
 }
 
+TEST_F(CoordinatorTest, ThePlansOwnAgentRequirementIsWaitedFor) {
+  Connect("a0");
+  ASSERT_TRUE(WaitForAgents(1));
+  const Nanos before = clock_.Now();
+  v1::Plan plan = OpenPlan(100);
+  plan.mutable_agents()->set_min(3);
+  plan.mutable_agents()->set_wait_ns(4 * kSecond);
+  v1::SubmitResponse response;
+  const grpc::Status status = Submit(plan, response);  // the request asks for nothing
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_THAT(status.error_message(), HasSubstr("needs 3 agents (min_agents)"));
+  EXPECT_THAT(status.error_message(), HasSubstr("after waiting 4s"));
+  EXPECT_GE(clock_.Now() - before, 4 * kSecond);
+}
+
 TEST_F(CoordinatorTest, SubmitWithoutAgentsAndNoWaitFailsAtOnce) {
   v1::SubmitResponse response;
   const grpc::Status status = Submit(OpenPlan(100), response);

@@ -251,7 +251,7 @@ TEST(PlanErrorsTest, UnknownFieldSuggestsTheNearestKnownOne) {
 TEST(PlanErrorsTest, UnknownFieldWithoutANearOneListsTheKnownOnes) {
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "colour: red\n"),
             "plans/pg.yaml:10:1: colour: unknown field; a plan has: name, target, workload, "
-            "scenario, workload_options, load, warmup, stop, seed, stages, abort");
+            "scenario, workload_options, load, warmup, stop, seed, stages, abort, agents");
   EXPECT_THAT(ErrorOf("stop: {forever: true}\n"),
               HasSubstr("stop.forever: unknown field; stop has: duration, queries"));
 }
@@ -849,6 +849,42 @@ stages:
   EXPECT_EQ(ErrorOf(yaml, {"stages.5.duration=1s"}),
             "plans/pg.yaml: --set stages.5: the plan has 2 stages (numbered from 0); --set "
             "changes one that exists");
+}
+
+TEST(StagesTest, APlanCanRequireAgents) {
+  const v1::Plan plan = ParseOk(std::string(kMinimal) + "agents: {min: 3, wait: 30s}\n");
+  EXPECT_EQ(plan.agents().min(), 3u);
+  EXPECT_EQ(plan.agents().wait_ns(), 30 * kSec);
+  EXPECT_THAT(ErrorOf(std::string(kMinimal) + "agents: {min: 0}\n"),
+              HasSubstr("agents.min: expected an integer from 1 to 100000, got \"0\""));
+}
+
+TEST(StagesTest, KneeSearchParsesWithDefaultsAndItsMistakesAreNamed) {
+  const std::string open = std::string(kStagedHead) + "load: {open: {}}\nstages:\n";
+  const v1::Plan plan = ParseOk(
+      open + "  - knee: {from: 1000, step: 1000, max: 50000, every: 10s, p99: 10ms, "
+             "achieved: 0.95}\n");
+  ASSERT_EQ(plan.stages_size(), 1);
+  const v1::KneeSearch& knee = plan.stages(0).knee();
+  EXPECT_EQ(knee.from(), 1000);
+  EXPECT_EQ(knee.max(), 50000);
+  EXPECT_EQ(knee.every_ns(), 10 * kSec);
+  EXPECT_EQ(knee.p99_ns(), 10 * kMs);
+  EXPECT_EQ(knee.refine(), 3u);  // the default
+
+  EXPECT_THAT(ErrorOf(open + "  - knee: {from: 1, step: 1, max: 5, every: 1s}\n"),
+              HasSubstr("stages.0.knee: missing an SLO"));
+  EXPECT_THAT(ErrorOf(open + "  - knee: {from: 1, step: 1, max: 5, every: 100ms, p99: 1ms}\n"),
+              HasSubstr("stages.0.knee.every: must be at least 1s"));
+  EXPECT_THAT(ErrorOf(open + "  - {duration: 5s, knee: {from: 1, step: 1, max: 5, every: 1s, "
+                             "p99: 1ms}}\n"),
+              HasSubstr("stages.0.duration: a knee-search stage sets its load and length itself"));
+  EXPECT_THAT(ErrorOf(std::string(kStagedHead) +
+                      "load: {closed: {}}\nstages:\n  - knee: {from: 1, step: 1.5, max: 5, "
+                      "every: 1s, p99: 1ms}\n"),
+              HasSubstr("stages.0.knee: clients are whole numbers"));
+  EXPECT_THAT(ErrorOf(open + "  - knee: {from: 1, step: 1, every: 1s, p99: 1ms}\n"),
+              HasSubstr("stages.0.knee.max: missing"));
 }
 
 }  // namespace

@@ -113,18 +113,25 @@ struct StagedInterval {
   double target_rate;
   uint64_t executed;
   bool warmup;
+  uint32_t knee_step;
 };
 
 class StagedRunTest : public testing::Test {
  protected:
-  ExecutionResult Execute(const v1::Plan& plan, const RunShare& share = {}) {
+  ExecutionResult Execute(const v1::Plan& plan, const RunShare& share = {},
+                          std::function<void(const IntervalOutput&, RunControl&)> during = nullptr) {
     db::NoopDriver driver({.fixed_latency = 10 * kMillisecond}, clock_);
     auto workload = MakeWorkload("oltp", {});
     auto scenario = *(*workload)->MakeScenario("point_select");
-    ExecutionHooks hooks{.on_interval = [&](const IntervalOutput& out) {
-      intervals_.push_back({out.stage, out.length_s, out.clients, out.target_rate,
-                            out.snapshot.Executed(), out.warmup});
-    }};
+    RunControl control;
+    ExecutionHooks hooks{.on_interval =
+                             [&](const IntervalOutput& out) {
+                               intervals_.push_back({out.stage, out.length_s, out.clients,
+                                                     out.target_rate, out.snapshot.Executed(),
+                                                     out.warmup, out.knee_step});
+                               if (during) during(out, control);
+                             },
+                         .control = &control};
     absl::StatusOr<ExecutionResult> result =
         ExecuteRun(plan, share, driver, *scenario, clock_, hooks);
     EXPECT_TRUE(result.ok()) << result.status();
@@ -205,6 +212,43 @@ TEST_F(StagedRunTest, OpenLoopStagesThenALastStageOfExactlyItsQueryCount) {
   EXPECT_NEAR(static_cast<double>(first_stage), 400, 2);
   EXPECT_EQ(last_stage, 300u);
   EXPECT_NEAR(result.measured_s, 2.75, 0.02);  // 2 s, then 300 at 400/s
+}
+
+TEST_F(StagedRunTest, KneeStageFollowsTheCoordinatorsStepsAndEndsTheRunWhenTold) {
+  v1::Plan plan;
+  plan.mutable_target()->set_driver("noop");
+  plan.mutable_target()->set_pool(8);
+  plan.mutable_load()->mutable_closed();
+  plan.set_seed(5);
+  v1::KneeSearch& knee = *plan.add_stages()->mutable_knee();
+  knee.set_from(2);
+  knee.set_step(2);
+  knee.set_max(8);
+  knee.set_every_ns(2 * kSecond);
+  knee.set_p99_ns(kSecond);
+  // The "coordinator": after two intervals of a step, the next step at 2 clients more; after
+  // step 3, the end.
+  int seen = 0;
+  const ExecutionResult result =
+      Execute(plan, {}, [&seen](const IntervalOutput& out, RunControl& control) {
+        if (out.knee_step == 0 || ++seen % 2 != 0) return;
+        if (out.knee_step < 3) {
+          control.SetKneeStep(out.knee_step + 1, 2.0 * (out.knee_step + 1));
+        } else {
+          control.EndKnee();
+        }
+      });
+  EXPECT_EQ(result.end_reason, "knee");
+  // Steps of 2, 4 and 6 clients, each cut where the step changed.
+  std::vector<std::pair<uint32_t, uint32_t>> steps;  // (step, clients) per interval
+  for (const StagedInterval& interval : intervals_) {
+    steps.emplace_back(interval.knee_step, interval.clients);
+    EXPECT_EQ(interval.stage, 1u);
+  }
+  const std::vector<std::pair<uint32_t, uint32_t>> expected = {
+      {1, 2}, {1, 2}, {2, 4}, {2, 4}, {3, 6}, {3, 6}};
+  ASSERT_GE(steps.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(steps[i], expected[i]) << i;
 }
 
 }  // namespace
