@@ -145,7 +145,19 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   bool counted_stage = false;  // in the last stage, which ends on its query count
   uint32_t knee_step = 0;      // in a knee-search stage: its current step
   bool knee_ended_run = false;  // the last stage was a knee search and it is over
+  // The interval's target is its mean wanted rate (arrivals wanted / length): a rate that
+  // changed during the interval would otherwise be compared with arrivals paced at the old one.
+  double wanted_arrivals = 0;  // in the current interval, up to rate_since
+  Nanos rate_since = start;
+  auto account_rate = [&](Nanos now) {
+    wanted_arrivals += rate * static_cast<double>(now - rate_since) / kSecond;
+    rate_since = now;
+  };
   auto close_interval = [&](Nanos now) {
+    account_rate(now);
+    const double length_s = static_cast<double>(now - interval_start) / kSecond;
+    const double mean_rate = length_s > 0 ? wanted_arrivals / length_s : rate;
+    wanted_arrivals = 0;
     const IntervalSnapshot snapshot = recorder.Drain();
     completions += snapshot.Executed() + snapshot.Errors();
     if (hooks.on_interval) {
@@ -156,7 +168,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
                          .in_flight = static_cast<uint32_t>(runner.InFlight()),
                          .connections = static_cast<uint32_t>(runner.Clients()),
                          .stage = staged ? static_cast<uint32_t>(stage + 1) : 0,
-                         .target_rate = open && sessions > 0 ? rate : 0,
+                         .target_rate = open && sessions > 0 ? mean_rate : 0,
                          .clients = open ? 0 : clients,
                          .knee_step = knee_step});
     }
@@ -167,6 +179,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   auto set_level = [&](double wanted_rate, uint32_t wanted_clients) {
     if (open) {
       if (wanted_rate != rate && sessions > 0) runner.SetRate(wanted_rate);
+      if (wanted_rate != rate) account_rate(clock.Now());
       rate = wanted_rate;
     } else if (wanted_clients != clients) {
       // A client that cannot connect is not retried here: the interval's clients show it.
@@ -226,7 +239,11 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
     RunControlReader::Requests requests;
     for (Nanos now = clock.Now(); now < next_tick; now = clock.Now()) {
       requests = RunControlReader::Take(hooks.control);
-      if (requests.rate) runner.SetRate(*requests.rate);
+      if (requests.rate) {
+        account_rate(now);
+        rate = *requests.rate;
+        runner.SetRate(rate);
+      }
       if (requests.clients) {
         (void)runner.SetClients(static_cast<int>(*requests.clients));
         clients = *requests.clients;

@@ -62,22 +62,6 @@ absl::Status ControlCallError(const std::string& address, const grpc::Status& st
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
-absl::Status WriteFileAtomically(const std::string& path, const std::string& content) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.flush();
-    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", temporary));
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot rename ", temporary, " to ", path, ": ", error.message()));
-  }
-  return absl::OkStatus();
-}
 
 int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOptions& options) {
   // Ctrl-C: the signal handler only sets a flag; this thread turns it into a stop, once.
@@ -171,7 +155,7 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
   }
   if (options.print_report) std::cout << "\n" << RenderReportText(report);
   if (!options.report_path.empty()) {
-    if (absl::Status written = WriteFileAtomically(options.report_path, RenderReportJson(report));
+    if (absl::Status written = SaveReportJson(options.report_path, report);
         !written.ok()) {
       std::cerr << "dbload: " << written.message() << "\n";
       return kExitUsage;

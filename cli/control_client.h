@@ -50,9 +50,6 @@ struct FollowOptions {
 int FollowRun(dbload::v1::Control::Stub& stub, const std::string& run_id,
               const FollowOptions& options);
 
-// Writes next to the destination and renames, so a reader never sees half a file.
-absl::Status WriteFileAtomically(const std::string& path, const std::string& content);
-
 }  // namespace dbload
 
 #endif  // DBLOAD_CLI_CONTROL_CLIENT_H_

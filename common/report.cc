@@ -1,6 +1,12 @@
 #include "common/report.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -336,6 +342,41 @@ absl::StatusOr<v1::RunReport> ParseReportJson(const std::string& json) {
                                                    report.format_version(), " is not supported"));
   }
   return report;
+}
+
+absl::Status SaveReportJson(const std::string& path, const v1::RunReport& report) {
+  const std::string content = RenderReportJson(report);
+  const std::string temporary = path + ".tmp";
+  const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::UnavailableError(absl::StrCat("cannot write ", temporary, ": ", strerror(errno)));
+  }
+  size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = write(fd, content.data() + written, content.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = strerror(errno);
+      close(fd);
+      unlink(temporary.c_str());
+      return absl::UnavailableError(absl::StrCat("cannot write ", temporary, ": ", why));
+    }
+    written += static_cast<size_t>(n);
+  }
+  const bool synced = fsync(fd) == 0;
+  const std::string sync_error = synced ? "" : strerror(errno);
+  close(fd);
+  if (!synced) {
+    unlink(temporary.c_str());
+    return absl::UnavailableError(absl::StrCat("cannot flush ", temporary, ": ", sync_error));
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const std::string why = strerror(errno);
+    unlink(temporary.c_str());
+    return absl::UnavailableError(
+        absl::StrCat("cannot rename ", temporary, " to ", path, ": ", why));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace dbload

@@ -62,6 +62,10 @@ std::string RenderIntervalLine(const dbload::v1::IntervalSample& sample);
 std::string RenderReportJson(const dbload::v1::RunReport& report);
 absl::StatusOr<dbload::v1::RunReport> ParseReportJson(const std::string& json);
 
+// Writes the report's JSON next to `path`, flushes it to disk and renames it into place, so that
+// a reader (or a restarted coordinator) never sees half a report.
+absl::Status SaveReportJson(const std::string& path, const dbload::v1::RunReport& report);
+
 }  // namespace dbload
 
 #endif  // DBLOAD_COMMON_REPORT_H_

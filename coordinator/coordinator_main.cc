@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "coordinator/coordinator_service.h"
+#include "coordinator/run_store.h"
 #include "coordinator/metrics_exporter.h"
 #include "prometheus/exposer.h"
 
@@ -39,8 +40,10 @@ across the connected agents and merges their reports.
   --metrics ADDR    Serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (port 0
                     picks one). IPv4 loopback only in this build (127.0.0.0/8, localhost), like
                     --listen; prometheus-cpp's server here does not bind IPv6.
-  --state-dir DIR   Persist runs and reports: not implemented yet, ignored (with a warning);
-                    reports are kept in memory until the coordinator exits.
+  --state-dir DIR   Keep every run's report in DIR/runs/RUN.json (written when the run starts,
+                    every 5 s, and when it ends), so that a restarted coordinator still serves
+                    them; a run cut off by a crash is served as interrupted with the numbers
+                    last saved. Without it reports live in memory until the coordinator exits.
   --help            This text.
 
 Once listening, stdout gets one line per address, with the real port:
@@ -112,8 +115,31 @@ int Main(int argc, char** argv) {
                  "127.0.0.1:9464); this build serves metrics on loopback only, like --listen\n";
     return kExitUsage;
   }
+  std::unique_ptr<RunStore> run_store;
+  std::vector<v1::RunReport> restored;
   if (!state_dir.empty()) {
-    LogLine("--state-dir: not implemented yet, ignored; reports are kept in memory only");
+    absl::StatusOr<std::unique_ptr<RunStore>> opened = RunStore::Open(state_dir);
+    if (!opened.ok()) {
+      std::cerr << "dbload-coordinator: " << opened.status().message() << "\n";
+      return kExitUsage;
+    }
+    run_store = *std::move(opened);
+    absl::StatusOr<std::vector<v1::RunReport>> loaded = run_store->LoadAll();
+    if (!loaded.ok()) {
+      // A report that cannot be read is not skipped: someone should look at it first.
+      std::cerr << "dbload-coordinator: --state-dir " << state_dir << ": "
+                << loaded.status().message() << "\n";
+      return kExitUsage;
+    }
+    restored = *std::move(loaded);
+    for (v1::RunReport& report : restored) {
+      if (report.state() != "running") continue;
+      MarkInterruptedByRestart(report);
+      if (absl::Status saved = run_store->Save(report); !saved.ok()) {
+        std::cerr << "dbload-coordinator: " << saved.message() << "\n";
+        return kExitUsage;
+      }
+    }
   }
 
   // The exporter outlives the service (which publishes into it) and the exposer (which collects
@@ -138,6 +164,8 @@ int Main(int argc, char** argv) {
   CoordinatorOptions options;
   options.log = LogLine;
   if (exposer != nullptr) options.metrics = exporter.get();
+  options.run_store = run_store.get();
+  options.restored_runs = std::move(restored);
   CoordinatorService service(clock, options);
   absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =
       CoordinatorServer::Start(listen, service);

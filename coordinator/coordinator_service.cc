@@ -28,6 +28,7 @@
 #include "coordinator/metrics_exporter.h"
 #include "coordinator/abort_monitor.h"
 #include "coordinator/knee_search.h"
+#include "coordinator/run_store.h"
 #include "coordinator/planner.h"
 #include "coordinator/run_aggregator.h"
 #include "dbload/v1/agent.grpc.pb.h"
@@ -68,6 +69,10 @@ std::string NewRunId(uint64_t counter) {
 
 double Seconds(Nanos nanos) { return static_cast<double>(nanos) / kSecond; }
 
+// --state-dir: how often a running run's report so far is written, i.e. the most a coordinator
+// that dies mid-run can lose of it.
+constexpr Nanos kSaveEvery = 5 * kSecond;
+
 struct AgentConn {
   v1::AgentHello hello;
   grpc::ServerContext* context = nullptr;  // valid while the agent is in the registry
@@ -104,6 +109,7 @@ struct Run {
   std::map<std::string, std::string> lost;  // agent -> why, for those lost before their final
   std::string stop_reason;                  // "stopped" or "interrupted" once asked to stop
   std::optional<Nanos> stop_sent_at;
+  Nanos last_saved = 0;  // --state-dir: when the report so far was last written
   std::string failure;  // a report that could not be merged
   bool done = false;
   std::string state = "running";
@@ -119,6 +125,7 @@ class CoordinatorService::Impl {
   Impl(Clock& clock, CoordinatorOptions options)
       : clock_(clock), options_(std::move(options)), agent_link_(*this), control_(*this) {
     if (!options_.wall_time) options_.wall_time = DefaultWallTime;
+    RestoreRuns();
     if (options_.run_ticker) ticker_ = std::thread([this] { TickerLoop(); });
   }
 
@@ -194,6 +201,8 @@ class CoordinatorService::Impl {
   void HandleReportLocked(const std::string& name, AgentConn& agent, const v1::AgentReport& report);
   void AgentGoneLocked(const std::string& name, AgentConn& agent, const std::string& why);
   void SendStopLocked(Run& run, const std::string& reason);
+  void RestoreRuns();
+  void SaveLocked(const v1::RunReport& report, const std::string& run_id);
   void SendToRunLocked(Run& run, const v1::CoordinatorMessage& message);
   void AdvanceKneesLocked(Run& run);
   void FailRunLocked(Run& run, const std::string& message);
@@ -381,6 +390,44 @@ std::shared_ptr<Run> CoordinatorService::Impl::FindRunLocked(const std::string& 
   return it == runs_.end() ? nullptr : it->second;
 }
 
+void CoordinatorService::Impl::RestoreRuns() {
+  std::string latest_started_at;
+  for (v1::RunReport& report : options_.restored_runs) {
+    auto run = std::make_shared<Run>();
+    run->id = report.run_id();
+    run->plan = report.plan();
+    run->started_at = report.started_at();
+    run->done = true;
+    run->state = report.state().empty() ? "finished" : report.state();
+    run->report = std::move(report);
+    // A watcher of a restored run sees how it ended, as it would have then.
+    v1::RunProgress progress;
+    progress.set_run_id(run->id);
+    progress.set_state(run->state);
+    progress.set_end_reason(run->report.end_reason());
+    PushProgressLocked(*run, std::move(progress));
+    if (run->started_at >= latest_started_at) {
+      latest_started_at = run->started_at;
+      latest_run_ = run->id;
+    }
+    runs_[run->id] = std::move(run);
+  }
+  if (!options_.restored_runs.empty()) {
+    Log(absl::StrCat("restored ", options_.restored_runs.size(), " run(s) from the state dir"));
+  }
+  options_.restored_runs.clear();
+}
+
+void CoordinatorService::Impl::SaveLocked(const v1::RunReport& report, const std::string& run_id) {
+  if (options_.run_store == nullptr) return;
+  v1::RunReport copy = report;  // a report so far is built for this; a final one is kept as is
+  copy.set_run_id(run_id);
+  if (absl::Status saved = options_.run_store->Save(copy); !saved.ok()) {
+    // The run goes on: losing the state dir must not stop the load, but it must be said.
+    Log(absl::StrCat("run ", run_id, ": ", saved.message()));
+  }
+}
+
 void CoordinatorService::Impl::SendToRunLocked(Run& run, const v1::CoordinatorMessage& message) {
   for (const std::string& name : run.agents) {
     auto it = agents_.find(name);
@@ -506,6 +553,13 @@ void CoordinatorService::Impl::PublishAgentsLocked() {
 }
 
 void CoordinatorService::Impl::PushIntervalsLocked(Run& run, Nanos now) {
+  if (options_.run_store != nullptr && !run.done && now - run.last_saved >= kSaveEvery) {
+    // What a restart would have to show: the report so far, marked running.
+    run.last_saved = now;
+    v1::RunReport so_far = run.aggregator->ReportSoFar("running", run.started_at);
+    so_far.set_state("running");
+    SaveLocked(so_far, run.id);
+  }
   for (v1::IntervalSample& sample :
        run.aggregator->CloseInterval(Seconds(now - run.started), MetricsObserverLocked(run))) {
     if (run.abort_monitor && run.stop_reason.empty() && !run.done) {
@@ -577,12 +631,16 @@ void CoordinatorService::Impl::FinishRunLocked(Run& run) {
 
   run.report = run.aggregator->Finish(Seconds(now - run.started), end_reason, run.started_at,
                                      MetricsObserverLocked(run));
+  run.report.set_run_id(run.id);
+  run.report.set_state(run.state == "interrupted" && run.stop_reason == "stopped" ? "stopped"
+                                                                                  : run.state);
   for (const auto& [stage, search] : run.knees) {
     v1::StageReport& out = *run.report.mutable_stages(static_cast<int>(stage) - 1);
     out.set_knee(search.knee());
     for (const v1::KneeStep& step : search.steps()) *out.add_knee_steps() = step;
   }
   run.aggregator.reset();  // the merged histograms live on in the report only
+  SaveLocked(run.report, run.id);
   // Agents that have not sent their final report (stopped, or the run failed) stay busy until
   // they do: they may still be running the load.
   run.done = true;
@@ -833,6 +891,12 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
   }
   runs_[run->id] = run;
   latest_run_ = run->id;
+  run->last_saved = run->started;
+  if (options_.run_store != nullptr) {
+    v1::RunReport so_far = run->aggregator->ReportSoFar("running", run->started_at);
+    so_far.set_state("running");
+    SaveLocked(so_far, run->id);
+  }
   if (options_.metrics != nullptr) {
     options_.metrics->SetRunState(run->id, plan.scenario(), "running");
   }
@@ -922,7 +986,13 @@ grpc::Status CoordinatorService::Impl::GetReport(const v1::GetReportRequest& req
     return grpc::Status(grpc::StatusCode::NOT_FOUND,
                         absl::StrCat("no run '", request.run_id(), "'"));
   }
-  response = run->done ? run->report : run->aggregator->ReportSoFar("running", run->started_at);
+  if (run->done) {
+    response = run->report;
+  } else {
+    response = run->aggregator->ReportSoFar("running", run->started_at);
+    response.set_run_id(run->id);
+    response.set_state("running");
+  }
   return grpc::Status::OK;
 }
 

@@ -4,9 +4,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "dbload/v1/report.pb.h"
 
 namespace grpc {
 class Server;
@@ -16,6 +18,7 @@ class Service;
 namespace dbload {
 
 class MetricsExporter;
+class RunStore;
 
 struct CoordinatorOptions {
   // One interval of every run's time series, and the heartbeat period towards agents.
@@ -44,6 +47,12 @@ struct CoordinatorOptions {
   // would show a quiet database while it is being loaded. The report's totals exclude them, so
   // dbload_queries_total exceeds the report's executed by the warm-up's transactions.
   MetricsExporter* metrics = nullptr;
+  // --state-dir: where every run's report is saved when the run starts, every
+  // kSaveEvery of it and when it ends; not owned. Default: none (reports live in memory only).
+  RunStore* run_store = nullptr;
+  // Runs of an earlier life of the coordinator (from RunStore::LoadAll), served like finished
+  // ones: their reports and final states.
+  std::vector<dbload::v1::RunReport> restored_runs;
 };
 
 // The coordinator: the registry of connected agents and the runs split across them, served as

@@ -120,7 +120,8 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
   }
   pending.snapshot.Add(*snapshot);
   if (staged_) {
-    pending.agent_target[agent] = {report.target_rate(), report.clients()};
+    // A final report carries no interval (and no target): it must not zero the agent's.
+    if (!empty) pending.agent_target[agent] = {report.target_rate(), report.clients()};
     if (!report.warmup()) agent_stage_seconds_[agent][stage - 1] += report.interval_s();
     if (!report.warmup() && report.knee_step() > 0) {
       KneeTally& tally = knee_tallies_[{stage, report.knee_step()}];

@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -124,6 +125,10 @@ class Child {
   Child& operator=(const Child&) = delete;
 
   bool running() const { return pid_ > 0 && !reaped_; }
+  // Sends `signal` to the child (by its PID), e.g. SIGKILL to simulate a crash.
+  void Signal(int signal) {
+    if (running()) kill(pid_, signal);
+  }
   const std::string& out() const { return result_.out; }
   const std::string& err() const { return result_.err; }
 
@@ -515,6 +520,77 @@ TEST_F(DistributedTest, ClosedLoopSpreadsSevenClientsOverThreeAgents) {
   absl::StatusOr<v1::RunReport> fetched = ParseReportJson(json.out);
   ASSERT_TRUE(fetched.ok()) << fetched.status();
   EXPECT_EQ(fetched->executed(), 6000u);
+}
+
+// A coordinator of this test's own, with a state dir, and one agent dialling it.
+std::unique_ptr<Child> StartCoordinator(const std::string& state_dir, std::string& address) {
+  auto coordinator = std::make_unique<Child>(std::vector<std::string>{
+      DBLOAD_COORDINATOR_BINARY, "--listen", "127.0.0.1:0", "--state-dir", state_dir});
+  EXPECT_TRUE(coordinator->PumpUntil(
+      [](const std::string& out) { return absl::StrContains(out, "\n"); }, std::chrono::seconds(10)))
+      << coordinator->out() << coordinator->err();
+  const std::string first_line = coordinator->out().substr(0, coordinator->out().find('\n'));
+  address = absl::StartsWith(first_line, "listening on ")
+                ? first_line.substr(std::strlen("listening on "))
+                : "";
+  return coordinator;
+}
+
+TEST_F(DistributedTest, StateDirKeepsReportsAcrossRestartsAndACrashedRunIsInterrupted) {
+  const std::string state_dir = *dir_ + "/state";
+  std::string first_address;
+  std::unique_ptr<Child> coordinator = StartCoordinator(state_dir, first_address);
+  ASSERT_FALSE(first_address.empty()) << coordinator->out() << coordinator->err();
+  Child agent({DBLOAD_AGENT_BINARY, "--coordinator", first_address, "--name", "solo"});
+  const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
+  while (AgentRows(RunDbload({"agents", "--coordinator", first_address}).out).size() != 1) {
+    ASSERT_LT(Clock::now(), give_up) << "the agent did not connect";
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+
+  // A finished run, and a long one that the coordinator is killed in the middle of (after its
+  // report so far was saved at 5 s).
+  const std::string finished_plan =
+      WriteFile("state_finished.yaml", PlanYaml(OpenLoad(500), "stop:\n  queries: 600\n"));
+  const std::string finished_path = *dir_ + "/state_finished.json";
+  const ProcessResult finished = RunDbload({"submit", finished_plan, "--coordinator",
+                                            first_address, "--wait", "--report", finished_path});
+  ASSERT_EQ(finished.exit_code, kExitOk) << finished.Describe();
+  absl::StatusOr<v1::RunReport> finished_report = LoadReport(finished_path);
+  ASSERT_TRUE(finished_report.ok()) << finished_report.status();
+  EXPECT_EQ(finished_report->state(), "finished");
+
+  const std::string long_plan =
+      WriteFile("state_long.yaml", PlanYaml(OpenLoad(200), "stop:\n  duration: 60s\n"));
+  const ProcessResult submitted = RunDbload({"submit", long_plan, "--coordinator", first_address});
+  ASSERT_EQ(submitted.exit_code, kExitOk) << submitted.Describe();
+  const std::string long_run(absl::StripAsciiWhitespace(submitted.out));
+  std::this_thread::sleep_for(std::chrono::milliseconds(7500));
+  coordinator->Signal(SIGKILL);
+  coordinator->Wait(std::chrono::seconds(5));
+
+  std::string address;
+  coordinator = StartCoordinator(state_dir, address);
+  ASSERT_FALSE(address.empty()) << coordinator->out() << coordinator->err();
+  const ProcessResult again =
+      RunDbload({"report", finished_report->run_id(), "--coordinator", address, "--format", "json"});
+  ASSERT_EQ(again.exit_code, kExitOk) << again.Describe();
+  absl::StatusOr<v1::RunReport> restored = ParseReportJson(again.out);
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(restored->executed(), 600u);
+  EXPECT_EQ(restored->state(), "finished");
+  EXPECT_EQ(restored->response_time().p99_ms(), finished_report->response_time().p99_ms());
+
+  const ProcessResult cut = RunDbload({"report", long_run, "--coordinator", address, "--format",
+                                       "json"});
+  ASSERT_EQ(cut.exit_code, kExitOk) << cut.Describe();
+  absl::StatusOr<v1::RunReport> interrupted = ParseReportJson(cut.out);
+  ASSERT_TRUE(interrupted.ok()) << interrupted.status();
+  EXPECT_EQ(interrupted->state(), "interrupted");
+  EXPECT_THAT(interrupted->end_reason(), HasSubstr("the coordinator stopped during the run"));
+  // Saved at 5 s (at 200/s): about a thousand transactions, none invented.
+  EXPECT_GE(interrupted->executed(), 600u);
+  EXPECT_LE(interrupted->executed(), 200u * 8);
 }
 
 TEST_F(DistributedTest, ErrorsNameTheCoordinatorAndTheRun) {
