@@ -61,6 +61,10 @@ class Workload {
   virtual absl::Status Cleanup(db::Session& session) const = 0;
 };
 
+// The signature of MakeWorkload, for components that take a workload source as a dependency.
+using WorkloadFactory = std::function<absl::StatusOr<std::unique_ptr<Workload>>(
+    const std::string& name, const std::map<std::string, std::string>& options)>;
+
 // Built-in workloads by name, configured by the plan's workload_options. Unknown names and
 // unknown or malformed options are errors that say which.
 absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(

@@ -125,6 +125,7 @@ class CoordinatorService::Impl {
   Impl(Clock& clock, CoordinatorOptions options)
       : clock_(clock), options_(std::move(options)), agent_link_(*this), control_(*this) {
     if (!options_.wall_time) options_.wall_time = DefaultWallTime;
+    if (!options_.make_workload) options_.make_workload = MakeWorkload;
     RestoreRuns();
     if (options_.run_ticker) ticker_ = std::thread([this] { TickerLoop(); });
   }
@@ -801,7 +802,7 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
       return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
                           absl::StrCat(source, ": ", field, ": ", status.message()));
     };
-    absl::StatusOr<std::unique_ptr<Workload>> workload = MakeWorkload(
+    absl::StatusOr<std::unique_ptr<Workload>> workload = options_.make_workload(
         plan.workload(), {plan.workload_options().begin(), plan.workload_options().end()});
     if (!workload.ok()) return field_error(workload.status(), "workload");
     absl::StatusOr<std::unique_ptr<Scenario>> scenario = (*workload)->MakeScenario(plan.scenario());

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "common/workload.h"
 #include "dbload/v1/report.pb.h"
 
 namespace grpc {
@@ -53,6 +54,9 @@ struct CoordinatorOptions {
   // Runs of an earlier life of the coordinator (from RunStore::LoadAll), served like finished
   // ones: their reports and final states.
   std::vector<dbload::v1::RunReport> restored_runs;
+  // How Submit finds a plan's workload (to check its scenario and learn its query types).
+  // Default: the built-in workloads (MakeWorkload); benchmarks inject others.
+  WorkloadFactory make_workload;
 };
 
 // The coordinator: the registry of connected agents and the runs split across them, served as
