@@ -148,6 +148,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   // The interval's target is its mean wanted rate (arrivals wanted / length): a rate that
   // changed during the interval would otherwise be compared with arrivals paced at the old one.
   double wanted_arrivals = 0;  // in the current interval, up to rate_since
+  uint32_t peak_clients = clients;  // closed loop: the most asked for in the current interval
   Nanos rate_since = start;
   auto account_rate = [&](Nanos now) {
     wanted_arrivals += rate * static_cast<double>(now - rate_since) / kSecond;
@@ -158,6 +159,8 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
     const double length_s = static_cast<double>(now - interval_start) / kSecond;
     const double mean_rate = length_s > 0 ? wanted_arrivals / length_s : rate;
     wanted_arrivals = 0;
+    const uint32_t interval_peak = std::max(peak_clients, clients);
+    peak_clients = clients;  // the next interval starts with what runs now
     const IntervalSnapshot snapshot = recorder.Drain();
     completions += snapshot.Executed() + snapshot.Errors();
     if (hooks.on_interval) {
@@ -169,7 +172,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
                          .connections = static_cast<uint32_t>(runner.Clients()),
                          .stage = staged ? static_cast<uint32_t>(stage + 1) : 0,
                          .target_rate = open && sessions > 0 ? mean_rate : 0,
-                         .clients = open ? 0 : clients,
+                         .clients = open ? 0 : interval_peak,
                          .knee_step = knee_step});
     }
     interval_start = now;
@@ -185,6 +188,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
       // A client that cannot connect is not retried here: the interval's clients show it.
       (void)runner.SetClients(static_cast<int>(wanted_clients));
       clients = wanted_clients;
+      peak_clients = std::max(peak_clients, clients);
     }
   };
   auto set_knee_level = [&](double total) {
@@ -247,6 +251,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
       if (requests.clients) {
         (void)runner.SetClients(static_cast<int>(*requests.clients));
         clients = *requests.clients;
+        peak_clients = std::max(peak_clients, clients);
       }
       apply_level(now);
       const bool knee_news = knee_step > 0 && requests.knee &&

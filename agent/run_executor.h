@@ -74,7 +74,7 @@ struct IntervalOutput {
   uint32_t connections = 0;
   uint32_t stage = 0;     // 1-based with stages, else 0; an interval never spans two
   double target_rate = 0;  // open loop, at the interval's end
-  uint32_t clients = 0;    // closed loop: the clients asked for at the interval's end
+  uint32_t clients = 0;    // closed loop: the most clients asked for during the interval
   uint32_t knee_step = 0;  // in a knee-search stage: its step (1-based), else 0
 };
 
