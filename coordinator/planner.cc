@@ -122,6 +122,28 @@ SlotPartition PartitionSlots(const std::vector<uint32_t>& connections) {
 
 namespace {
 
+// The part of every agent's share that does not depend on the load's kind: its place among the
+// active agents, its query count, its slots (from its connections) and its phase.
+std::vector<AgentShare> PlaceAgents(const std::vector<size_t>& active,
+                                    const std::vector<uint32_t>& connections,
+                                    const std::vector<uint64_t>& queries) {
+  const SlotPartition slots = PartitionSlots(connections);
+  const std::vector<double> phases = UniformPhases(active.size());
+  std::vector<AgentShare> shares(active.size());
+  for (size_t i = 0; i < active.size(); ++i) {
+    AgentShare& share = shares[i];
+    share.agent = active[i];
+    share.agent_index = static_cast<uint32_t>(i);
+    share.agent_count = static_cast<uint32_t>(active.size());
+    share.queries = queries[i];
+    share.first_slot = slots.ranges[i].first_slot;
+    share.connections = slots.ranges[i].count;
+    share.total_slots = slots.total_slots;
+    share.phase = phases[i];
+  }
+  return shares;
+}
+
 // Plans with stages: each agent takes a fraction of every rate, or a position in the spread of
 // every client level, and a share of the last stage's query count.
 std::vector<AgentShare> SplitStagedPlan(const v1::Plan& plan,
@@ -160,21 +182,8 @@ std::vector<AgentShare> SplitStagedPlan(const v1::Plan& plan,
   const std::vector<uint64_t> queries = last.queries() > 0
                                             ? SplitQueries(last.queries(), weights)
                                             : std::vector<uint64_t>(active.size(), 0);
-  const SlotPartition slots = PartitionSlots(connections);
-  const std::vector<double> phases = UniformPhases(active.size());
-  std::vector<AgentShare> shares(active.size());
-  for (size_t i = 0; i < active.size(); ++i) {
-    AgentShare& share = shares[i];
-    share.agent = active[i];
-    share.agent_index = static_cast<uint32_t>(i);
-    share.agent_count = static_cast<uint32_t>(active.size());
-    share.rate_fraction = fractions[i];
-    share.queries = queries[i];
-    share.first_slot = slots.ranges[i].first_slot;
-    share.connections = slots.ranges[i].count;
-    share.total_slots = slots.total_slots;
-    share.phase = phases[i];
-  }
+  std::vector<AgentShare> shares = PlaceAgents(active, connections, queries);
+  for (size_t i = 0; i < active.size(); ++i) shares[i].rate_fraction = fractions[i];
   return shares;
 }
 
@@ -218,24 +227,13 @@ std::vector<AgentShare> SplitPlan(const v1::Plan& plan, const std::vector<double
   for (size_t i = 0; i < active.size(); ++i) {
     connections[i] = open ? plan.target().pool() : clients[i];
   }
-  const SlotPartition slots = PartitionSlots(connections);
-  const std::vector<double> phases = UniformPhases(active.size());
-  std::vector<AgentShare> shares(active.size());
+  std::vector<AgentShare> shares = PlaceAgents(active, connections, queries);
   for (size_t i = 0; i < active.size(); ++i) {
-    AgentShare& share = shares[i];
-    share.agent = active[i];
-    share.agent_index = static_cast<uint32_t>(i);
-    share.agent_count = static_cast<uint32_t>(active.size());
     if (open) {
-      share.rate = rates[i];
+      shares[i].rate = rates[i];
     } else {
-      share.clients = clients[i];
+      shares[i].clients = clients[i];
     }
-    share.queries = queries[i];
-    share.first_slot = slots.ranges[i].first_slot;
-    share.connections = slots.ranges[i].count;
-    share.total_slots = slots.total_slots;
-    share.phase = phases[i];
   }
   return shares;
 }

@@ -249,3 +249,57 @@ TEST(SplitQueries, RandomSplitsSumExactlyWithinOneOfExactShare) {
 
 }  // namespace
 }  // namespace dbload
+
+namespace dbload {
+namespace {
+
+TEST(SplitStagedPlanTest, RatesSplitByCapacityAndClientsByPositionWithTheirSlots) {
+  v1::Plan open;
+  open.mutable_target()->set_pool(4);
+  open.mutable_load()->mutable_open();
+  v1::Stage& ramp = *open.add_stages();
+  ramp.set_duration_ns(10'000'000'000);
+  ramp.mutable_rate()->set_shape(v1::Level::RAMP);
+  ramp.mutable_rate()->set_from(100);
+  ramp.mutable_rate()->set_to(1000);
+  const std::vector<AgentShare> rates = SplitPlan(open, {1, 3});
+  ASSERT_EQ(rates.size(), 2u);
+  EXPECT_DOUBLE_EQ(rates[0].rate_fraction, 0.25);
+  EXPECT_DOUBLE_EQ(rates[1].rate_fraction, 0.75);
+  EXPECT_EQ(rates[0].connections, 4u);
+  EXPECT_EQ(rates[1].first_slot, 4u);
+
+  // Up to 5 clients then a last stage of 2 clients and 1000 queries, over 3 agents: levels
+  // 1…5 spread as 1/0/0 … 2/2/1, so the agents start 2, 2 and 1 clients.
+  v1::Plan closed;
+  closed.mutable_target()->set_pool(5);
+  closed.mutable_load()->mutable_closed();
+  v1::Stage& climb = *closed.add_stages();
+  climb.mutable_clients()->set_shape(v1::Level::STAIRCASE);
+  climb.mutable_clients()->set_from(1);
+  climb.mutable_clients()->set_step(1);
+  climb.mutable_clients()->set_every_ns(1'000'000'000);
+  climb.mutable_clients()->set_max(5);
+  v1::Stage& last = *closed.add_stages();
+  last.set_queries(1000);
+  last.mutable_clients()->set_shape(v1::Level::CONSTANT);
+  last.mutable_clients()->set_from(2);
+  const std::vector<AgentShare> clients = SplitPlan(closed, {1, 1, 1});
+  ASSERT_EQ(clients.size(), 3u);
+  EXPECT_EQ(clients[0].connections, 2u);
+  EXPECT_EQ(clients[1].connections, 2u);
+  EXPECT_EQ(clients[2].connections, 1u);
+  EXPECT_EQ(clients[2].first_slot, 4u);
+  EXPECT_EQ(clients[2].total_slots, 5u);
+  // The last stage's 1000 queries go by its peak spread 1/1/0.
+  EXPECT_EQ(clients[0].queries + clients[1].queries + clients[2].queries, 1000u);
+  EXPECT_EQ(clients[2].queries, 0u);
+
+  // An agent that would never run a client is left out.
+  climb.mutable_clients()->set_max(1);
+  last.mutable_clients()->set_from(1);
+  EXPECT_EQ(SplitPlan(closed, {1, 1, 1}).size(), 1u);
+}
+
+}  // namespace
+}  // namespace dbload
