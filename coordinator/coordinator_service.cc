@@ -203,6 +203,7 @@ class CoordinatorService::Impl {
   void AgentGoneLocked(const std::string& name, AgentConn& agent, const std::string& why);
   void SendStopLocked(Run& run, const std::string& reason);
   void RestoreRuns();
+  void ResplitLocked(Run& run);
   void SaveLocked(const v1::RunReport& report, const std::string& run_id);
   void SendToRunLocked(Run& run, const v1::CoordinatorMessage& message);
   void AdvanceKneesLocked(Run& run);
@@ -379,6 +380,7 @@ void CoordinatorService::Impl::AgentGoneLocked(const std::string& name, AgentCon
   }
   if (run->lost.emplace(name, why).second) {
     Log(absl::StrCat("run ", run->id, ": agent ", name, " lost (", why, "); the run is degraded"));
+    ResplitLocked(*run);
   }
   MaybeFinishLocked(*run);
 }
@@ -389,6 +391,36 @@ std::shared_ptr<Run> CoordinatorService::Impl::FindRunLocked(const std::string& 
   // An empty id means the latest run: what someone at a terminal usually wants.
   auto it = runs_.find(run_id.empty() ? latest_run_ : run_id);
   return it == runs_.end() ? nullptr : it->second;
+}
+
+// After losing an agent, an open loop's rate is split again over the agents still running it
+// (by capacity, as at the start), so that the database keeps getting the plan's rate. Closed
+// loops keep their clients: a survivor's extra clients would need key-space slots outside its
+// own range. Query shares are not moved either: what the lost agent ran but never reported is
+// unknown, and the report says the run is degraded.
+void CoordinatorService::Impl::ResplitLocked(Run& run) {
+  if (run.done || !run.plan.load().has_open() || run.plan.stages_size() > 0) return;
+  std::vector<std::string> survivors;
+  std::vector<double> capacities;
+  for (const std::string& name : run.agents) {
+    auto agent = agents_.find(name);
+    if (run.lost.contains(name) || run.aggregator->agents().at(name).final ||
+        agent == agents_.end() || agent->second->run_id != run.id) {
+      continue;
+    }
+    survivors.push_back(name);
+    capacities.push_back(agent->second->hello.capacity());
+  }
+  if (survivors.empty()) return;
+  const std::vector<double> rates = SplitRate(run.plan.load().open().rate(), capacities);
+  for (size_t i = 0; i < survivors.size(); ++i) {
+    v1::CoordinatorMessage message;
+    message.mutable_change()->set_run_id(run.id);
+    message.mutable_change()->mutable_load()->set_rate(rates[i]);
+    EnqueueLocked(*agents_.at(survivors[i]), std::move(message));
+  }
+  Log(absl::StrCat("run ", run.id, ": the rate ", run.plan.load().open().rate(),
+                   "/s is split again over ", absl::StrJoin(survivors, ", ")));
 }
 
 void CoordinatorService::Impl::RestoreRuns() {

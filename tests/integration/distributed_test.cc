@@ -593,6 +593,47 @@ TEST_F(DistributedTest, StateDirKeepsReportsAcrossRestartsAndACrashedRunIsInterr
   EXPECT_LE(interrupted->executed(), 200u * 8);
 }
 
+TEST_F(DistributedTest, AKilledAgentsRateIsTakenOverByTheOthers) {
+  std::string address;
+  std::unique_ptr<Child> coordinator = StartCoordinator(*dir_ + "/resplit_state", address);
+  ASSERT_FALSE(address.empty()) << coordinator->out() << coordinator->err();
+  std::vector<std::unique_ptr<Child>> agents;
+  for (int i = 1; i <= 3; ++i) {
+    agents.push_back(std::make_unique<Child>(std::vector<std::string>{
+        DBLOAD_AGENT_BINARY, "--coordinator", address, "--name", absl::StrCat("r", i)}));
+  }
+  const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
+  while (AgentRows(RunDbload({"agents", "--coordinator", address}).out).size() != 3) {
+    ASSERT_LT(Clock::now(), give_up) << "the agents did not connect";
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const std::string plan =
+      WriteFile("resplit.yaml", PlanYaml(OpenLoad(600), "stop:\n  duration: 12s\n"));
+  const ProcessResult submitted = RunDbload({"submit", plan, "--coordinator", address});
+  ASSERT_EQ(submitted.exit_code, kExitOk) << submitted.Describe();
+  const std::string run(absl::StripAsciiWhitespace(submitted.out));
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  agents[2]->Signal(SIGKILL);  // r3: its 200/s must move to r1 and r2
+  const ProcessResult watched = RunDbload({"watch", run, "--coordinator", address});
+  ProcessResult fetched = RunDbload({"report", run, "--coordinator", address, "--format", "json"});
+  ASSERT_EQ(fetched.exit_code, kExitOk) << fetched.Describe();
+  absl::StatusOr<v1::RunReport> report = ParseReportJson(fetched.out);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_THAT(report->end_reason(), HasSubstr("degraded: agent r3 lost"));
+  // From 3 s after the kill (the coordinator notices within 3 s) to the end, the merged rate is
+  // the plan's again, within 5 %.
+  uint64_t executed = 0;
+  int seconds = 0;
+  for (const v1::IntervalSample& sample : report->intervals()) {
+    if (sample.warmup() || sample.elapsed_s() < 7.5 || sample.elapsed_s() > 11.5) continue;
+    executed += sample.executed();
+    ++seconds;
+  }
+  ASSERT_GE(seconds, 3) << watched.out;
+  EXPECT_NEAR(static_cast<double>(executed) / seconds, 600, 30) << watched.out;
+  ASSERT_EQ(report->agents_size(), 3);
+}
+
 TEST_F(DistributedTest, ErrorsNameTheCoordinatorAndTheRun) {
   const ProcessResult unknown = RunDbload({"report", "run-0-nosuch", "--coordinator", address()});
   EXPECT_EQ(unknown.exit_code, kExitUsage) << unknown.Describe();

@@ -714,6 +714,39 @@ TEST_F(CoordinatorTest, SilentAgentIsLostAndTheRunIsMarkedDegraded) {
   EXPECT_EQ(report.executed(), 100u);
 }
 
+TEST_F(CoordinatorTest, ALostAgentsRateIsSplitAgainOverTheOthers) {
+  FakeAgent& a0 = Connect("a0");
+  FakeAgent& a1 = Connect("a1");
+  FakeAgent& a2 = Connect("a2");
+  ASSERT_TRUE(WaitForAgents(3));
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit(OpenPlan(300), submitted).ok());
+  const std::string run_id = submitted.run_id();
+  for (FakeAgent* agent : {&a0, &a1, &a2}) {
+    const auto assigned = agent->Next(Kind::kAssign);
+    ASSERT_TRUE(assigned.has_value());
+    EXPECT_DOUBLE_EQ(assigned->assign().load().rate(), 100);
+  }
+  std::mt19937_64 random(6);
+  Union all;
+  ASSERT_TRUE(a0.Send(Report(run_id, 1, RandomSnapshot(random, 10, all))));
+  ASSERT_TRUE(a1.Send(Report(run_id, 1, RandomSnapshot(random, 10, all))));
+  ASSERT_TRUE(TickUntilExecuted(run_id, 20));
+  // a2 never reports: after 4 s of silence it is lost, and a0 and a1 take 150/s each.
+  clock_.Advance(4 * kSecond);
+  ASSERT_TRUE(a0.Send(Report(run_id, 2, RandomSnapshot(random, 10, all))));
+  ASSERT_TRUE(a1.Send(Report(run_id, 2, RandomSnapshot(random, 10, all))));
+  ASSERT_TRUE(TickUntilExecuted(run_id, 40));
+  service_->Tick();
+  EXPECT_EQ(a2.WaitClosed().error_code(), grpc::StatusCode::CANCELLED);
+  for (FakeAgent* agent : {&a0, &a1}) {
+    const auto change = agent->Next(Kind::kChange);
+    ASSERT_TRUE(change.has_value());
+    EXPECT_EQ(change->change().run_id(), run_id);
+    EXPECT_DOUBLE_EQ(change->change().load().rate(), 150);
+  }
+}
+
 TEST_F(CoordinatorTest, AgentThatDisconnectsMidRunIsLost) {
   FakeAgent& a0 = Connect("a0");
   ASSERT_TRUE(WaitForAgents(1));
