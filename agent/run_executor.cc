@@ -166,7 +166,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
     if (hooks.on_interval) {
       hooks.on_interval({.snapshot = snapshot,
                          .elapsed_s = static_cast<double>(now - start) / kSecond,
-                         .length_s = static_cast<double>(now - interval_start) / kSecond,
+                         .length_s = length_s,
                          .warmup = in_warmup,
                          .in_flight = static_cast<uint32_t>(runner.InFlight()),
                          .connections = static_cast<uint32_t>(runner.Clients()),
@@ -177,23 +177,25 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
     }
     interval_start = now;
   };
-  // A stage's level `now`: rates follow ramps in slices, clients change exactly on their steps.
   // Sets this agent's part of a total level, as a rate or clients.
   auto set_level = [&](double wanted_rate, uint32_t wanted_clients) {
     if (open) {
-      if (wanted_rate != rate && sessions > 0) runner.SetRate(wanted_rate);
-      if (wanted_rate != rate) account_rate(clock.Now());
+      if (wanted_rate == rate) return;
+      account_rate(clock.Now());
+      if (sessions > 0) runner.SetRate(wanted_rate);
       rate = wanted_rate;
     } else if (wanted_clients != clients) {
       // A client that cannot connect is not retried here: the interval's clients show it.
       (void)runner.SetClients(static_cast<int>(wanted_clients));
       clients = wanted_clients;
-      peak_clients = std::max(peak_clients, clients);
+      // A change as the interval begins (a stage boundary) leaves nothing of the old level in it.
+      peak_clients = clock.Now() == interval_start ? clients : std::max(peak_clients, clients);
     }
   };
   auto set_knee_level = [&](double total) {
     set_level(program.KneeRate(total), program.KneeClients(total));
   };
+  // A stage's level `now`: rates follow ramps in slices, clients change exactly on their steps.
   auto apply_level = [&](Nanos now) {
     if (!staged || in_warmup || program.IsKnee(stage)) return;
     const Nanos elapsed = now - stage_start;
