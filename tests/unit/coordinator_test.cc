@@ -732,11 +732,13 @@ TEST_F(CoordinatorTest, ALostAgentsRateIsSplitAgainOverTheOthers) {
   ASSERT_TRUE(a0.Send(Report(run_id, 1, RandomSnapshot(random, 10, all))));
   ASSERT_TRUE(a1.Send(Report(run_id, 1, RandomSnapshot(random, 10, all))));
   ASSERT_TRUE(TickUntilExecuted(run_id, 20));
-  // a2 never reports: after 4 s of silence it is lost, and a0 and a1 take 150/s each.
-  clock_.Advance(4 * kSecond);
+  // a2 never reports. At 2 s nobody is silent for long enough (3 s); at 3.5 s a2 is, while a0
+  // and a1, heard at 2 s, are not: a2 is lost, and a0 and a1 take 150/s each.
+  clock_.Advance(2 * kSecond);
   ASSERT_TRUE(a0.Send(Report(run_id, 2, RandomSnapshot(random, 10, all))));
   ASSERT_TRUE(a1.Send(Report(run_id, 2, RandomSnapshot(random, 10, all))));
   ASSERT_TRUE(TickUntilExecuted(run_id, 40));
+  clock_.Advance(1500 * kMillisecond);
   service_->Tick();
   EXPECT_EQ(a2.WaitClosed().error_code(), grpc::StatusCode::CANCELLED);
   for (FakeAgent* agent : {&a0, &a1}) {
