@@ -1,5 +1,6 @@
 #include "common/histogram.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -18,15 +19,66 @@ double MidValueAt(int index) {
 }
 }  // namespace
 
-Histogram::Histogram()
-    : counts_(layout::kBucketCount, 0), min_index_(layout::kBucketCount), max_index_(-1) {}
+Histogram::Histogram(const Histogram& other) { *this = other; }
+
+Histogram& Histogram::operator=(const Histogram& other) {
+  if (this == &other) return *this;
+  Reset();
+  Add(other);  // copies only the valid span
+  return *this;
+}
+
+Histogram::Histogram(Histogram&& other) noexcept
+    : counts_(std::move(other.counts_)),
+      total_count_(other.total_count_),
+      min_index_(other.min_index_),
+      max_index_(other.max_index_) {
+  other.total_count_ = 0;
+  other.min_index_ = layout::kBucketCount;
+  other.max_index_ = -1;
+}
+
+Histogram& Histogram::operator=(Histogram&& other) noexcept {
+  if (this == &other) return *this;
+  counts_ = std::move(other.counts_);
+  total_count_ = other.total_count_;
+  min_index_ = other.min_index_;
+  max_index_ = other.max_index_;
+  other.total_count_ = 0;
+  other.min_index_ = layout::kBucketCount;
+  other.max_index_ = -1;
+  return *this;
+}
+
+void Histogram::Widen(int low, int high) {
+  // for_overwrite: no zeroing of 270 KB; the span below is the only part ever read.
+  if (counts_ == nullptr) counts_ = std::make_unique_for_overwrite<uint64_t[]>(layout::kBucketCount);
+  if (max_index_ < 0) {
+    std::fill(counts_.get() + low, counts_.get() + high + 1, uint64_t{0});
+    min_index_ = low;
+    max_index_ = high;
+    return;
+  }
+  if (low < min_index_) {
+    std::fill(counts_.get() + low, counts_.get() + min_index_, uint64_t{0});
+    min_index_ = low;
+  }
+  if (high > max_index_) {
+    std::fill(counts_.get() + max_index_ + 1, counts_.get() + high + 1, uint64_t{0});
+    max_index_ = high;
+  }
+}
 
 void Histogram::Add(const Histogram& other) {
-  for (int i = other.min_index_; i <= other.max_index_; ++i) RecordAtIndex(i, other.counts_[i]);
+  if (other.Empty()) return;
+  // The ends of other's span hold samples, so the merged span is exactly the union.
+  Widen(other.min_index_, other.max_index_);
+  for (int i = other.min_index_; i <= other.max_index_; ++i) counts_[i] += other.counts_[i];
+  total_count_ += other.total_count_;
 }
 
 void Histogram::Reset() {
-  if (max_index_ >= 0) std::fill(counts_.begin() + min_index_, counts_.begin() + max_index_ + 1, 0);
+  // Nothing to clear: the span is all that is ever read, and it is zeroed as it grows again.
   total_count_ = 0;
   min_index_ = layout::kBucketCount;
   max_index_ = -1;
@@ -96,8 +148,10 @@ absl::StatusOr<Histogram> Histogram::FromProto(const dbload::v1::Histogram& prot
                                                    " bucket indices but ", proto.counts_size(),
                                                    " counts"));
   }
-  Histogram result;
+  // First pass validates and finds the span; the second writes into it, zeroed once.
   int64_t index = 0;
+  int64_t first = -1;
+  uint64_t total = 0;
   for (int k = 0; k < proto.counts_size(); ++k) {
     const uint32_t gap = proto.index_gaps(k);
     if (k > 0 && gap == 0) {
@@ -110,15 +164,25 @@ absl::StatusOr<Histogram> Histogram::FromProto(const dbload::v1::Histogram& prot
                                                      ", beyond the last (",
                                                      layout::kBucketCount - 1, ")"));
     }
+    if (k == 0) first = index;
     const uint64_t count = proto.counts(k);
     if (count == 0) {
       return absl::InvalidArgumentError(absl::StrCat("histogram bucket #", k, " has count 0"));
     }
-    if (count > std::numeric_limits<uint64_t>::max() - result.total_count_) {
+    if (count > std::numeric_limits<uint64_t>::max() - total) {
       return absl::InvalidArgumentError("histogram total count overflows 64 bits");
     }
-    result.RecordAtIndex(static_cast<int>(index), count);
+    total += count;
   }
+  Histogram result;
+  if (proto.counts_size() == 0) return result;
+  result.Widen(static_cast<int>(first), static_cast<int>(index));
+  index = 0;
+  for (int k = 0; k < proto.counts_size(); ++k) {
+    index += proto.index_gaps(k);
+    result.counts_[index] = proto.counts(k);
+  }
+  result.total_count_ = total;
   return result;
 }
 
@@ -137,11 +201,30 @@ ConcurrentHistogram::ConcurrentHistogram()
     : counts_(std::make_unique<std::atomic<uint32_t>[]>(layout::kBucketCount)) {}
 
 void ConcurrentHistogram::DrainInto(Histogram& out) {
+  // Buckets above out's span are zeroed ahead in runs of kZeroAhead (out's buffer beyond its
+  // span is scratch, so writing zeros there is harmless): a drain of thousands of distinct
+  // buckets then zeroes each once instead of widening the span one bucket at a time.
+  constexpr int kZeroAhead = 256;
+  int zeroed_through = out.max_index_;  // out's buffer holds valid counts up to here
   for (int i = 0; i < layout::kBucketCount; ++i) {
     // A relaxed load first: most buckets are empty, and a plain read is far cheaper than an
     // exchange on a cache line the recorders may own.
     if (counts_[i].load(std::memory_order_relaxed) == 0) continue;
-    out.RecordAtIndex(i, counts_[i].exchange(0, std::memory_order_relaxed));
+    const uint64_t n = counts_[i].exchange(0, std::memory_order_relaxed);
+    if (n == 0) continue;
+    if (out.max_index_ < 0 || i < out.min_index_) {
+      out.Widen(i, i);  // the first sample, or below a span out already had
+      zeroed_through = std::max(zeroed_through, out.max_index_);
+    } else if (i > out.max_index_) {
+      if (i > zeroed_through) {
+        zeroed_through = std::min(layout::kBucketCount - 1, i + kZeroAhead);
+        std::fill(out.counts_.get() + out.max_index_ + 1, out.counts_.get() + zeroed_through + 1,
+                  uint64_t{0});
+      }
+      out.max_index_ = i;
+    }
+    out.counts_[i] += n;
+    out.total_count_ += n;
   }
 }
 

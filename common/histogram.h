@@ -43,9 +43,22 @@ inline constexpr int64_t HighestValueAt(int index) {
 }  // namespace histogram_layout
 
 // A histogram owned by one thread at a time: recording, merging, statistics, serialization.
+//
+// Storage is lazy and only the used span is ever initialised. An empty histogram owns no
+// buffer (constructing, copying and destroying one is free); the first sample allocates the
+// 33,792-bucket array *uninitialised*, and only buckets in [min_index_, max_index_] are valid:
+// whenever a sample widens that span, the newly covered buckets are zeroed. So Reset() is O(1)
+// and a drain, decode or merge touches only the span that holds samples (typically a few
+// thousand buckets, not 270 KB). Reads outside the span return 0. The record path is
+// unchanged: one range test (taken only when the span widens), an add and a total.
 class Histogram {
  public:
-  Histogram();
+  Histogram() = default;
+  Histogram(const Histogram& other);
+  Histogram& operator=(const Histogram& other);
+  Histogram(Histogram&& other) noexcept;
+  Histogram& operator=(Histogram&& other) noexcept;
+  ~Histogram() = default;
 
   void Record(int64_t value_ns) { RecordAtIndex(histogram_layout::IndexOf(value_ns), 1); }
   void RecordMany(int64_t value_ns, uint64_t count) {
@@ -53,14 +66,15 @@ class Histogram {
   }
   void RecordAtIndex(int index, uint64_t count) {
     if (count == 0) return;
+    // Empty: min_index_ = kBucketCount > any index, so the first sample always widens.
+    if (index < min_index_ || index > max_index_) [[unlikely]] Widen(index, index);
     counts_[index] += count;
     total_count_ += count;
-    if (index < min_index_) min_index_ = index;
-    if (index > max_index_) max_index_ = index;
   }
 
   // Lossless: afterwards this holds exactly the samples of both.
   void Add(const Histogram& other);
+  // Empties the histogram and keeps its buffer for reuse; O(1).
   void Reset();
 
   uint64_t TotalCount() const { return total_count_; }
@@ -74,7 +88,9 @@ class Histogram {
   // the highest value of its bucket, so it is never below the exact sample. 0 when empty.
   int64_t ValueAtPercentile(double percentile) const;
 
-  uint64_t CountAtIndex(int index) const { return counts_[index]; }
+  uint64_t CountAtIndex(int index) const {
+    return index < min_index_ || index > max_index_ ? 0 : counts_[index];
+  }
 
   // Sparse encoding: only non-zero buckets.
   void ToProto(dbload::v1::Histogram* out) const;
@@ -85,10 +101,15 @@ class Histogram {
   bool operator==(const Histogram& other) const;
 
  private:
-  std::vector<uint64_t> counts_;
+  // Makes [low, high] part of the valid span (allocating the buffer if needed) and zeroes the
+  // buckets it adds. The slow path of RecordAtIndex; also used to pre-size merges and decodes.
+  void Widen(int low, int high);
+  friend class ConcurrentHistogram;  // DrainInto writes into the span directly
+
+  std::unique_ptr<uint64_t[]> counts_;  // kBucketCount entries once allocated; see above
   uint64_t total_count_ = 0;
-  int min_index_;
-  int max_index_;
+  int min_index_ = histogram_layout::kBucketCount;
+  int max_index_ = -1;
 };
 
 // A histogram that many threads record into at once without a lock: one relaxed atomic

@@ -9,8 +9,8 @@ namespace dbload {
 
 namespace {
 
-// Reuses the snapshot's buffers: a Histogram is a dense array, cheaper to clear than to
-// allocate again every tick.
+// Reuses the snapshot's buffers: Histogram::Reset is O(1) and keeps the buffer, so the next
+// tick's merges zero only the span they use instead of allocating 270 KB per histogram.
 void ResetSnapshot(IntervalSnapshot& snapshot) {
   for (QueryTypeInterval& q : snapshot.query_types) {
     q.response_time.Reset();

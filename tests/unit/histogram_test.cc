@@ -162,6 +162,106 @@ TEST(HistogramTest, DecoderRejectsMalformedInputWithAReason) {
   EXPECT_THAT(Histogram::FromProto(proto).status().message(), testing::HasSubstr("overflow"));
 }
 
+// The buffer outside [min, max] is scratch (see Histogram): a reused histogram must read as if
+// it were new, whatever it held before.
+std::vector<int64_t> SpreadValues(int64_t from, int64_t to, int64_t step) {
+  std::vector<int64_t> values;
+  for (int64_t v = from; v < to; v += step) values.push_back(v);
+  return values;
+}
+
+TEST(HistogramTest, ResetHistogramReadsLikeANewOne) {
+  Histogram reused;
+  for (int64_t v : SpreadValues(1, 50'000'000, 9'973)) reused.Record(v);
+  reused.Reset();
+  EXPECT_TRUE(reused.Empty());
+  EXPECT_EQ(reused, Histogram());
+  // Narrower than before, then below and above the new span, then across the old one.
+  Histogram fresh;
+  for (int64_t v : {300'000, 200'000, 400'000, 7, 90'000'000, 1'234'567}) {
+    reused.Record(v);
+    fresh.Record(v);
+    ASSERT_EQ(reused, fresh) << v;
+  }
+  uint64_t total = 0;
+  for (int i = 0; i < layout::kBucketCount; ++i) {
+    ASSERT_EQ(reused.CountAtIndex(i), fresh.CountAtIndex(i)) << i;
+    total += reused.CountAtIndex(i);
+  }
+  EXPECT_EQ(total, 6u);
+  EXPECT_EQ(reused.Mean(), fresh.Mean());
+  EXPECT_EQ(reused.ValueAtPercentile(50), fresh.ValueAtPercentile(50));
+}
+
+TEST(HistogramTest, EmptyHistogramReadsZeroEverywhere) {
+  const Histogram empty;
+  for (int i = 0; i < layout::kBucketCount; ++i) ASSERT_EQ(empty.CountAtIndex(i), 0u) << i;
+  Histogram target;
+  target.Add(empty);
+  EXPECT_TRUE(target.Empty());
+  dbload::v1::Histogram proto;
+  empty.ToProto(&proto);
+  EXPECT_EQ(proto.counts_size(), 0);
+  ASSERT_TRUE(Histogram::FromProto(proto).ok());
+  EXPECT_TRUE(Histogram::FromProto(proto)->Empty());
+}
+
+TEST(HistogramTest, CopiesAndMovesKeepEverySample) {
+  Histogram original;
+  for (int64_t v : SpreadValues(5'000, 3'000'000, 1'009)) original.Record(v);
+  Histogram copy(original);
+  EXPECT_EQ(copy, original);
+  Histogram assigned;
+  assigned.Record(1);  // a different span: assignment replaces it
+  assigned = original;
+  EXPECT_EQ(assigned, original);
+  Histogram moved(std::move(copy));
+  EXPECT_EQ(moved, original);
+  EXPECT_TRUE(copy.Empty());  // NOLINT(bugprone-use-after-move): moved-from is empty, reusable
+  copy.Record(42);
+  EXPECT_EQ(copy.TotalCount(), 1u);
+  EXPECT_EQ(copy.CountAtIndex(layout::IndexOf(42)), 1u);
+  assigned = std::move(moved);
+  EXPECT_EQ(assigned, original);
+  EXPECT_TRUE(moved.Empty());  // NOLINT(bugprone-use-after-move)
+}
+
+TEST(HistogramTest, AddWidensTheSpanBothWays) {
+  Histogram sum, expected, low, high;
+  sum.Record(1'000'000);
+  expected.Record(1'000'000);
+  for (int64_t v : {3, 900}) {
+    low.Record(v);
+    expected.Record(v);
+  }
+  for (int64_t v : {int64_t{5'000'000'000}, int64_t{70'000'000}}) {
+    high.Record(v);
+    expected.Record(v);
+  }
+  sum.Add(low);
+  sum.Add(high);
+  EXPECT_EQ(sum, expected);
+}
+
+TEST(ConcurrentHistogramTest, DrainIntoAReusedOrNonEmptyHistogramIsExact) {
+  ConcurrentHistogram concurrent;
+  Histogram out, expected;
+  // A wide span first, then Reset: everything beyond the new span is stale scratch.
+  for (int64_t v : SpreadValues(1, 80'000'000, 7'919)) out.Record(v);
+  out.Reset();
+  out.Record(2'000'000);
+  expected.Record(2'000'000);
+  // Below, inside and far above out's span, with gaps wider than the drain's zero-ahead run.
+  for (int64_t v : SpreadValues(10, 300, 7)) { concurrent.Record(v); expected.Record(v); }
+  for (int64_t v : SpreadValues(1'500'000, 2'500'000, 3'001)) { concurrent.Record(v); expected.Record(v); }
+  for (int64_t v : SpreadValues(40'000'000, 4'000'000'000, 9'999'991)) { concurrent.Record(v); expected.Record(v); }
+  concurrent.DrainInto(out);
+  EXPECT_EQ(out, expected);
+  for (int i = 0; i < layout::kBucketCount; ++i) {
+    ASSERT_EQ(out.CountAtIndex(i), expected.CountAtIndex(i)) << i;
+  }
+}
+
 TEST(ConcurrentHistogramTest, DrainMovesEverySampleExactlyOnce) {
   ConcurrentHistogram concurrent;
   Histogram expected;
