@@ -651,9 +651,22 @@ class AgentLink::Impl {
                                                      workers, " workers exceed total_slots ",
                                                      share.total_slots));
     }
-    const uint64_t plan_queries = plan.stages_size() > 0
-                                      ? plan.stages(plan.stages_size() - 1).queries()
-                                      : plan.stop().queries();
+    const uint64_t plan_queries = plan.stop().queries();
+    if (assignment.stage_queries_size() > plan.stages_size()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, "stage_queries: ",
+                                                     assignment.stage_queries_size(),
+                                                     " shares for ", plan.stages_size(),
+                                                     " stages"));
+    }
+    for (int i = 0; i < assignment.stage_queries_size(); ++i) {
+      if (assignment.stage_queries(i) > plan.stages(i).queries()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, "stage_queries[", i, "]: expected at most the stage's queries ",
+            plan.stages(i).queries(), ", got ", assignment.stage_queries(i)));
+      }
+    }
+    share.stage_queries.assign(assignment.stage_queries().begin(),
+                               assignment.stage_queries().end());
     if (assignment.queries() > plan_queries) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, "queries: expected at most the plan's stop.queries ", plan_queries,

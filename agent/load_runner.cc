@@ -9,6 +9,9 @@ namespace dbload {
 namespace {
 // How often a sleeping worker looks up to notice Stop().
 constexpr Nanos kStopCheckSlice = 50 * kMillisecond;
+// How often a worker paused at the start limit looks whether it was raised: the next stage's
+// load starts at most this late.
+constexpr Nanos kPauseCheckSlice = 5 * kMillisecond;
 // Counting arrivals that were never started walks the pacer; a bound keeps that finite even
 // for absurd backlogs (it is reached only if more than this many were missed).
 constexpr uint64_t kMaxNotStartedWalk = 100'000'000;
@@ -162,6 +165,10 @@ void LoadRunner::RunOpenLoop(Worker& worker, db::Session& session,
   Nanos now = clock_.Now();
   for (;;) {
     const Ticket ticket = TakeTicket(now);
+    if (ticket.paused) {
+      if (!SleepUntilOrStopped(now + kPauseCheckSlice, now)) return;
+      continue;
+    }
     if (!ticket.ok || !SleepUntilOrStopped(ticket.intended, now)) return;
     if (!RunTransaction(worker, session, scenario_worker, ticket.intended, now)) return;
   }
@@ -172,8 +179,14 @@ void LoadRunner::RunClosedLoop(Worker& worker, db::Session& session,
   Nanos now = clock_.Now();
   Nanos intended = now;
   while (!worker.retired.load(std::memory_order_relaxed)) {
-    if (!SleepUntilOrStopped(intended, now) || intended >= deadline_.load() || !TakeBudget()) {
-      return;
+    if (!SleepUntilOrStopped(intended, now) || intended >= deadline_.load()) return;
+    if (!TakeBudget()) {
+      if (!pause_at_limit_.load()) return;
+      // Paused at the limit: the next transaction is intended when the limit is raised, so
+      // the pause is no client's latency.
+      if (!SleepUntilOrStopped(now + kPauseCheckSlice, now)) return;
+      intended = now;
+      continue;
     }
     if (!RunTransaction(worker, session, scenario_worker, intended, now)) return;
     intended = now + think_time_;
@@ -192,9 +205,11 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
   recorder_.RecordScheduleLag(started - intended);
   if (outcome.ok()) {
     recorder_.RecordSuccess(query_type, ended - intended, ended - started);
+    completed_.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
   recorder_.RecordError(query_type, *outcome.error);
+  completed_.fetch_add(1, std::memory_order_relaxed);
   switch (outcome.error->error_class) {
     case db::ErrorClass::kRetryable:
       return true;
@@ -234,13 +249,27 @@ LoadRunner::Ticket LoadRunner::TakeTicket(Nanos now) {
   }
   if (!TakeBudget()) {
     peeked_arrival_ = next;
-    return {};
+    return {.paused = pause_at_limit_.load()};
   }
-  return {true, next};
+  return {.ok = true, .intended = next};
 }
 
 bool LoadRunner::TakeBudget() {
-  return started_.fetch_add(1, std::memory_order_relaxed) < start_limit_.load(std::memory_order_relaxed);
+  // Counts only starts that happen, so that a limit raised later (a paused stage) is exact.
+  uint64_t started = started_.load(std::memory_order_relaxed);
+  do {
+    if (started >= start_limit_.load(std::memory_order_relaxed)) return false;
+  } while (!started_.compare_exchange_weak(started, started + 1, std::memory_order_relaxed));
+  return true;
+}
+
+void LoadRunner::SetPauseAtLimit(bool pause) { pause_at_limit_.store(pause); }
+
+void LoadRunner::RestartArrivals(const PacerFactory& pacer_factory, Nanos at) {
+  std::lock_guard lock(pacer_mu_);
+  if (!pacer_) return;  // not an open loop
+  pacer_ = pacer_factory(at);
+  peeked_arrival_.reset();
 }
 
 bool LoadRunner::SleepUntilOrStopped(Nanos deadline, Nanos& now) {

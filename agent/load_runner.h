@@ -61,6 +61,15 @@ class LoadRunner {
   // started). Every started transaction records exactly one outcome, so a caller that knows
   // how many completed so far can make the rest come out exact.
   void SetStartLimit(uint64_t transactions);
+  // With `pause`, workers that reach the start limit wait (looking every 5 ms) until it is
+  // raised, instead of leaving: a stage that ends on a query count hands the same sessions to
+  // the next stage. Without (the default), they leave and the run is over.
+  void SetPauseAtLimit(bool pause);
+  // Open loop: a new arrival schedule from `at` (after a pause the old one is behind: its
+  // arrivals fell into no stage and are not owed).
+  void RestartArrivals(const PacerFactory& pacer_factory, Nanos at);
+  // Transactions that have recorded their outcome so far (each started one does, once).
+  uint64_t Completed() const { return completed_.load(std::memory_order_relaxed); }
   void SetDeadline(Nanos deadline);
   void Stop();
   // Joins the workers. Afterwards not_started() is final.
@@ -81,6 +90,7 @@ class LoadRunner {
   struct Worker;
   struct Ticket {
     bool ok = false;
+    bool paused = false;  // not ok only because the start limit is reached, and workers pause
     Nanos intended = 0;
   };
 
@@ -116,6 +126,8 @@ class LoadRunner {
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> started_{0};
   std::atomic<uint64_t> start_limit_{UINT64_MAX};
+  std::atomic<bool> pause_at_limit_{false};
+  std::atomic<uint64_t> completed_{0};
   std::atomic<int> live_workers_{0};
   std::atomic<Nanos> finished_at_{0};
 

@@ -17,6 +17,7 @@ namespace {
 constexpr Nanos kInterval = kSecond;
 // How often the loop looks at the runner, the interrupt flag and the control mailbox.
 constexpr Nanos kPollSlice = 100 * kMillisecond;
+constexpr Nanos kCountPollSlice = 5 * kMillisecond;
 // A plan bounded only by a query count still ends after this long.
 constexpr Nanos kMaxRunLength = 24 * 3600 * kSecond;
 constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
@@ -104,10 +105,15 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
                      : knee_first ? program.KneeClients(plan.stages(0).knee().from())
                                   : program.Clients(0, 0);
   const Nanos warmup = plan.warmup_ns();
-  const uint64_t budget = share.queries;
-  // The query count applies to the measured part, or with stages to the last one only.
-  const bool last_stage_counted = staged && plan.stages(plan.stages_size() - 1).queries() > 0;
+  const uint64_t budget = share.queries;  // plans without stages: the measured part's count
   if (!staged && budget > 0 && warmup == 0) runner.SetStartLimit(budget);
+  // With stages, a stage that ends on its query count pauses the workers at its limit, so that
+  // the next stage finds them; the last one lets them go (the run is over).
+  auto stage_budget = [&](size_t index) -> std::optional<uint64_t> {
+    if (plan.stages(static_cast<int>(index)).queries() == 0) return std::nullopt;
+    return index < share.stage_queries.size() ? share.stage_queries[index] : 0;
+  };
+  if (staged) runner.SetPauseAtLimit(true);
 
   // An agent with a zero share (more agents than clients) still reports, but runs nothing.
   const bool any_rate = staged ? program.AnyRate() : rate > 0;
@@ -142,7 +148,8 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   Nanos measured_from = start;
   size_t stage = 0;
   Nanos stage_start = warmup_end;
-  bool counted_stage = false;  // in the last stage, which ends on its query count
+  bool counted_stage = false;  // in a stage that ends on its query count
+  uint64_t stage_limit = 0;    // then: the runner's start limit that completes it
   uint32_t knee_step = 0;      // in a knee-search stage: its current step
   bool knee_ended_run = false;  // the last stage was a knee search and it is over
   // The interval's target is its mean wanted rate (arrivals wanted / length): a rate that
@@ -217,22 +224,35 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
       deadline = std::min(stop_cap, at + program.Length(stage));
       runner.SetDeadline(deadline);
     }
-    if (last_stage_counted && stage + 1 == program.size()) {
-      counted_stage = true;
-      // As at the end of a warm-up: what is in flight completes in this stage.
-      runner.SetStartLimit(completions + budget);
-    }
+    const bool after_count = counted_stage;
+    const std::optional<uint64_t> count = stage_budget(stage);
+    counted_stage = count.has_value();
+    // As at the end of a warm-up: what is in flight completes in this stage.
+    stage_limit = counted_stage ? completions + *count : UINT64_MAX;
+    runner.SetPauseAtLimit(stage + 1 < program.size());
+    runner.SetStartLimit(stage_limit);
     apply_level(at);
+    if (after_count && open && sessions > 0) {
+      // The workers paused at the last stage's count: this stage's arrivals start now.
+      runner.RestartArrivals(
+          MakePacerFactory(plan.load().open(), rate, share.phase, plan.seed() + stage), at);
+    }
   };
-  // The end of a stage that another follows (the last one ends with the run's deadline).
+  // A counted stage is over once every transaction it started has completed.
+  auto stage_count_done = [&] { return counted_stage && runner.Completed() >= stage_limit; };
+  // The end in time of a stage that another follows (the last one ends with the run's deadline;
+  // one that ends on its query count only, when the count is done).
   auto stage_end = [&] {
-    if (!staged || in_warmup || stage + 1 == program.size()) return kNever;
+    if (!staged || in_warmup || stage + 1 == program.size() || program.Length(stage) == 0) {
+      return kNever;
+    }
     return stage_start + program.Length(stage);
   };
   // Workers leave at the deadline, at the query limit, on Stop or on a fatal error, and closed-
   // loop clients when a stage retires them: only the first four end the run.
   auto load_over = [&] {
-    if (knee_ended_run || (counted_stage && budget == 0)) return true;
+    const bool last = staged && stage + 1 == program.size();
+    if (knee_ended_run || (last && stage_count_done())) return true;
     const bool workers_expected = open || !staged ? sessions > 0 : clients > 0;
     return workers_expected ? runner.Finished() : clock.Now() >= deadline;
   };
@@ -258,9 +278,12 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
       apply_level(now);
       const bool knee_news = knee_step > 0 && requests.knee &&
                              (requests.knee->done || requests.knee->step > knee_step);
-      if (requests.stop_reason || load_over() || knee_news) break;
+      if (requests.stop_reason || load_over() || knee_news || stage_count_done()) break;
       if (hooks.interrupted != nullptr && hooks.interrupted->load()) break;
-      Nanos wake = std::min(next_tick, now + kPollSlice);
+      // A counted stage that another follows can end at any moment: look often, so that the
+      // next stage's load follows closely.
+      const bool hand_over = counted_stage && stage + 1 < program.size();
+      Nanos wake = std::min(next_tick, now + (hand_over ? kCountPollSlice : kPollSlice));
       if (staged && !in_warmup) {
         const Nanos change = program.NextChange(stage, now - stage_start);
         if (change != kNever) wake = std::min(wake, stage_start + change);
@@ -276,7 +299,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
         end_reason = absl::StrCat("fatal error ", fatal->code, ": ", fatal->message);
       } else if (knee_ended_run) {
         end_reason = "knee";
-      } else if ((staged ? counted_stage : budget > 0) && clock.Now() < deadline) {
+      } else if ((staged ? stage_count_done() : budget > 0) && clock.Now() < deadline) {
         end_reason = "queries";
       } else {
         end_reason = "duration";
@@ -298,6 +321,8 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
       } else if (now >= ending_stage && stage + 1 < program.size()) {
         // From the scheduled end, not `now`, so that a late wake-up does not stretch the run.
         enter_stage(stage + 1, ending_stage);
+      } else if (stage_count_done() && stage + 1 < program.size()) {
+        enter_stage(stage + 1, now);
       } else if (knee_news) {
         // The coordinator judged the step: the interval just closed was its last.
         const RunControl::KneeRequest knee = *requests.knee;

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
@@ -25,14 +26,16 @@ struct RunShare {
   std::optional<uint32_t> clients;
   // Transactions to complete after the warm-up (the share of stop.queries); 0: no count limit.
   uint64_t queries = 0;
+  // Plans with stages: this process's share of each stage's query count (0 where the stage has
+  // none, or where this process has no part of it; empty: no stage counts).
+  std::vector<uint64_t> stage_queries;
   // Key spaces and random streams: this process's workers are slots first_slot … of total_slots.
   uint32_t first_slot = 0;
   uint32_t total_slots = 0;
   // Uniform arrivals start this fraction of a period late, so that agents do not fire together.
   double phase = 0;
   // Plans with stages: this process takes rate_fraction of each stage's rate (open loop), or
-  // is number agent_index of agent_count in the spread of each stage's clients (closed loop);
-  // `queries` is its share of the last stage's query count.
+  // is number agent_index of agent_count in the spread of each stage's clients (closed loop).
   double rate_fraction = 1;
   uint32_t agent_index = 0;
   uint32_t agent_count = 1;

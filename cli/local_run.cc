@@ -24,7 +24,8 @@ absl::StatusOr<v1::RunReport> RunPlanLocally(const v1::Plan& plan, db::Driver& d
   RunReportBuilder builder(plan, scenario.query_types());
   const bool staged = plan.stages_size() > 0;
   RunShare share;
-  share.queries = staged ? plan.stages(plan.stages_size() - 1).queries() : plan.stop().queries();
+  share.queries = plan.stop().queries();
+  for (const v1::Stage& stage : plan.stages()) share.stage_queries.push_back(stage.queries());
   const double target_rate = plan.load().has_open() ? plan.load().open().rate() : 0;
   std::vector<double> stage_seconds(plan.stages_size(), 0.0);
   ExecutionHooks execution_hooks{

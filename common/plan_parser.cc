@@ -1320,7 +1320,6 @@ absl::Status ValidateStages(const Plan& plan, const Locator& where) {
   for (int i = 0; i < plan.stages_size(); ++i) {
     const Stage& stage = plan.stages(i);
     const std::string path = absl::StrCat("stages.", i);
-    const bool last = i + 1 == plan.stages_size();
     const absl::string_view wanted = open ? "rate" : "clients";
     if (stage.has_knee()) {
       absl::Status knee_ok = ValidateKnee(stage, path, open, where);
@@ -1347,19 +1346,14 @@ absl::Status ValidateStages(const Plan& plan, const Locator& where) {
     if (level.shape() == Level::RAMP && stage.duration_ns() == 0) {
       return Problem(where, JoinPath(path, "duration"), "missing; a ramp needs a duration to ramp over");
     }
-    if (stage.queries() > 0 && !last) {
-      return Problem(where, JoinPath(path, "queries"),
-                     "only the last stage can end on a query count; give this one a duration");
-    }
     if (StageLength(stage) == 0 && stage.queries() == 0) {
       return Problem(where, JoinPath(path, "duration"),
-                     last ? "missing; the last stage lasts a duration or a number of queries"
-                          : "missing; every stage but the last lasts a duration");
+                     "missing; a stage lasts a duration, a number of queries, or both");
     }
   }
   if (plan.stages_size() > 0 && plan.stop().queries() > 0) {
     return Problem(where, "stop.queries",
-                   "with stages, put the query count on the last stage (stages.N.queries)");
+                   "with stages, put query counts on the stages (stages.N.queries)");
   }
   return absl::OkStatus();
 }

@@ -883,7 +883,9 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
   std::vector<RunAggregator::AgentSpec> specs;
   for (const AgentShare& share : shares) {
     run->agents.push_back(idle_names[share.agent]);
-    specs.push_back({.name = idle_names[share.agent], .query_budget = share.queries});
+    specs.push_back({.name = idle_names[share.agent],
+                     .query_budget = share.queries,
+                     .stage_budgets = share.stage_queries});
   }
   run->query_types = query_types;
   run->aggregator.emplace(run->id, plan, query_types, specs);
@@ -919,6 +921,7 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
     assignment.set_phase(share.phase);
     assignment.set_dead_man_timeout_ns(options_.dead_man_timeout);
     assignment.set_queries(share.queries);
+    for (uint64_t queries : share.stage_queries) assignment.add_stage_queries(queries);
     agent.run_id = run->id;
     EnqueueLocked(agent, std::move(message));
   }

@@ -145,11 +145,10 @@ std::vector<AgentShare> PlaceAgents(const std::vector<size_t>& active,
 }
 
 // Plans with stages: each agent takes a fraction of every rate, or a position in the spread of
-// every client level, and a share of the last stage's query count.
+// every client level, and a share of each stage's query count.
 std::vector<AgentShare> SplitStagedPlan(const v1::Plan& plan,
                                         const std::vector<double>& capacities) {
   const bool open = plan.load().has_open();
-  const v1::Stage& last = plan.stages(plan.stages_size() - 1);
   std::vector<size_t> active(capacities.size());
   std::iota(active.begin(), active.end(), 0);
   std::vector<double> fractions;
@@ -171,19 +170,26 @@ std::vector<AgentShare> SplitStagedPlan(const v1::Plan& plan,
     if (busy.size() == active.size() || busy.empty()) break;
     active = std::move(busy);
   }
-  std::vector<double> weights = fractions;
-  if (!open) {
-    const auto peak = static_cast<uint32_t>(MaxLevel(last.clients()));
-    for (size_t i = 0; i < active.size(); ++i) {
-      weights[i] = ClientsOfAgent(peak, static_cast<uint32_t>(i),
-                                  static_cast<uint32_t>(active.size()));
-    }
-  }
-  const std::vector<uint64_t> queries = last.queries() > 0
-                                            ? SplitQueries(last.queries(), weights)
-                                            : std::vector<uint64_t>(active.size(), 0);
-  std::vector<AgentShare> shares = PlaceAgents(active, connections, queries);
+  std::vector<AgentShare> shares =
+      PlaceAgents(active, connections, std::vector<uint64_t>(active.size(), 0));
   for (size_t i = 0; i < active.size(); ++i) shares[i].rate_fraction = fractions[i];
+  // Each counted stage's queries go by the agents' parts of its load (rates, or its peak
+  // clients), so that they reach their counts at about the same time.
+  for (const v1::Stage& stage : plan.stages()) {
+    std::vector<double> weights = fractions;
+    if (!open) {
+      const auto peak = static_cast<uint32_t>(
+          stage.has_knee() ? stage.knee().max() : MaxLevel(stage.clients()));
+      for (size_t i = 0; i < active.size(); ++i) {
+        weights[i] = ClientsOfAgent(peak, static_cast<uint32_t>(i),
+                                    static_cast<uint32_t>(active.size()));
+      }
+    }
+    const std::vector<uint64_t> queries = stage.queries() > 0
+                                              ? SplitQueries(stage.queries(), weights)
+                                              : std::vector<uint64_t>(active.size(), 0);
+    for (size_t i = 0; i < active.size(); ++i) shares[i].stage_queries.push_back(queries[i]);
+  }
   return shares;
 }
 

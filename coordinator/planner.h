@@ -56,8 +56,8 @@ struct AgentShare {
   double rate = 0;       // open loop
   uint32_t clients = 0;  // closed loop
   double rate_fraction = 0;  // open loop with stages: of every stage's rate
-  // Share of stop.queries, or with stages of the last stage's queries; 0 when there are none.
-  uint64_t queries = 0;
+  uint64_t queries = 0;  // share of stop.queries; 0 when the plan sets none
+  std::vector<uint64_t> stage_queries;  // with stages: share of each stage's queries
   uint32_t first_slot = 0;
   uint32_t total_slots = 0;
   uint32_t connections = 0;

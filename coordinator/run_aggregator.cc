@@ -31,10 +31,13 @@ RunAggregator::RunAggregator(std::string run_id, const v1::Plan& plan,
       warmup_s_(static_cast<double>(plan.warmup_ns()) / 1e9),
       builder_(plan, std::move(query_types)),
       staged_(plan.stages_size() > 0),
-      stage_count_(static_cast<uint32_t>(plan.stages_size())),
       plan_clients_(plan.load().closed().clients()) {
   for (const AgentSpec& spec : agents) {
-    agents_[spec.name].query_budget = spec.query_budget;
+    AgentProgress& progress = agents_[spec.name];
+    progress.query_budget = spec.query_budget;
+    progress.stage_budgets = spec.stage_budgets;
+    progress.stage_budgets.resize(plan.stages_size(), 0);
+    progress.stage_used.assign(plan.stages_size(), 0);
     if (staged_) agent_stage_seconds_[spec.name].assign(plan.stages_size(), 0.0);
   }
 }
@@ -79,16 +82,24 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
   }
   const uint64_t executed = snapshot->Executed();
   const uint64_t errors = snapshot->Errors();
-  // The budget counts the measured part, or with stages the last stage (the one with a count).
-  const bool counted = !report.warmup() && (!staged_ || report.stage() == stage_count_);
-  if (counted && progress.query_budget > 0 &&
-      progress.budget_used + executed + errors > progress.query_budget) {
-    // The agent completes exactly its share after the warm-up; more means something upstream
-    // broke the promise that the coordinator never asks for more than the plan.
-    return absl::FailedPreconditionError(
-        absl::StrCat("agent ", agent, ": ", progress.budget_used + executed + errors,
-                     " transactions completed, more than its share of the query count (",
-                     progress.query_budget, ")"));
+  // The agent completes exactly its share of a count (stop.queries after the warm-up, or a
+  // stage's); more means something upstream broke the promise that the coordinator never asks
+  // for more than the plan.
+  const bool stage_known = report.stage() >= 1 && report.stage() <= progress.stage_budgets.size();
+  uint64_t* used = nullptr;
+  uint64_t limit = 0;
+  if (!report.warmup() && staged_ && stage_known) {
+    used = &progress.stage_used[report.stage() - 1];
+    limit = progress.stage_budgets[report.stage() - 1];
+  } else if (!report.warmup() && !staged_) {
+    used = &progress.budget_used;
+    limit = progress.query_budget;
+  }
+  if (used != nullptr && limit > 0 && *used + executed + errors > limit) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "agent ", agent, ": ", *used + executed + errors,
+        " transactions completed, more than its share of the query count (", limit,
+        staged_ ? absl::StrCat(" in stage ", report.stage()) : std::string(), ")"));
   }
 
   // A report with nothing in it (a refusal, a final word) may name no stage; it changes none.
@@ -103,7 +114,7 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
 
   progress.last_sequence = report.sequence();
   progress.cpu_seconds += report.cpu_seconds();
-  if (counted) progress.budget_used += executed + errors;
+  if (used != nullptr) *used += executed + errors;
   progress.elapsed_s = report.elapsed_s();
   if (report.warmup()) {
     progress.warmup_executed += executed;

@@ -18,8 +18,11 @@ namespace dbload {
 
 // What the coordinator knows of one agent's part of a run, from its reports so far.
 struct AgentProgress {
-  uint64_t query_budget = 0;   // its share of the query count (stop or last stage); 0: none
-  uint64_t budget_used = 0;    // completed where the budget counts
+  uint64_t query_budget = 0;   // its share of stop.queries; 0: none
+  uint64_t budget_used = 0;    // completed in the measured part
+  // Plans with stages: its share of each stage's queries (0: none) and what it completed there.
+  std::vector<uint64_t> stage_budgets;
+  std::vector<uint64_t> stage_used;
   uint64_t last_sequence = 0;  // of the last accepted report
   uint64_t executed = 0;       // measured part only, like the report's totals
   uint64_t errors = 0;
@@ -63,6 +66,7 @@ class RunAggregator {
   struct AgentSpec {
     std::string name;
     uint64_t query_budget = 0;  // share of stop.queries; 0: no count limit
+    std::vector<uint64_t> stage_budgets;  // with stages: share of each stage's queries
   };
 
   RunAggregator(std::string run_id, const dbload::v1::Plan& plan,
@@ -155,7 +159,6 @@ class RunAggregator {
   std::vector<double> StageSeconds() const;
 
   bool staged_;
-  uint32_t stage_count_;
   uint32_t plan_clients_;
   std::map<PendingKey, Pending> pending_;
   std::map<std::pair<uint32_t, uint32_t>, KneeTally> knee_tallies_;

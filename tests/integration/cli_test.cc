@@ -608,6 +608,7 @@ TEST_F(CliTest, StagedRunOverTwoAgentsReportsEachStageAndTheServerAgrees) {
       PlanYaml(Direct(Backend::kPostgres), "load: {closed: {think_time: 1ms}}\n",
                "stages:\n"
                "  - {name: climb, clients: {from: 1, step: 1, every: 1s, max: 3}}\n"
+               "  - {name: burst, queries: 800, clients: 3}\n"
                "  - {name: last, queries: 1500, clients: 2}\n"));
   const std::string report_path = dir() + "/pg_stages.json";
   const int64_t scans_before = PgTableScans();
@@ -621,15 +622,18 @@ TEST_F(CliTest, StagedRunOverTwoAgentsReportsEachStageAndTheServerAgrees) {
 
   absl::StatusOr<v1::RunReport> report = LoadReport(report_path);
   ASSERT_TRUE(report.ok()) << report.status();
-  ASSERT_EQ(report->stages_size(), 2);
+  ASSERT_EQ(report->stages_size(), 3);
   const v1::StageReport& climb = report->stages(0);
-  const v1::StageReport& last = report->stages(1);
+  const v1::StageReport& burst = report->stages(1);
+  const v1::StageReport& last = report->stages(2);
+  // A stage in the middle that ends on its count: exactly it, over both agents.
+  EXPECT_EQ(burst.executed() + burst.errors(), 800u);
   EXPECT_EQ(climb.name(), "climb");
   EXPECT_NEAR(climb.duration_s(), 3.0, 0.1);
   EXPECT_EQ(climb.max_clients(), 3u);
   EXPECT_GT(climb.executed(), 0u);
   EXPECT_EQ(last.executed() + last.errors(), 1500u);
-  EXPECT_EQ(climb.executed() + last.executed(), report->executed());
+  EXPECT_EQ(climb.executed() + burst.executed() + last.executed(), report->executed());
   EXPECT_EQ(report->end_reason(), "queries");
   // Stage totals come from their histograms, like the run's.
   absl::StatusOr<Histogram> last_histogram =

@@ -291,9 +291,13 @@ TEST(SplitStagedPlanTest, RatesSplitByCapacityAndClientsByPositionWithTheirSlots
   EXPECT_EQ(clients[2].connections, 1u);
   EXPECT_EQ(clients[2].first_slot, 4u);
   EXPECT_EQ(clients[2].total_slots, 5u);
-  // The last stage's 1000 queries go by its peak spread 1/1/0.
-  EXPECT_EQ(clients[0].queries + clients[1].queries + clients[2].queries, 1000u);
-  EXPECT_EQ(clients[2].queries, 0u);
+  // The last stage's 1000 queries go by its peak spread 1/1/0; the first stage counts none.
+  for (const AgentShare& share : clients) {
+    ASSERT_EQ(share.stage_queries.size(), 2u);
+    EXPECT_EQ(share.stage_queries[0], 0u);
+  }
+  EXPECT_EQ(clients[0].stage_queries[1] + clients[1].stage_queries[1], 1000u);
+  EXPECT_EQ(clients[2].stage_queries[1], 0u);
 
   // An agent that would never run a client is left out.
   climb.mutable_clients()->set_max(1);

@@ -191,7 +191,7 @@ TEST_F(StagedRunTest, OpenLoopStagesThenALastStageOfExactlyItsQueryCount) {
   last.mutable_rate()->set_shape(v1::Level::CONSTANT);
   last.mutable_rate()->set_from(400);
   RunShare share;
-  share.queries = 300;
+  share.stage_queries = {0, 300};
 
   const ExecutionResult result = Execute(plan, share);
   EXPECT_EQ(result.end_reason, "queries");
@@ -249,6 +249,45 @@ TEST_F(StagedRunTest, KneeStageFollowsTheCoordinatorsStepsAndEndsTheRunWhenTold)
       {1, 2}, {1, 2}, {2, 4}, {2, 4}, {3, 6}, {3, 6}};
   ASSERT_GE(steps.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(steps[i], expected[i]) << i;
+}
+
+TEST_F(StagedRunTest, AStageThatEndsOnItsCountHandsItsSessionsToTheNext) {
+  for (const bool open : {true, false}) {
+    SCOPED_TRACE(open ? "open" : "closed");
+    intervals_.clear();
+    v1::Plan plan;
+    plan.mutable_target()->set_driver("noop");
+    plan.mutable_target()->set_pool(4);
+    plan.set_seed(9);
+    v1::Stage& counted = *plan.add_stages();
+    counted.set_queries(250);
+    v1::Stage& timed = *plan.add_stages();
+    timed.set_duration_ns(kSecond);
+    if (open) {
+      plan.mutable_load()->mutable_open();
+      counted.mutable_rate()->set_shape(v1::Level::CONSTANT);
+      counted.mutable_rate()->set_from(400);
+      timed.mutable_rate()->set_shape(v1::Level::CONSTANT);
+      timed.mutable_rate()->set_from(200);
+    } else {
+      plan.mutable_load()->mutable_closed();
+      counted.mutable_clients()->set_shape(v1::Level::CONSTANT);
+      counted.mutable_clients()->set_from(4);
+      timed.mutable_clients()->set_shape(v1::Level::CONSTANT);
+      timed.mutable_clients()->set_from(2);
+    }
+    RunShare share;
+    share.stage_queries = {250, 0};
+    const ExecutionResult result = Execute(plan, share);
+    EXPECT_EQ(result.end_reason, "duration");
+    uint64_t executed[2] = {0, 0};
+    for (const StagedInterval& interval : intervals_) executed[interval.stage - 1] += interval.executed;
+    EXPECT_EQ(executed[0], 250u);  // exactly its count
+    // 10 ms transactions: 200/s for a second (open), or 2 clients back to back (closed).
+    EXPECT_NEAR(static_cast<double>(executed[1]), 200, 4);
+    // The count took 250/400 s (open) or 250/(4 x 100) s (closed), then one second.
+    EXPECT_NEAR(result.measured_s, 1.625, 0.15);
+  }
 }
 
 }  // namespace
