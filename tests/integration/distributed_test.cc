@@ -319,6 +319,19 @@ class DistributedTest : public ::testing::Test {
     return rows;
   }
 
+  // Whether `dbload agents` lists `count` agents at `address` within 10 s.
+  static bool AgentsConnect(const std::string& address, size_t count) {
+    const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
+    while (Clock::now() < give_up) {
+      if (AgentRows(RunDbload({"agents", "--coordinator", address}).out).size() == count) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << count << " agents did not connect to " << address << " within 10 s";
+    return false;
+  }
+
   static std::vector<std::string> PsqlArgs(const std::string& database, const std::string& sql) {
     TestServers& s = servers();
     return {s.Get("PG_BINDIR") + "/psql",
@@ -542,11 +555,7 @@ TEST_F(DistributedTest, StateDirKeepsReportsAcrossRestartsAndACrashedRunIsInterr
   std::unique_ptr<Child> coordinator = StartCoordinator(state_dir, first_address);
   ASSERT_FALSE(first_address.empty()) << coordinator->out() << coordinator->err();
   Child agent({DBLOAD_AGENT_BINARY, "--coordinator", first_address, "--name", "solo"});
-  const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
-  while (AgentRows(RunDbload({"agents", "--coordinator", first_address}).out).size() != 1) {
-    ASSERT_LT(Clock::now(), give_up) << "the agent did not connect";
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  ASSERT_TRUE(AgentsConnect(first_address, 1));
 
   // A finished run, and a long one that the coordinator is killed in the middle of (after its
   // report so far was saved at 5 s).
@@ -602,11 +611,7 @@ TEST_F(DistributedTest, AKilledAgentsRateIsTakenOverByTheOthers) {
     agents.push_back(std::make_unique<Child>(std::vector<std::string>{
         DBLOAD_AGENT_BINARY, "--coordinator", address, "--name", absl::StrCat("r", i)}));
   }
-  const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
-  while (AgentRows(RunDbload({"agents", "--coordinator", address}).out).size() != 3) {
-    ASSERT_LT(Clock::now(), give_up) << "the agents did not connect";
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  ASSERT_TRUE(AgentsConnect(address, 3));
   const std::string plan =
       WriteFile("resplit.yaml", PlanYaml(OpenLoad(600), "stop:\n  duration: 12s\n"));
   const ProcessResult submitted = RunDbload({"submit", plan, "--coordinator", address});
