@@ -22,7 +22,10 @@ namespace dbload {
 //   target.host  127.0.0.1 for postgresql/mysql when neither host nor socket is given
 //   target.port  5432 (postgresql) or 3306 (mysql) when absent, also with a socket (PostgreSQL
 //                names its socket file after the port)
-//   target.pool  load.closed.clients for a closed loop, 8 for an open loop
+//   target.pool  load.closed.clients for a closed loop (with stages: the most clients any stage
+//                runs), 8 for an open loop
+//   abort.for    5s when an abort map is given without it
+//   stages.N.knee.refine  3
 //   load.open.arrival  uniform
 //   seed         1 when absent, so that every run is reproducible
 // No stop rule is ever defaulted: a plan must bound its run by stop.duration, stop.queries or
