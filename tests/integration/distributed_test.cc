@@ -639,6 +639,39 @@ TEST_F(DistributedTest, AKilledAgentsRateIsTakenOverByTheOthers) {
   ASSERT_EQ(report->agents_size(), 3);
 }
 
+TEST_F(DistributedTest, AgentsStopWhenTheCoordinatorDiesAndComeBackIdle) {
+  std::string address;
+  std::unique_ptr<Child> coordinator = StartCoordinator(*dir_ + "/deadman_state", address);
+  ASSERT_FALSE(address.empty()) << coordinator->out() << coordinator->err();
+  Child agent({DBLOAD_AGENT_BINARY, "--coordinator", address, "--name", "orphan"});
+  ASSERT_TRUE(AgentsConnect(address, 1));
+  const std::string plan =
+      WriteFile("deadman.yaml", PlanYaml(OpenLoad(300), "stop:\n  duration: 60s\n"));
+  const ProcessResult submitted = RunDbload({"submit", plan, "--coordinator", address});
+  ASSERT_EQ(submitted.exit_code, kExitOk) << submitted.Describe();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const int64_t scans_before_kill = PgTableScans();
+  coordinator->Signal(SIGKILL);
+  coordinator->Wait(std::chrono::seconds(5));
+  // The dead-man timeout is 5 s: by then the agent has stopped its load and closed its
+  // sessions (PgCounters waits for bench to have no backend), and nothing runs afterwards.
+  std::this_thread::sleep_for(std::chrono::seconds(6));
+  const PgDatabaseCounters stopped = PgCounters();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_EQ(PgCounters(), stopped) << "transactions in bench after the dead-man timeout";
+  EXPECT_GT(PgTableScans(), scans_before_kill) << "the load ran until the coordinator died";
+
+  // A coordinator on the same address: the agent dials in again and is idle.
+  coordinator = std::make_unique<Child>(
+      std::vector<std::string>{DBLOAD_COORDINATOR_BINARY, "--listen", address});
+  ASSERT_TRUE(AgentsConnect(address, 1)) << coordinator->out() << coordinator->err();
+  const auto rows = AgentRows(RunDbload({"agents", "--coordinator", address}).out);
+  ASSERT_EQ(rows.size(), 1u);
+  ASSERT_GE(rows[0].size(), 5u);
+  EXPECT_EQ(rows[0][0], "orphan");
+  EXPECT_EQ(rows[0][4], "-") << "a reconnected agent waits for an assignment";
+}
+
 TEST_F(DistributedTest, ErrorsNameTheCoordinatorAndTheRun) {
   const ProcessResult unknown = RunDbload({"report", "run-0-nosuch", "--coordinator", address()});
   EXPECT_EQ(unknown.exit_code, kExitUsage) << unknown.Describe();
