@@ -41,17 +41,20 @@
 #include "common/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/harness/child_process.h"
 #include "tests/harness/test_servers.h"
 
 #if !defined(DBLOAD_BINARY) || !defined(DBLOAD_COORDINATOR_BINARY) || !defined(DBLOAD_AGENT_BINARY)
 #error "DBLOAD_BINARY, DBLOAD_COORDINATOR_BINARY and DBLOAD_AGENT_BINARY must be defined"
 #endif
 
-extern char** environ;
 
 namespace dbload {
 namespace {
 
+using ::dbload::testing::Child;
+using ::dbload::testing::ProcessResult;
+using ::dbload::testing::RunProcess;
 using ::dbload::testing::TestServers;
 using ::dbload::testing::TestServersEnvironment;
 using ::testing::HasSubstr;
@@ -68,147 +71,9 @@ constexpr int64_t kPgCommitsPerConnection = 3;
 // ---------------------------------------------------------------------------------------------
 // Child processes (as in cli_test.cc): stdout and stderr through pipes, stdin /dev/null.
 
-struct ProcessResult {
-  int exit_code = -1;
-  int term_signal = 0;
-  bool timed_out = false;
-  std::string out;
-  std::string err;
-
-  std::string Describe() const {
-    return absl::StrCat("exit ", exit_code,
-                        term_signal ? absl::StrCat(" signal ", term_signal) : "",
-                        timed_out ? " (timed out, killed)" : "", "\n--- stdout ---\n", out,
-                        "--- stderr ---\n", err);
-  }
-};
-
-class Child {
- public:
-  explicit Child(const std::vector<std::string>& argv) {
-    int out_pipe[2] = {-1, -1};
-    int err_pipe[2] = {-1, -1};
-    if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
-      ADD_FAILURE() << "pipe2: " << std::strerror(errno);
-      return;
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
-    std::vector<char*> args;
-    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-    args.push_back(nullptr);
-    const int spawned = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(out_pipe[1]);
-    close(err_pipe[1]);
-    out_fd_ = out_pipe[0];
-    err_fd_ = err_pipe[0];
-    if (spawned != 0) {
-      ADD_FAILURE() << "cannot start " << argv[0] << ": " << std::strerror(spawned);
-      pid_ = -1;
-    }
-  }
-
-  // Stops the child by its PID: SIGTERM, up to 5 s to exit, then SIGKILL.
-  ~Child() {
-    if (pid_ > 0 && !reaped_) {
-      kill(pid_, SIGTERM);
-      Wait(std::chrono::seconds(5));
-    }
-    if (out_fd_ >= 0) close(out_fd_);
-    if (err_fd_ >= 0) close(err_fd_);
-  }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-
-  bool running() const { return pid_ > 0 && !reaped_; }
-  // Sends `signal` to the child (by its PID), e.g. SIGKILL to simulate a crash.
-  void Signal(int signal) {
-    if (running()) kill(pid_, signal);
-  }
-  const std::string& out() const { return result_.out; }
-  const std::string& err() const { return result_.err; }
-
-  // Reads output until `predicate(stdout)` holds or `timeout` passes; returns whether it held.
-  template <typename Predicate>
-  bool PumpUntil(Predicate predicate, std::chrono::milliseconds timeout) {
-    const Clock::time_point deadline = Clock::now() + timeout;
-    while (!predicate(result_.out)) {
-      if (Clock::now() >= deadline || (out_fd_ < 0 && err_fd_ < 0)) return false;
-      ReadUntil(std::min(deadline, Clock::now() + std::chrono::milliseconds(20)));
-    }
-    return true;
-  }
-  void Pump(std::chrono::milliseconds duration) { ReadUntil(Clock::now() + duration); }
-
-  // Reads until both pipes close and the child exits, or `timeout` passes (then it is killed).
-  ProcessResult Wait(std::chrono::milliseconds timeout) {
-    const Clock::time_point deadline = Clock::now() + timeout;
-    ReadUntil(deadline);
-    if (pid_ <= 0 || reaped_) return result_;
-    int status = 0;
-    for (;;) {
-      const pid_t done = waitpid(pid_, &status, WNOHANG);
-      if (done == pid_) break;
-      if (Clock::now() >= deadline) {
-        result_.timed_out = true;
-        kill(pid_, SIGKILL);
-        waitpid(pid_, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    reaped_ = true;
-    if (WIFEXITED(status)) result_.exit_code = WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) result_.term_signal = WTERMSIG(status);
-    return result_;
-  }
-
- private:
-  void ReadUntil(Clock::time_point deadline) {
-    while (out_fd_ >= 0 || err_fd_ >= 0) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) return;
-      pollfd fds[2] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
-      const int ready = poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 100)));
-      if (ready < 0 && errno != EINTR) return;
-      if (ready <= 0) continue;
-      Drain(fds[0], out_fd_, result_.out);
-      Drain(fds[1], err_fd_, result_.err);
-    }
-  }
-
-  static void Drain(const pollfd& polled, int& fd, std::string& into) {
-    if (fd < 0 || (polled.revents & (POLLIN | POLLHUP | POLLERR)) == 0) return;
-    char buffer[8192];
-    const ssize_t got = read(fd, buffer, sizeof(buffer));
-    if (got > 0) {
-      into.append(buffer, static_cast<size_t>(got));
-    } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-      close(fd);
-      fd = -1;
-    }
-  }
-
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-  int out_fd_ = -1;
-  int err_fd_ = -1;
-  ProcessResult result_;
-};
-
-ProcessResult RunProcess(const std::vector<std::string>& argv) {
-  Child child(argv);
-  return child.Wait(kChildTimeout);
-}
-
 ProcessResult RunDbload(std::vector<std::string> args) {
   args.insert(args.begin(), DBLOAD_BINARY);
-  return RunProcess(args);
+  return RunProcess(args, kChildTimeout);
 }
 
 int64_t ToInt(absl::string_view text) {
