@@ -216,9 +216,13 @@ int Fail(const absl::Status& status) {
 
 // Sends the plan through the Control API; the coordinator waits up to `wait_for_agents` for
 // `min_agents` idle agents.
+// `in_process`: the coordinator is this process's own (dbload run): it is known to be up, so a
+// first connection attempt that fails (rarely, on a loaded machine) is retried until the
+// deadline rather than reported as an unreachable coordinator.
 absl::StatusOr<v1::SubmitResponse> Submit(v1::Control::Stub& stub, const std::string& coordinator,
                                           const v1::Plan& plan, const std::string& plan_path,
-                                          uint32_t min_agents, Nanos wait_for_agents) {
+                                          uint32_t min_agents, Nanos wait_for_agents,
+                                          bool in_process = false) {
   v1::SubmitRequest request;
   *request.mutable_plan() = plan;
   request.set_source_name(plan_path);
@@ -228,6 +232,7 @@ absl::StatusOr<v1::SubmitResponse> Submit(v1::Control::Stub& stub, const std::st
   const Nanos wait = std::max(wait_for_agents, plan.agents().wait_ns());  // as the coordinator
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::nanoseconds(wait) +
                        std::chrono::seconds(30));
+  context.set_wait_for_ready(in_process);
   v1::SubmitResponse response;
   const grpc::Status status = stub.Submit(&context, request, &response);
   if (!status.ok()) return ControlCallError(coordinator, status);
@@ -270,7 +275,8 @@ int RunCommand(const std::vector<std::string>& args) {
   absl::StatusOr<std::unique_ptr<v1::Control::Stub>> stub = DialControl((*cluster)->address());
   if (!stub.ok()) return Fail(stub.status());
   absl::StatusOr<v1::SubmitResponse> submitted = Submit(
-      **stub, (*cluster)->address(), loaded->plan, parsed->plan_path, *agents, kLocalAgentWait);
+      **stub, (*cluster)->address(), loaded->plan, parsed->plan_path, *agents, kLocalAgentWait,
+      /*in_process=*/true);
   if (!submitted.ok()) {
     if (interrupted.load()) return kExitInterrupted;
     return Fail(absl::Status(submitted.status().code(),
