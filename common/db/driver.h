@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -75,6 +76,20 @@ class Session {
   virtual ExecOutcome Rollback() = 0;
   // Drops the connection and opens a new one with the same settings.
   virtual absl::Status Reconnect() = 0;
+
+  // Data loading, not the timed path. Appends rows to `table` as fast as the database takes
+  // them: COPY … FROM STDIN (PostgreSQL), one multi-row INSERT (MySQL); inside the open
+  // transaction if there is one. `table` and `columns` are plain names, quoted here.
+  // `values` holds the rows one after another, columns.size() values each (monostate is
+  // NULL). ExecOutcome::rows is the number of rows loaded. MySQL sends the batch as one
+  // statement: it must fit the server's max_allowed_packet (a kFatal error says so if not).
+  virtual ExecOutcome BulkInsert(std::string_view table, std::span<const std::string> columns,
+                                 std::span<const Value> values) = 0;
+  // The first column of every row `sql` returns, as text (NULL as ""): keys read once before
+  // the timed part. Fails (naming the limit) rather than return more than `max_rows` rows, and
+  // for a statement that returns no result set.
+  virtual absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view sql,
+                                                               size_t max_rows) = 0;
 };
 
 struct ConnectionOptions {

@@ -2,6 +2,8 @@
 
 #include <random>
 
+#include "absl/strings/str_cat.h"
+
 namespace dbload::db {
 
 namespace {
@@ -29,6 +31,28 @@ class NoopSession final : public Session {
   ExecOutcome Commit() override { return {}; }
   ExecOutcome Rollback() override { return {}; }
   absl::Status Reconnect() override { return absl::OkStatus(); }
+
+  // Refuses what the real drivers refuse, so that a loader tried against noop fails the same way.
+  ExecOutcome BulkInsert(std::string_view table, std::span<const std::string> columns,
+                         std::span<const Value> values) override {
+    ExecOutcome outcome;
+    if (columns.empty()) {
+      outcome.error = DbError{
+          .error_class = ErrorClass::kFatal,
+          .message = absl::StrCat("bulk insert into ", std::string(table), ": no columns given")};
+    } else if (values.size() % columns.size() != 0) {
+      outcome.error = DbError{
+          .error_class = ErrorClass::kFatal,
+          .message = absl::StrCat("bulk insert into ", std::string(table), ": ", values.size(),
+                                  " values are not whole rows of ", columns.size(), " columns")};
+    } else {
+      outcome.rows = static_cast<int64_t>(values.size() / columns.size());
+    }
+    return outcome;
+  }
+  absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view, size_t) override {
+    return std::vector<std::string>{};
+  }
 
  private:
   void Wait() {

@@ -107,6 +107,75 @@ std::optional<int64_t> ParseInt64(const char* text, size_t size) {
   return value;
 }
 
+// A name as a quoted identifier: kept as written (case included), whatever its characters.
+void AppendIdentifier(std::string& out, std::string_view name) {
+  out.push_back('"');
+  for (char c : name) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+}
+
+// One field of COPY's text format: backslash starts an escape, tab separates fields and newline
+// ends the row, so those (and carriage return, which would end a row too) are escaped; \N is
+// NULL. Numbers are written so that they read back as the same value.
+void AppendCopyField(std::string& out, const Value& value) {
+  if (const auto* text = std::get_if<std::string_view>(&value)) {
+    for (char c : *text) {
+      switch (c) {
+        case '\\':
+          out.append("\\\\");
+          break;
+        case '\t':
+          out.append("\\t");
+          break;
+        case '\n':
+          out.append("\\n");
+          break;
+        case '\r':
+          out.append("\\r");
+          break;
+        default:
+          out.push_back(c);
+      }
+    }
+    return;
+  }
+  std::array<char, 32> number;
+  char* end = number.data();
+  if (const auto* integer = std::get_if<int64_t>(&value)) {
+    end = std::to_chars(number.data(), number.data() + number.size(), *integer).ptr;
+  } else if (const auto* real = std::get_if<double>(&value)) {
+    // Shortest text that reads back as the same double ("inf", "-inf" and "nan" included, which
+    // PostgreSQL accepts).
+    end = std::to_chars(number.data(), number.data() + number.size(), *real).ptr;
+  } else {
+    out.append("\\N");
+    return;
+  }
+  out.append(number.data(), end);
+}
+
+// The same refusals for every driver: a shape that is not whole rows is a caller's bug.
+std::optional<DbError> CheckBulkShape(std::string_view table, std::span<const std::string> columns,
+                                      std::span<const Value> values) {
+  if (columns.empty()) {
+    return DbError{
+        .error_class = ErrorClass::kFatal,
+        .code = "22023",  // invalid_parameter_value
+        .message = absl::StrCat("bulk insert into ", std::string(table), ": no columns given")};
+  }
+  if (values.size() % columns.size() != 0) {
+    return DbError{
+        .error_class = ErrorClass::kFatal,
+        .code = "22023",
+        .message = absl::StrCat("bulk insert into ", std::string(table), ": ", values.size(),
+                                " values are not whole rows of ", columns.size(), " columns")};
+  }
+  return std::nullopt;
+}
+
 // Keeps server notices (e.g. "table does not exist, skipping") off stderr under load.
 class QuietNotices final : public pqxx::errorhandler {
  public:
@@ -285,7 +354,121 @@ class PostgreSqlSession final : public Session {
     return OpenAndPrepare();
   }
 
+  // COPY in text format: one statement and a stream of rows, the fastest way into PostgreSQL
+  // short of the binary format (which would need each column's type here).
+  ExecOutcome BulkInsert(std::string_view table, std::span<const std::string> columns,
+                         std::span<const Value> values) override {
+    ExecOutcome outcome;
+    if (auto error = CheckBulkShape(table, columns, values)) {
+      outcome.error = std::move(error);
+      return outcome;
+    }
+    if (values.empty()) return outcome;  // nothing to send, not even the COPY
+    if (transaction_lost_) return ExecOutcome{.error = LostTransactionError()};
+    if (auto error = EnsureConnected()) {
+      outcome.error = std::move(error);
+      return outcome;
+    }
+    std::string copy = "COPY ";
+    AppendIdentifier(copy, table);
+    copy.append(" (");
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (i > 0) copy.append(", ");
+      AppendIdentifier(copy, columns[i]);
+    }
+    copy.append(") FROM STDIN");
+    {
+      Result started(PQexec(handle_, copy.c_str()));
+      if (started == nullptr || PQresultStatus(started.get()) != PGRES_COPY_IN) {
+        Fill(started.get(), false, outcome);  // the server's refusal: no table, no column …
+        if (outcome.ok()) outcome.error = MakeError("", "COPY did not start");
+        return outcome;
+      }
+    }
+
+    // Rows go out in chunks: one PQputCopyData per field would cost a call (and, when libpq's
+    // buffer fills, a send) per value.
+    constexpr size_t kChunk = 256 * 1024;
+    copy_buffer_.clear();
+    copy_buffer_.reserve(kChunk + 4096);
+    bool sent = true;
+    for (size_t i = 0; i < values.size() && sent; ++i) {
+      AppendCopyField(copy_buffer_, values[i]);
+      const bool row_end = (i + 1) % columns.size() == 0;
+      copy_buffer_.push_back(row_end ? '\n' : '\t');
+      if (row_end && copy_buffer_.size() >= kChunk) sent = FlushCopyBuffer();
+    }
+    if (sent) sent = FlushCopyBuffer();
+    // Ending the COPY with an error message makes the server abort it (and so not load a
+    // partial batch) when sending failed half-way.
+    if (PQputCopyEnd(handle_, sent ? nullptr : "dbload: sending COPY data failed") != 1) {
+      sent = false;
+    }
+
+    // The COPY's result, then a null result; the connection is free for the next statement only
+    // when all of them have been read.
+    Result finished;
+    bool stuck_in_copy = false;
+    while (PGresult* next = PQgetResult(handle_)) {
+      Result result(next);
+      const ExecStatusType status = PQresultStatus(next);
+      if (status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH) {
+        stuck_in_copy = true;  // PQputCopyEnd did not get through: nothing more will come
+        break;
+      }
+      if (finished == nullptr) finished = std::move(result);
+    }
+    if (stuck_in_copy) {
+      // Still in COPY mode, which no later statement could get out of: the connection is lost
+      // whatever the classifier's rules say.
+      outcome.error =
+          MakeError("08006", absl::StrCat("COPY could not be ended: ", PQerrorMessage(handle_)));
+      outcome.error->error_class = ErrorClass::kConnection;
+      Close();
+      transaction_lost_ = in_transaction_;
+      return outcome;
+    }
+    Fill(finished.get(), false, outcome);
+    if (outcome.ok() && !sent) outcome.error = MakeError("", PQerrorMessage(handle_));
+    return outcome;
+  }
+
+  absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view sql,
+                                                       size_t max_rows) override {
+    constexpr char kContext[] = "fetch column";
+    if (transaction_lost_) return StatusOf(LostTransactionError(), kContext);
+    if (auto error = EnsureConnected()) return StatusOf(*error, kContext);
+    Result result(PQexec(handle_, std::string(sql).c_str()));
+    ExecOutcome outcome;
+    Fill(result.get(), false, outcome);
+    if (!outcome.ok()) return StatusOf(*outcome.error, kContext);
+    if (PQresultStatus(result.get()) != PGRES_TUPLES_OK || PQnfields(result.get()) < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kContext, ": the statement returned no column: ", std::string(sql)));
+    }
+    const int rows = PQntuples(result.get());
+    if (static_cast<size_t>(rows) > max_rows) {
+      return absl::ResourceExhaustedError(absl::StrCat(kContext, ": the statement returned ", rows,
+                                                       " rows, more than the limit of ", max_rows));
+    }
+    std::vector<std::string> column;
+    column.reserve(rows);
+    for (int row = 0; row < rows; ++row) {
+      // NULL reads as "", which is what PQgetvalue gives for it.
+      column.emplace_back(PQgetvalue(result.get(), row, 0), PQgetlength(result.get(), row, 0));
+    }
+    return column;
+  }
+
  private:
+  bool FlushCopyBuffer() {
+    if (copy_buffer_.empty()) return true;
+    const int put =
+        PQputCopyData(handle_, copy_buffer_.data(), static_cast<int>(copy_buffer_.size()));
+    copy_buffer_.clear();
+    return put == 1;
+  }
+
   absl::Status OpenAndPrepare() {
     absl::Status status = Open();
     if (!status.ok()) return status;
@@ -470,6 +653,7 @@ class PostgreSqlSession final : public Session {
   std::vector<std::array<char, 32>> numbers_;
   std::vector<size_t> text_offsets_;
   std::string text_;
+  std::string copy_buffer_;  // BulkInsert's rows, between two PQputCopyData calls
 };
 
 }  // namespace

@@ -7,8 +7,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <barrier>
 #include <cctype>
+#include <cstdint>
+#include <iostream>
+#include <iterator>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -199,6 +204,53 @@ class DbDriverTest : public ::testing::TestWithParam<Backend> {
                    : "KILL CONNECTION " + std::to_string(connection_id);
     ASSERT_EXEC_OK(observer_->ExecuteSql(sql));
   }
+
+  // A name quoted the server's way (the bulk tables' columns need it: a reserved word, and
+  // both quote characters).
+  std::string Quoted(std::string_view name) const {
+    const char quote = postgres() ? '"' : '`';
+    std::string out(1, quote);
+    for (char c : name) {
+      if (c == quote) out.push_back(quote);
+      out.push_back(c);
+    }
+    out.push_back(quote);
+    return out;
+  }
+
+  // The bulk insert tests' table: an explicit key (to order by and to violate), a column named
+  // by a reserved word and one whose name holds both quote characters. Text is compared byte
+  // for byte on MariaDB too (utf8mb4_bin), whatever the server's default character set.
+  void CreateBulkTable() {
+    ASSERT_EXEC_OK(observer_->ExecuteSql(
+        "CREATE TABLE " + table_ + " (id BIGINT PRIMARY KEY, " + Quoted(kBulkColumns[1]) +
+        " BIGINT, " + (postgres() ? "d DOUBLE PRECISION, " : "d DOUBLE, ") +
+        Quoted(kBulkColumns[3]) +
+        (postgres() ? " TEXT)"
+                    : " TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin) ENGINE=InnoDB")));
+  }
+
+  // Rows first..last of the bulk table: id, then NULL "order", d = id / 4, s = "s<id>".
+  static void BulkRows(int64_t first, int64_t last, std::vector<std::string>& texts,
+                       std::vector<Value>& values) {
+    texts.clear();
+    values.clear();
+    texts.reserve(last - first + 1);  // values point into texts: no reallocation below
+    for (int64_t id = first; id <= last; ++id) {
+      texts.push_back("s" + std::to_string(id));
+      values.insert(values.end(), {id, std::monostate{}, static_cast<double>(id) / 4,
+                                   std::string_view(texts.back())});
+    }
+  }
+
+  // FetchColumn on the observer, which must succeed.
+  std::vector<std::string> Fetch(std::string_view sql, size_t max_rows) {
+    absl::StatusOr<std::vector<std::string>> rows = observer_->FetchColumn(Sql(sql), max_rows);
+    EXPECT_TRUE(rows.ok()) << rows.status();
+    return rows.ok() ? *std::move(rows) : std::vector<std::string>{};
+  }
+
+  static inline const std::string kBulkColumns[] = {"id", "order", "d", "s\"`q"};
 
   SteadyClock clock_;
   dbload::v1::Target target_;
@@ -619,6 +671,212 @@ TEST_P(DbDriverTest, UnknownStatementOrWrongParameterCountIsFatal) {
   outcome = session->Execute(0, four, true);
   ASSERT_EXEC_OK(outcome);
   EXPECT_EQ(outcome.first_value, 5);
+}
+
+TEST_P(DbDriverTest, BulkInsertLoadsEveryValueByteExact) {
+  CreateBulkTable();
+  std::unique_ptr<Session> session = Connect();
+  ASSERT_NE(session, nullptr);
+
+  // Rows 1..12 hold each awkward string alone (a lone "\N" is not NULL, a lone "\." is not
+  // COPY's end marker), later rows hold it after their id; every 11th later row is NULL.
+  const std::string specials[] = {
+      "tab\there",     "new\nline", "cr\rreturn\r\n", "back\\slash",
+      "\\N",           "\\.",       "it's",           "back`tick",
+      "double\"quote", "",          "plain",          "ünïcödé ✓ 日本語"};
+  constexpr int64_t kSpecials = std::size(specials);
+  const double special_doubles[] = {1e300, -2.5e-300, 0.1, std::numeric_limits<double>::max(),
+                                    std::numeric_limits<double>::denorm_min()};
+  constexpr int64_t kRows = 10'000;
+  std::vector<std::optional<std::string>> strings(kRows + 1);
+  std::vector<std::string> expected_s, expected_k;
+  int64_t null_k = 0, null_d = 0, null_s = 0;
+  for (int64_t id = 1; id <= kRows; ++id) {
+    if (id <= kSpecials) {
+      strings[id] = specials[id - 1];
+    } else if (id % 11 != 0) {
+      strings[id] = std::to_string(id) + specials[id % kSpecials];
+    }
+  }
+  std::vector<Value> values;
+  values.reserve(kRows * 4);
+  for (int64_t id = 1; id <= kRows; ++id) {
+    Value k = std::monostate{};
+    if (id == 1) {
+      k = std::numeric_limits<int64_t>::min();
+    } else if (id == 2) {
+      k = std::numeric_limits<int64_t>::max();
+    } else if (id % 13 != 0) {
+      k = (id % 2 == 0 ? 1 : -1) * id * int64_t{922'337'203'685'477};
+    }
+    Value d = std::monostate{};
+    if (id <= static_cast<int64_t>(std::size(special_doubles))) {
+      d = special_doubles[id - 1];
+    } else if (id % 7 != 0) {
+      d = static_cast<double>(id) / 7;  // 17 significant digits to survive
+    }
+    const Value s = strings[id] ? Value(std::string_view(*strings[id])) : Value(std::monostate{});
+    values.insert(values.end(), {id, k, d, s});
+    expected_k.push_back(std::holds_alternative<int64_t>(k) ? std::to_string(std::get<int64_t>(k))
+                                                            : "");
+    expected_s.push_back(strings[id] ? "=" + *strings[id] : "null");
+    null_k += std::holds_alternative<std::monostate>(k);
+    null_d += std::holds_alternative<std::monostate>(d);
+    null_s += !strings[id].has_value();
+  }
+
+  const Nanos start = clock_.Now();
+  const ExecOutcome loaded = session->BulkInsert(table_, kBulkColumns, values);
+  const Nanos took = clock_.Now() - start;
+  ASSERT_EXEC_OK(loaded);
+  EXPECT_EQ(loaded.rows, kRows);
+  std::cout << "[ bulk     ] " << BackendName(GetParam()) << ": " << kRows << " rows in "
+            << took / 1'000'000 << " ms, " << kRows * 1'000'000'000 / std::max<Nanos>(took, 1)
+            << " rows/s\n";
+
+  // What the database holds, seen from another session: every string byte for byte (and NULL
+  // apart from ""), every integer, every double to the last bit.
+  EXPECT_EQ(Count("1 = 1"), kRows);
+  const std::string s = Quoted(kBulkColumns[3]);
+  const std::vector<std::string> got_s =
+      Fetch("SELECT CASE WHEN " + s + " IS NULL THEN 'null' ELSE CONCAT('=', " + s +
+                ") END FROM {t} " + "ORDER BY id",
+            kRows);
+  ASSERT_EQ(got_s.size(), expected_s.size());
+  for (size_t i = 0; i < got_s.size(); ++i) {
+    ASSERT_EQ(got_s[i], expected_s[i]) << "string of id " << i + 1;
+  }
+  const std::vector<std::string> got_k =
+      Fetch("SELECT " + Quoted(kBulkColumns[1]) + " FROM {t} ORDER BY id", kRows);
+  ASSERT_EQ(got_k.size(), expected_k.size());
+  for (size_t i = 0; i < got_k.size(); ++i) {
+    ASSERT_EQ(got_k[i], expected_k[i]) << "integer of id " << i + 1;
+  }
+  EXPECT_EQ(Count(Quoted(kBulkColumns[1]) + " IS NULL"), null_k);
+  EXPECT_EQ(Count(s + " IS NULL"), null_s);
+  EXPECT_EQ(Count("d IS NULL"), null_d);
+  // The server divides in double precision as we did: equal means the same bits.
+  EXPECT_EQ(Count(postgres() ? "id > 5 AND d <> CAST(id AS DOUBLE PRECISION) / 7"
+                             : "id > 5 AND d <> CAST(id AS DOUBLE) / 7"),
+            0);
+  for (int64_t id = 1; id <= static_cast<int64_t>(std::size(special_doubles)); ++id) {
+    EXPECT_EQ(Count("id = $1 AND d = $2", {id, special_doubles[id - 1]}), 1) << "double of " << id;
+  }
+  // Bound parameters (not text read back) agree on the awkward strings.
+  EXPECT_EQ(Count(s + " = $1", {std::string_view("\\N")}), 1);
+  EXPECT_EQ(Count(s + " = $1", {std::string_view("")}), 1);
+  EXPECT_EQ(Count(s + " = $1", {std::string_view(specials[kSpecials - 1])}), 1);
+}
+
+TEST_P(DbDriverTest, BulkInsertFollowsTheTransaction) {
+  CreateBulkTable();
+  std::unique_ptr<Session> session = Connect();
+  ASSERT_NE(session, nullptr);
+  std::vector<std::string> texts;
+  std::vector<Value> values;
+  BulkRows(1, 100, texts, values);
+
+  ASSERT_EXEC_OK(session->Begin());
+  ExecOutcome loaded = session->BulkInsert(table_, kBulkColumns, values);
+  ASSERT_EXEC_OK(loaded);
+  EXPECT_EQ(loaded.rows, 100);
+  EXPECT_EQ(Count("1 = 1"), 0) << "uncommitted rows are visible to another session";
+  ASSERT_EXEC_OK(session->Rollback());
+  EXPECT_EQ(Count("1 = 1"), 0);
+
+  ASSERT_EXEC_OK(session->Begin());
+  ASSERT_EXEC_OK(session->BulkInsert(table_, kBulkColumns, values));
+  ASSERT_EXEC_OK(session->Commit());
+  EXPECT_EQ(Count("1 = 1"), 100);
+
+  // Autocommit: the rows are there as soon as the call returns.
+  BulkRows(101, 150, texts, values);
+  loaded = session->BulkInsert(table_, kBulkColumns, values);
+  ASSERT_EXEC_OK(loaded);
+  EXPECT_EQ(loaded.rows, 50);
+  EXPECT_EQ(Count("1 = 1"), 150);
+  EXPECT_EQ(Count("id = 150 AND d = 37.5 AND " + Quoted(kBulkColumns[3]) + " = 's150'"), 1);
+
+  // No rows: nothing is sent (the table does not even exist).
+  loaded = session->BulkInsert(table_ + "_missing", kBulkColumns, {});
+  ASSERT_EXEC_OK(loaded);
+  EXPECT_EQ(loaded.rows, 0);
+
+  // A shape that is not whole rows is refused before anything is sent.
+  loaded = session->BulkInsert(table_, {}, values);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.error->error_class, ErrorClass::kFatal);
+  EXPECT_THAT(loaded.error->message, HasSubstr("no columns"));
+  loaded = session->BulkInsert(table_, kBulkColumns, std::span(values).first(6));
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.error->error_class, ErrorClass::kFatal);
+  EXPECT_THAT(loaded.error->message, HasSubstr("6 values are not whole rows of 4 columns"));
+  EXPECT_EQ(Count("1 = 1"), 150);
+}
+
+TEST_P(DbDriverTest, BulkInsertErrorsAreClassifiedAndLeaveTheSessionUsable) {
+  CreateBulkTable();
+  ASSERT_EXEC_OK(observer_->ExecuteSql(Sql("INSERT INTO {t} (id) VALUES (50)")));
+  std::unique_ptr<Session> session = Connect();
+  ASSERT_NE(session, nullptr);
+  std::vector<std::string> texts;
+  std::vector<Value> values;
+  BulkRows(1, 100, texts, values);
+
+  ExecOutcome loaded = session->BulkInsert(table_, kBulkColumns, values);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.error->code, postgres() ? "23505" : "1062") << loaded.error->message;
+  EXPECT_EQ(loaded.error->error_class, ErrorClass::kFatal);
+  EXPECT_THAT(loaded.error->message, Not(HasSubstr(password_)));
+  EXPECT_EQ(Count("1 = 1"), 1) << "a failed bulk insert loaded part of its rows";
+
+  loaded = session->BulkInsert(table_ + "_missing", kBulkColumns, values);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.error->code, postgres() ? "42P01" : "1146") << loaded.error->message;
+  EXPECT_EQ(loaded.error->error_class, ErrorClass::kFatal);
+
+  // The same connection goes on: plain SQL, and a bulk insert that fits.
+  const int64_t connection = ConnectionId(*session, 0);
+  ASSERT_EXEC_OK(session->ExecuteSql("SELECT 1"));
+  BulkRows(45, 55, texts, values);
+  ASSERT_FALSE(session->BulkInsert(table_, kBulkColumns, values).ok());
+  BulkRows(101, 110, texts, values);
+  loaded = session->BulkInsert(table_, kBulkColumns, values);
+  ASSERT_EXEC_OK(loaded);
+  EXPECT_EQ(loaded.rows, 10);
+  EXPECT_EQ(Count("1 = 1"), 11);
+  EXPECT_EQ(ConnectionId(*session, 1), connection);
+}
+
+TEST_P(DbDriverTest, FetchColumnReturnsTheRowsInOrderWithNullAsEmpty) {
+  CreateBulkTable();
+  std::unique_ptr<Session> session = Connect();
+  ASSERT_NE(session, nullptr);
+  const Value values[] = {int64_t{1}, std::monostate{}, 1.0, std::string_view("c"),
+                          int64_t{2}, std::monostate{}, 2.0, std::monostate{},
+                          int64_t{3}, std::monostate{}, 3.0, std::string_view("a\tb"),
+                          int64_t{4}, std::monostate{}, 4.0, std::string_view("")};
+  ASSERT_EXEC_OK(session->BulkInsert(table_, kBulkColumns, values));
+  const std::string select = Sql("SELECT " + Quoted(kBulkColumns[3]) + " FROM {t} ORDER BY d DESC");
+
+  absl::StatusOr<std::vector<std::string>> rows = session->FetchColumn(select, 4);
+  ASSERT_OK(rows.status());
+  EXPECT_THAT(*rows, ::testing::ElementsAre("", "a\tb", "", "c"));
+  rows = session->FetchColumn(Sql("SELECT id FROM {t} WHERE id > 100"), 0);
+  ASSERT_OK(rows.status());
+  EXPECT_TRUE(rows->empty());
+
+  rows = session->FetchColumn(select, 3);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_THAT(std::string(rows.status().message()), HasSubstr("limit of 3"));
+
+  rows = session->FetchColumn(Sql("SELECT nothing FROM {t}"), 10);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_THAT(std::string(rows.status().message()), HasSubstr(postgres() ? "42703" : "1054"));
+  // The session is still usable.
+  rows = session->FetchColumn("SELECT 42", 1);
+  ASSERT_OK(rows.status());
+  EXPECT_THAT(*rows, ::testing::ElementsAre("42"));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllBackends, DbDriverTest,

@@ -285,6 +285,14 @@ class CountingDriver final : public db::Driver {
     db::ExecOutcome Commit() override { return inner_->Commit(); }
     db::ExecOutcome Rollback() override { return inner_->Rollback(); }
     absl::Status Reconnect() override { return inner_->Reconnect(); }
+    db::ExecOutcome BulkInsert(std::string_view table, std::span<const std::string> columns,
+                               std::span<const db::Value> values) override {
+      return inner_->BulkInsert(table, columns, values);
+    }
+    absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view sql,
+                                                         size_t max_rows) override {
+      return inner_->FetchColumn(sql, max_rows);
+    }
 
    private:
     std::unique_ptr<db::Session> inner_;

@@ -55,6 +55,13 @@ class StallingDriver final : public db::Driver {
     db::ExecOutcome Commit() override { return {}; }
     db::ExecOutcome Rollback() override { return {}; }
     absl::Status Reconnect() override { return absl::OkStatus(); }
+    db::ExecOutcome BulkInsert(std::string_view, std::span<const std::string>,
+                               std::span<const db::Value>) override {
+      return {};
+    }
+    absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view, size_t) override {
+      return std::vector<std::string>{};
+    }
     StallingDriver& d;
   };
   Clock& clock_;
@@ -86,6 +93,13 @@ class SlowCloseDriver final : public db::Driver {
     db::ExecOutcome Commit() override { return {}; }
     db::ExecOutcome Rollback() override { return {}; }
     absl::Status Reconnect() override { return absl::OkStatus(); }
+    db::ExecOutcome BulkInsert(std::string_view, std::span<const std::string>,
+                               std::span<const db::Value>) override {
+      return {};
+    }
+    absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view, size_t) override {
+      return std::vector<std::string>{};
+    }
     SlowCloseDriver& d;
   };
   Clock& clock_;
