@@ -579,8 +579,7 @@ class AgentLink::Impl {
     auto run = std::make_unique<ActiveRun>();
     run->run_id = id;
     run->plan = plan;
-    absl::StatusOr<std::unique_ptr<Workload>> workload = MakeWorkload(
-        plan.workload(), {plan.workload_options().begin(), plan.workload_options().end()});
+    absl::StatusOr<std::unique_ptr<Workload>> workload = MakePlanWorkload(plan);
     if (!workload.ok()) return InPlan(workload.status(), source);
     run->workload = *std::move(workload);
     absl::StatusOr<std::unique_ptr<Scenario>> scenario =
@@ -759,6 +758,7 @@ class AgentLink::Impl {
             absl::StrCat("run ", run.run_id, ": ", result.status().message()), run.password));
       } else {
         final_report.set_end_reason(db::Redact(result->end_reason, run.password));
+        final_report.set_setup_s(result->setup_s);
         final_report.set_measured_s(result->measured_s);
         final_report.set_not_started(result->not_started);
         if (absl::StartsWith(result->end_reason, "fatal error")) {

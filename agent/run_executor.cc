@@ -85,13 +85,27 @@ class RunControlReader {
   }
 };
 
+namespace {
+// Connector/C++ needs its per-thread set-up on the thread that opens the session.
+absl::Status SetUpScenario(db::Driver& driver, Scenario& scenario) {
+  driver.ThreadStart();
+  absl::Status status = scenario.Setup(driver);
+  driver.ThreadEnd();
+  return status;
+}
+}  // namespace
+
 absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare& share,
-                                           db::Driver& driver, const Scenario& scenario,
+                                           db::Driver& driver, Scenario& scenario,
                                            Clock& clock, const ExecutionHooks& hooks) {
+  const absl::Time setup_start = absl::Now();
+  if (absl::Status status = SetUpScenario(driver, scenario); !status.ok()) return status;
+  const double setup_s = absl::ToDoubleSeconds(absl::Now() - setup_start);
   IntervalRecorder recorder(static_cast<int>(scenario.query_types().size()));
   LoadRunner runner(driver, scenario, recorder, clock,
                     {.seed = plan.seed(), .first_slot = share.first_slot, .total_slots = share.total_slots});
   ExecutionResult result;
+  result.setup_s = setup_s;
   result.started_at = absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone());
 
   const bool open = plan.load().has_open();

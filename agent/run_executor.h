@@ -95,9 +95,13 @@ struct ExecutionResult {
   // "duration", "queries", "interrupted", "stopped: …", "fatal error CODE: …"
   std::string end_reason;
   std::string started_at;  // RFC 3339, UTC
+  // Reading the scenario's samples before the timed part (the "additional queries" that the
+  // published reports subtract from the total).
+  double setup_s = 0;
 };
 
-// Runs a validated plan's load in this process: connects every session first (failures are
+// Runs a validated plan's load in this process: lets the scenario read what it samples from the
+// database (Scenario::Setup, on a session of its own), connects every session (failures are
 // returned before any load), then warm-up, the measured part until the stop rule, and one
 // interval per second. Every load it starts is bounded by the plan's stop rule.
 //
@@ -105,7 +109,7 @@ struct ExecutionResult {
 // level (a rate ramp in kRateRampSlice steps, clients exactly at each step) for its length; an
 // interval is cut at every stage boundary, so that each belongs to one stage.
 absl::StatusOr<ExecutionResult> ExecuteRun(const dbload::v1::Plan& plan, const RunShare& share,
-                                           db::Driver& driver, const Scenario& scenario,
+                                           db::Driver& driver, Scenario& scenario,
                                            Clock& clock, const ExecutionHooks& hooks);
 
 }  // namespace dbload

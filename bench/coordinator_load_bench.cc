@@ -103,9 +103,8 @@ class BenchWorkload final : public Workload {
   }
 };
 
-absl::StatusOr<std::unique_ptr<Workload>> MakeBenchWorkload(
-    const std::string& name, const std::map<std::string, std::string>&) {
-  if (name != "bench") {
+absl::StatusOr<std::unique_ptr<Workload>> MakeBenchWorkload(const v1::Plan& plan) {
+  if (plan.workload() != "bench") {
     return absl::InvalidArgumentError("coordinator_load_bench knows only workload 'bench'");
   }
   return std::make_unique<BenchWorkload>();

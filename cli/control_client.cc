@@ -153,6 +153,10 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
               << "\n";
     return kExitUsage;
   }
+  absl::Status completed;
+  if (options.complete_report && last.state() == "finished") {
+    completed = options.complete_report(report);
+  }
   if (options.print_report) std::cout << "\n" << RenderReportText(report);
   if (!options.report_path.empty()) {
     if (absl::Status written = SaveReportJson(options.report_path, report);
@@ -163,6 +167,10 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
     std::cout << "\nReport written to " << options.report_path << "\n";
   }
   std::cout << std::flush;
+  if (!completed.ok()) {
+    std::cerr << "dbload: " << InPlan(options, std::string(completed.message())) << "\n";
+    return kExitRunFailed;
+  }
   if (last.state() == "interrupted") return kExitInterrupted;
   if (last.state() == "aborted") {
     std::cerr << "dbload: " << InPlan(options, absl::StrCat("run ", end_reason)) << "\n";

@@ -36,6 +36,9 @@ struct FollowOptions {
   std::string report_path;  // --report: also written as JSON, atomically; may be empty
   bool print_intervals = true;
   bool print_report = true;
+  // Called with the final report before it is printed or saved; may add to it (the row
+  // counts of `dbload run`). An error is printed after the report and the run exits with 1.
+  std::function<absl::Status(dbload::v1::RunReport&)> complete_report;
   // Polled while the run goes; when it becomes true, on_interrupt is called once (from another
   // thread): it asks the coordinator to stop the run, whose final report then follows.
   const std::atomic<bool>* interrupted = nullptr;

@@ -29,7 +29,9 @@
 #include "common/db/driver_factory.h"
 #include "common/plan_parser.h"
 #include "common/report.h"
+#include "common/field_error.h"
 #include "common/workload.h"
+#include "common/workload_parser.h"
 
 namespace dbload {
 namespace {
@@ -47,13 +49,16 @@ Commands:
         Run a plan on this machine: a coordinator and N agents (default 1) in this process, on
         loopback. One line per second, then the report; --report FILE also writes it as JSON.
   prepare PLAN.yaml [--set PATH=VALUE ...]
-        Create the plan's workload tables and load its data set.
+        Create the plan's workload tables, load its data set (resumable: run it again after an
+        interruption) and validate it.
   cleanup PLAN.yaml [--set PATH=VALUE ...]
-        Drop the tables that prepare created.
+        Drop the tables that prepare created (and only those).
   report FILE.json
         Print a saved JSON report as text.
   workloads
         List the built-in workloads and their scenarios.
+  workload check FILE.yaml [--set OPTION=VALUE ...]
+        Check a workload file: every error names its line and field.
   version
 
 Commands for a running dbload-coordinator (ADDR is HOST:PORT, on loopback in this build; RUN
@@ -164,20 +169,33 @@ struct LoadedPlan {
   std::unique_ptr<db::Driver> driver;
 };
 
-std::map<std::string, std::string> WorkloadOptionsOf(const v1::Plan& plan) {
-  return {plan.workload_options().begin(), plan.workload_options().end()};
-}
-
 // The plan, parsed and validated, with the workload's verdict on its name, options and
 // scenario: all `submit` can check here (the password and the database are the agents').
+// A YAML workload is read into the plan here (plan.workload_spec), so that the coordinator and
+// the agents receive it whole. A relative path is relative to the plan file.
 absl::StatusOr<v1::Plan> ParsePlan(const PlanArgs& args) {
-  const PlanCheck workload_knows_it = [](const v1::Plan& plan) -> absl::Status {
-    absl::StatusOr<std::unique_ptr<Workload>> workload =
-        MakeWorkload(plan.workload(), WorkloadOptionsOf(plan));
+  const std::string plan_dir = std::filesystem::path(args.plan_path).parent_path().string();
+  const auto resolve = [&plan_dir](v1::Plan& plan) -> absl::Status {
+    if (IsYamlWorkload(plan.workload()) && !BuiltinWorkloadFiles().contains(plan.workload()) &&
+        !absl::StartsWith(plan.workload(), "/") && !plan_dir.empty()) {
+      plan.set_workload(absl::StrCat(plan_dir, "/", plan.workload()));
+    }
+    absl::Status status = ResolvePlanWorkload(plan);
+    // A problem inside the workload file already names its file, line and field.
+    if (!status.ok() && !FieldOf(status)) return FieldError("workload", std::string(status.message()));
+    return status;
+  };
+  const PlanCheck workload_knows_it = [&resolve](const v1::Plan& plan) -> absl::Status {
+    v1::Plan resolved = plan;
+    if (absl::Status status = resolve(resolved); !status.ok()) return status;
+    absl::StatusOr<std::unique_ptr<Workload>> workload = MakePlanWorkload(resolved);
     if (!workload.ok()) return workload.status();
     return (*workload)->MakeScenario(plan.scenario()).status();
   };
-  return LoadPlanFile(args.plan_path, args.overrides, workload_knows_it);
+  absl::StatusOr<v1::Plan> plan = LoadPlanFile(args.plan_path, args.overrides, workload_knows_it);
+  if (!plan.ok()) return plan.status();
+  if (absl::Status status = resolve(*plan); !status.ok()) return status;  // checked: cannot fail
+  return plan;
 }
 
 absl::StatusOr<LoadedPlan> LoadPlan(const PlanArgs& args, Clock& clock) {
@@ -191,8 +209,7 @@ absl::StatusOr<LoadedPlan> LoadPlan(const PlanArgs& args, Clock& clock) {
     return absl::Status(password.status().code(),
                         absl::StrCat(args.plan_path, ": ", password.status().message()));
   }
-  absl::StatusOr<std::unique_ptr<Workload>> workload =
-      MakeWorkload(loaded.plan.workload(), WorkloadOptionsOf(loaded.plan));
+  absl::StatusOr<std::unique_ptr<Workload>> workload = MakePlanWorkload(loaded.plan);
   if (!workload.ok()) return workload.status();  // checked above: cannot happen
   loaded.workload = *std::move(workload);
   absl::StatusOr<std::unique_ptr<Scenario>> scenario =
@@ -255,6 +272,80 @@ constexpr uint32_t kMaxLocalAgents = 64;
 // How long `dbload run` waits for its own in-process agents to connect.
 constexpr Nanos kLocalAgentWait = 10 * kSecond;
 
+// The rows each query type of the plan's scenario says it adds or removes, by table
+// (the workload's `changes`; empty for workloads that declare none).
+std::map<std::string, std::map<std::string, int64_t>> DeclaredChanges(const v1::Plan& plan) {
+  std::map<std::string, std::map<std::string, int64_t>> changes;  // query type → table → rows
+  for (const v1::Scenario& scenario : plan.workload_spec().scenarios()) {
+    if (scenario.name() != plan.scenario()) continue;
+    for (const v1::QueryType& query_type : scenario.query_types()) {
+      for (const auto& [table, rows] : query_type.changes()) changes[query_type.name()][table] = rows;
+    }
+  }
+  return changes;
+}
+
+// COUNT(*) of each table, on a session of its own (table names are plain identifiers: the
+// workload parser checks them).
+absl::StatusOr<std::map<std::string, int64_t>> CountRows(db::Driver& driver,
+                                                         const std::set<std::string>& tables) {
+  driver.ThreadStart();
+  absl::StatusOr<std::map<std::string, int64_t>> counts = std::map<std::string, int64_t>();
+  if (absl::StatusOr<std::unique_ptr<db::Session>> session = driver.Connect(); !session.ok()) {
+    counts = absl::Status(session.status().code(),
+                          absl::StrCat("target: ", session.status().message()));
+  } else {
+    for (const std::string& table : tables) {
+      absl::StatusOr<std::vector<std::string>> rows =
+          (*session)->FetchColumn(absl::StrCat("SELECT COUNT(*) FROM ", table), 1);
+      int64_t count = 0;
+      if (!rows.ok() || rows->empty() || !absl::SimpleAtoi(rows->front(), &count)) {
+        counts = absl::InternalError(absl::StrCat(
+            "counting the rows of ", table, ": ",
+            rows.ok() ? "no number returned" : std::string(rows.status().message())));
+        break;
+      }
+      (*counts)[table] = count;
+    }
+  }
+  driver.ThreadEnd();
+  return counts;
+}
+
+// Checks that the tables changed by exactly what the report's executed transactions declare,
+// and records both in the report.
+absl::Status CheckRowChanges(
+    const std::map<std::string, std::map<std::string, int64_t>>& declared,
+    const std::map<std::string, int64_t>& before, const std::map<std::string, int64_t>& after,
+    v1::RunReport& report) {
+  std::map<std::string, int64_t> expected;
+  for (const auto& by_query_type : declared) {
+    for (const auto& table_rows : by_query_type.second) expected[table_rows.first];  // 0 at least
+  }
+  for (const v1::QueryTypeReport& type : report.query_types()) {
+    auto it = declared.find(type.name());
+    if (it == declared.end()) continue;
+    for (const auto& [table, rows] : it->second) {
+      expected[table] += static_cast<int64_t>(type.executed()) * rows;
+    }
+  }
+  std::vector<std::string> mismatches;
+  for (const auto& [table, rows] : expected) {
+    v1::RowChange& change = *report.add_row_changes();
+    change.set_table(table);
+    change.set_before(before.at(table));
+    change.set_after(after.at(table));
+    change.set_expected(rows);
+    if (change.after() - change.before() != rows) {
+      mismatches.push_back(absl::StrFormat("%s changed by %+d rows, the executed transactions say %+d",
+                                           table, change.after() - change.before(), rows));
+    }
+  }
+  if (mismatches.empty()) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat("the database disagrees with the report: ",
+                                          absl::StrJoin(mismatches, "; ")));
+}
+
 int RunCommand(const std::vector<std::string>& args) {
   absl::StatusOr<Flags> flags = ParseFlags("run", args, {"--set", "--report", "--agents"}, {});
   if (!flags.ok()) return Fail(flags.status());
@@ -267,6 +358,28 @@ int RunCommand(const std::vector<std::string>& args) {
   // Everything that can be checked here is, before any load: the plan, the password, the driver.
   absl::StatusOr<LoadedPlan> loaded = LoadPlan(*parsed, clock);
   if (!loaded.ok()) return Fail(loaded.status());
+
+  // Write scenarios that declare their row changes are checked against the database's own
+  // counts. Not with a warm-up: its transactions change rows but are not in the report.
+  const auto declared = DeclaredChanges(loaded->plan);
+  std::set<std::string> changed_tables;
+  for (const auto& by_query_type : declared) {
+    for (const auto& table_rows : by_query_type.second) changed_tables.insert(table_rows.first);
+  }
+  std::map<std::string, int64_t> rows_before;
+  const bool check_rows = !changed_tables.empty() && loaded->plan.warmup_ns() == 0;
+  if (check_rows) {
+    absl::StatusOr<std::map<std::string, int64_t>> counted =
+        CountRows(*loaded->driver, changed_tables);
+    if (!counted.ok()) {
+      return Fail(absl::Status(counted.status().code(),
+                               absl::StrCat(parsed->plan_path, ": ", counted.status().message())));
+    }
+    rows_before = *std::move(counted);
+  } else if (!changed_tables.empty()) {
+    std::cout << "(rows changed are not checked: the warm-up's transactions change rows but are "
+                 "not in the report)\n";
+  }
 
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
@@ -287,6 +400,14 @@ int RunCommand(const std::vector<std::string>& args) {
                         .report_path = parsed->report_path,
                         .interrupted = &interrupted,
                         .on_interrupt = [&cluster] { (*cluster)->Interrupt(); }};
+  if (check_rows) {
+    options.complete_report = [&](v1::RunReport& report) -> absl::Status {
+      absl::StatusOr<std::map<std::string, int64_t>> after =
+          CountRows(*loaded->driver, changed_tables);
+      if (!after.ok()) return after.status();
+      return CheckRowChanges(declared, rows_before, *after, report);
+    };
+  }
   return FollowRun(**stub, submitted->run_id(), options);
 }
 
@@ -529,18 +650,33 @@ int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
   } else {
     const Nanos start = clock.Now();
     Nanos last_print = 0;
+    // Per table: when its first report came and how many rows it had then (a resumed load
+    // starts part-way), for its own rate and ETA.
+    std::map<std::string, std::pair<Nanos, uint64_t>> table_start;
     status = loaded->workload->Prepare(
         **session, loaded->driver->dialect(), [&](const PrepareProgress& p) {
+          if (!p.note.empty()) {
+            std::cout << p.note << std::endl;
+            return;
+          }
           const Nanos now = clock.Now();
-          if (now - last_print < kSecond && p.rows_done < p.rows_total) return;
+          auto [first, inserted] = table_start.try_emplace(p.table, now, p.rows_done);
+          if (now - last_print < kSecond && p.rows_done < p.rows_total && !inserted) return;
           last_print = now;
-          const double seconds = static_cast<double>(now - start) / kSecond;
-          std::cout << absl::StrFormat("%s: %d / %d rows (%.0f rows/s)", p.table, p.rows_done,
-                                       p.rows_total, seconds > 0 ? p.rows_done / seconds : 0)
+          const double seconds = static_cast<double>(now - first->second.first) / kSecond;
+          const double rate =
+              seconds > 0 ? static_cast<double>(p.rows_done - first->second.second) / seconds : 0;
+          std::string eta;
+          if (p.rows_done < p.rows_total && rate > 0) {
+            eta = absl::StrFormat(", ETA %.0f s",
+                                  static_cast<double>(p.rows_total - p.rows_done) / rate);
+          }
+          std::cout << absl::StrFormat("%s: %d / %d rows (%.0f rows/s%s)", p.table, p.rows_done,
+                                       p.rows_total, rate, eta)
                     << std::endl;
         });
     if (status.ok()) {
-      std::cout << absl::StrFormat("prepared in %.1f s\n",
+      std::cout << absl::StrFormat("prepared in %.1f s (row counts and checks validated)\n",
                                    static_cast<double>(clock.Now() - start) / kSecond);
     }
   }
@@ -554,12 +690,56 @@ int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
 
 int WorkloadsCommand() {
   for (const std::string& name : BuiltinWorkloadNames()) {
-    absl::StatusOr<std::unique_ptr<Workload>> workload = MakeWorkload(name, {});
-    if (!workload.ok()) continue;
+    v1::Plan plan;
+    plan.set_workload(name);
+    absl::StatusOr<std::unique_ptr<Workload>> workload = MakePlanWorkload(plan);
+    if (!workload.ok()) {
+      std::cout << name << ": " << workload.status().message() << "\n";
+      continue;
+    }
     std::cout << name << ":";
     for (const std::string& scenario : (*workload)->ScenarioNames()) std::cout << " " << scenario;
     std::cout << "\n";
   }
+  return kExitOk;
+}
+
+// `dbload workload check FILE [--set option=value …]`: parses and checks a workload file.
+int WorkloadCommand(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] != "check") {
+    return Fail(absl::InvalidArgumentError(
+        "dbload workload: expected `dbload workload check FILE [--set option=value ...]`"));
+  }
+  absl::StatusOr<Flags> flags =
+      ParseFlags("workload check", {args.begin() + 1, args.end()}, {"--set"}, {});
+  if (!flags.ok()) return Fail(flags.status());
+  if (flags->positional.size() != 1) {
+    return Fail(absl::InvalidArgumentError("dbload workload check: expected one workload file"));
+  }
+  std::map<std::string, std::string> options;
+  for (const std::string& set : flags->All("--set")) {
+    const size_t equals = set.find('=');
+    if (equals == std::string::npos) {
+      return Fail(absl::InvalidArgumentError(
+          absl::StrCat("dbload workload check: --set ", set, ": expected option=value")));
+    }
+    options[set.substr(0, equals)] = set.substr(equals + 1);
+  }
+  const std::string& path = flags->positional[0];
+  absl::StatusOr<v1::WorkloadSpec> spec = BuiltinWorkloadFiles().contains(path)
+                                              ? ResolveWorkload(path, options)
+                                              : LoadWorkloadFile(path, options);
+  if (!spec.ok()) {
+    const std::optional<std::string> field = FieldOf(spec.status());
+    return Fail(absl::Status(spec.status().code(),
+                             field ? absl::StrCat(path, ": --set ", field->substr(17), ": ",
+                                                  spec.status().message())
+                                   : std::string(spec.status().message())));
+  }
+  std::cout << path << ": workload " << spec->name() << ", " << spec->tables_size()
+            << " tables, " << spec->scenarios_size() << " scenarios:";
+  for (const v1::Scenario& scenario : spec->scenarios()) std::cout << " " << scenario.name();
+  std::cout << "\n";
   return kExitOk;
 }
 
@@ -579,6 +759,7 @@ int Main(int argc, char** argv) {
   if (command == "stop") return StopCommand(args);
   if (command == "agents") return AgentsCommand(args);
   if (command == "workloads") return WorkloadsCommand();
+  if (command == "workload") return WorkloadCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "dbload " << DBLOAD_VERSION_STRING << "\n";
     return kExitOk;

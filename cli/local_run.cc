@@ -12,7 +12,7 @@ constexpr double kMinPrintedInterval_s = 0.2;
 }  // namespace
 
 absl::StatusOr<v1::RunReport> RunPlanLocally(const v1::Plan& plan, db::Driver& driver,
-                                             const Scenario& scenario, Clock& clock,
+                                             Scenario& scenario, Clock& clock,
                                              const LocalRunHooks& hooks) {
   for (const v1::Stage& stage : plan.stages()) {
     if (stage.has_knee()) {
@@ -46,7 +46,8 @@ absl::StatusOr<v1::RunReport> RunPlanLocally(const v1::Plan& plan, db::Driver& d
   absl::StatusOr<ExecutionResult> result =
       ExecuteRun(plan, share, driver, scenario, clock, execution_hooks);
   if (!result.ok()) return result.status();
-  return builder.Finish(result->measured_s, 0, result->not_started, result->end_reason,
+  return builder.Finish(result->measured_s + result->setup_s, result->setup_s,
+                        result->not_started, result->end_reason,
                         result->started_at, stage_seconds);
 }
 

@@ -24,7 +24,7 @@ struct LocalRunHooks {
 // interval per second, and the report built from the merged histograms. Connection problems
 // (refused, wrong password, missing table) are returned before any load starts.
 absl::StatusOr<dbload::v1::RunReport> RunPlanLocally(const dbload::v1::Plan& plan,
-                                                     db::Driver& driver, const Scenario& scenario,
+                                                     db::Driver& driver, Scenario& scenario,
                                                      Clock& clock, const LocalRunHooks& hooks);
 
 }  // namespace dbload

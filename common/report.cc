@@ -260,6 +260,16 @@ std::string RenderReportText(const v1::RunReport& r) {
       AppendLatencyBlock(out, "Response time", q.response_time());
     }
   }
+  if (r.row_changes_size() > 0) {
+    absl::StrAppend(&out, "\nRows changed (counted by the database, and as the executed "
+                          "transactions say):\n");
+    for (const v1::RowChange& change : r.row_changes()) {
+      const int64_t counted = change.after() - change.before();
+      absl::StrAppend(&out, absl::StrFormat("  %-20s %+12d %+12d  %s\n", change.table(), counted,
+                                            change.expected(),
+                                            counted == change.expected() ? "ok" : "MISMATCH"));
+    }
+  }
   if (r.agents_size() > 1) {
     absl::StrAppend(&out, "\nAgents (response time in ms, each from its own counts):\n");
     absl::StrAppend(&out, absl::StrFormat("  %-20s %10s %7s %9s %8s %8s %8s %8s  %s\n", "name",

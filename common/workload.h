@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/db/driver.h"
+#include "dbload/v1/plan.pb.h"
 
 namespace dbload {
 
@@ -40,12 +41,20 @@ class Scenario {
   // Prepared on every session, in order: statement id = index.
   virtual std::vector<db::StatementSpec> Statements(db::Dialect dialect) const = 0;
   virtual std::unique_ptr<ScenarioWorker> NewWorker(const WorkerSlot& slot) const = 0;
+  // Reads what the scenario needs from the database before the timed part (existing ids and
+  // keys to sample from), once per agent and before any NewWorker, on a session of its own
+  // that it opens only if it needs one (so that other scenarios cost the server nothing).
+  virtual absl::Status Setup(db::Driver& driver) {
+    (void)driver;
+    return absl::OkStatus();
+  }
 };
 
 struct PrepareProgress {
   std::string table;
   uint64_t rows_done = 0;
   uint64_t rows_total = 0;
+  std::string note;  // instead of rows: something the user should know (free space, resuming)
 };
 
 // Schema, data and scenarios of one benchmark.
@@ -61,9 +70,20 @@ class Workload {
   virtual absl::Status Cleanup(db::Session& session) const = 0;
 };
 
-// The signature of MakeWorkload, for components that take a workload source as a dependency.
-using WorkloadFactory = std::function<absl::StatusOr<std::unique_ptr<Workload>>(
-    const std::string& name, const std::map<std::string, std::string>& options)>;
+// The signature of MakePlanWorkload, for components that take a workload source as a
+// dependency.
+using WorkloadFactory =
+    std::function<absl::StatusOr<std::unique_ptr<Workload>>(const dbload::v1::Plan& plan)>;
+
+// The plan's workload: from its workload_spec when it has one (workloads written in YAML),
+// else the built-in of that name.
+absl::StatusOr<std::unique_ptr<Workload>> MakePlanWorkload(const dbload::v1::Plan& plan);
+
+// When the plan's `workload` names a YAML workload (a built-in file such as shop, or a path to
+// the user's file), reads it with the plan's workload_options into plan.workload_spec, so that
+// the plan carries it to every agent. Errors name the workload file's line and field, or the
+// plan's workload_options field (FieldError).
+absl::Status ResolvePlanWorkload(dbload::v1::Plan& plan);
 
 // Built-in workloads by name, configured by the plan's workload_options. Unknown names and
 // unknown or malformed options are errors that say which.

@@ -125,7 +125,7 @@ class CoordinatorService::Impl {
   Impl(Clock& clock, CoordinatorOptions options)
       : clock_(clock), options_(std::move(options)), agent_link_(*this), control_(*this) {
     if (!options_.wall_time) options_.wall_time = DefaultWallTime;
-    if (!options_.make_workload) options_.make_workload = MakeWorkload;
+    if (!options_.make_workload) options_.make_workload = MakePlanWorkload;
     RestoreRuns();
     if (options_.run_ticker) ticker_ = std::thread([this] { TickerLoop(); });
   }
@@ -822,8 +822,16 @@ std::string CoordinatorService::Impl::WaitFailureLocked(uint32_t min_agents, Nan
 grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
                                               const v1::SubmitRequest& request,
                                               v1::SubmitResponse& response) {
-  const v1::Plan& plan = request.plan();
   const std::string source = request.source_name().empty() ? "plan" : request.source_name();
+  // A YAML workload named but not included (a client that did not resolve it) is read here, so
+  // that the agents receive it inside the plan.
+  v1::Plan plan = request.plan();
+  if (absl::Status resolved = ResolvePlanWorkload(plan); !resolved.ok()) {
+    const std::optional<std::string> field = FieldOf(resolved);
+    return ToGrpc(absl::Status(resolved.code(), field ? absl::StrCat(source, ": ", *field, ": ",
+                                                                     resolved.message())
+                                                      : std::string(resolved.message())));
+  }
   if (absl::Status valid = ValidatePlan(plan, source); !valid.ok()) return ToGrpc(valid);
   // The workload judges its own name, options and scenario, and names the query types that the
   // agents' reports index.
@@ -834,8 +842,7 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
       return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
                           absl::StrCat(source, ": ", field, ": ", status.message()));
     };
-    absl::StatusOr<std::unique_ptr<Workload>> workload = options_.make_workload(
-        plan.workload(), {plan.workload_options().begin(), plan.workload_options().end()});
+    absl::StatusOr<std::unique_ptr<Workload>> workload = options_.make_workload(plan);
     if (!workload.ok()) return field_error(workload.status(), "workload");
     absl::StatusOr<std::unique_ptr<Scenario>> scenario = (*workload)->MakeScenario(plan.scenario());
     if (!scenario.ok()) return field_error(scenario.status(), "scenario");

@@ -156,6 +156,7 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
     progress.measured_s = report.measured_s();
     progress.not_started = report.not_started();
     progress.end_reason = report.end_reason();
+    setup_s_ = std::max(setup_s_, report.setup_s());
   }
   return absl::OkStatus();
 }
@@ -267,7 +268,7 @@ void RunAggregator::AddAgentSummaries(v1::RunReport& report) const {
 
 v1::RunReport RunAggregator::ReportSoFar(const std::string& end_reason,
                                          const std::string& started_at) const {
-  v1::RunReport report = builder_.Finish(MeasuredSeconds(), 0, NotStarted(), end_reason,
+  v1::RunReport report = builder_.Finish(MeasuredSeconds() + setup_s_, setup_s_, NotStarted(), end_reason,
                                          started_at, StageSeconds());
   AddAgentSummaries(report);
   return report;
@@ -277,7 +278,7 @@ v1::RunReport RunAggregator::Finish(double elapsed_s, const std::string& end_rea
                                     const std::string& started_at,
                                     const IntervalObserver& observer) {
   CloseInterval(elapsed_s, observer);
-  v1::RunReport report = builder_.Finish(MeasuredSeconds(), 0, NotStarted(), end_reason,
+  v1::RunReport report = builder_.Finish(MeasuredSeconds() + setup_s_, setup_s_, NotStarted(), end_reason,
                                          started_at, StageSeconds());
   AddAgentSummaries(report);
   return report;

@@ -138,6 +138,9 @@ class RunAggregator {
   int query_type_count_;
   double target_rate_;
   double warmup_s_;
+  // The longest any agent spent reading its scenario's samples before the load (agents read
+  // them at the same time, before the run's clock starts).
+  double setup_s_ = 0;
   RunReportBuilder builder_;
   std::map<std::string, AgentProgress> agents_;
   // Received since the previous CloseInterval, by warm-up flag and stage.

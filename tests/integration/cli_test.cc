@@ -834,22 +834,40 @@ TEST_F(CliTest, SigintEndsTheRunWithACompleteReport) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 8. prepare refuses to write into existing tables; cleanup makes room again.
+// 8. prepare is idempotent on its own tables and refuses a table it did not create; cleanup
+//    drops only its own.
 
-TEST_F(CliTest, PrepareTwiceFailsUntilCleanup) {
+TEST_F(CliTest, PrepareTwiceKeepsTheDataAndAForeignTableIsRefused) {
   for (Backend backend : {Backend::kPostgres, Backend::kMariaDb}) {
     SCOPED_TRACE(backend == Backend::kPostgres ? "postgres" : "mariadb");
     ASSERT_NO_FATAL_FAILURE(EnsurePrepared(backend));
     const std::string plan = ShortPlan(Direct(backend), "prepare_twice.yaml");
     const ProcessResult again = RunDbload({"prepare", plan});
-    EXPECT_EQ(again.exit_code, kExitUsage) << again.Describe();
-    EXPECT_THAT(again.err, HasSubstr("sbtest1 already exists"));
-    EXPECT_THAT(again.err, HasSubstr(plan));
-    EXPECT_EQ(RowsInTable(backend), kTableSize) << "the existing table was touched";
+    EXPECT_EQ(again.exit_code, kExitOk) << again.Describe();
+    EXPECT_THAT(again.out, HasSubstr("sbtest1: 1000 / 1000 rows"));
+    EXPECT_EQ(RowsInTable(backend), kTableSize) << "the loaded table was touched";
 
     const ProcessResult cleanup = RunDbload({"cleanup", plan});
     EXPECT_EQ(cleanup.exit_code, kExitOk) << cleanup.Describe();
     EXPECT_EQ(RowsInTable(backend), -1);
+    // A table of the same name that someone else created.
+    const std::string create = "CREATE TABLE bench.sbtest1 (id INTEGER)";
+    if (backend == Backend::kPostgres) {
+      Psql("bench", "CREATE TABLE sbtest1 (id INTEGER)");
+    } else {
+      Mariadb(create);
+    }
+    const ProcessResult refused = RunDbload({"prepare", plan});
+    EXPECT_EQ(refused.exit_code, kExitUsage) << refused.Describe();
+    EXPECT_THAT(refused.err, HasSubstr("sbtest1 already exists and was not created by dbload"));
+    EXPECT_THAT(refused.err, HasSubstr(plan));
+    EXPECT_EQ(RunDbload({"cleanup", plan}).exit_code, kExitOk);
+    EXPECT_EQ(RowsInTable(backend), 0) << "cleanup dropped a table dbload did not create";
+    if (backend == Backend::kPostgres) {
+      Psql("bench", "DROP TABLE sbtest1");
+    } else {
+      Mariadb("DROP TABLE bench.sbtest1");
+    }
     const ProcessResult prepare = RunDbload({"prepare", plan});
     EXPECT_EQ(prepare.exit_code, kExitOk) << prepare.Describe();
     EXPECT_EQ(RowsInTable(backend), kTableSize);

@@ -1,0 +1,349 @@
+// Workloads written in YAML (workloads/*.yaml) end to end, with the real `dbload` executable
+// against real PostgreSQL 15 and MariaDB 10.11 (tests/harness/dbenv): prepare loads and
+// validates the data set, runs of the shop cases change exactly the rows their reports say,
+// a killed load resumes to the exact row count, cleanup drops only what dbload created, and
+// dbload refuses to write into a table it did not create. Every count is read with the
+// database's own client (psql, mariadb), not through dbload.
+
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/report.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/harness/child_process.h"
+#include "tests/harness/sql_clients.h"
+#include "tests/harness/test_servers.h"
+
+#ifndef DBLOAD_BINARY
+#error "DBLOAD_BINARY must be defined (the path of the dbload executable)"
+#endif
+
+namespace dbload {
+namespace {
+
+using ::dbload::testing::Child;
+using ::dbload::testing::ProcessResult;
+using ::dbload::testing::RunProcess;
+using ::dbload::testing::TestServers;
+using ::dbload::testing::TestServersEnvironment;
+using ::testing::HasSubstr;
+
+enum class Backend { kPostgres, kMariaDb };
+
+std::string NameOf(const ::testing::TestParamInfo<Backend>& info) {
+  return info.param == Backend::kPostgres ? "Postgres" : "MariaDb";
+}
+
+TestServers& Servers() { return TestServersEnvironment::Servers(); }
+
+class WorkloadTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/dbload_workload_test.XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+
+  bool pg() const { return GetParam() == Backend::kPostgres; }
+
+  // A plan for `workload`/`scenario` on this backend, open loop at 2,000/s.
+  std::string WritePlan(const std::string& workload, const std::string& scenario,
+                        const std::string& options) {
+    const std::string path = dir_ + "/plan.yaml";
+    std::ofstream out(path);
+    out << "name: workload-test\ntarget:\n  driver: " << (pg() ? "postgresql" : "mysql")
+        << "\n  host: 127.0.0.1\n  port: " << Servers().Get(pg() ? "PG_PORT" : "MARIADB_PORT")
+        << "\n  user: bench\n  password_file: "
+        << Servers().Get(pg() ? "PG_PASSWORD_FILE" : "MARIADB_PASSWORD_FILE")
+        << "\n  database: bench\n  pool: 4\nworkload: " << workload << "\nscenario: " << scenario
+        << "\nworkload_options: " << options
+        << "\nload: {open: {rate: 2000}}\nstop: {queries: 100, duration: 60s}\n";
+    return path;
+  }
+
+  ProcessResult Dbload(std::vector<std::string> args,
+                       std::chrono::seconds timeout = std::chrono::seconds(120)) {
+    args.insert(args.begin(), DBLOAD_BINARY);
+    return RunProcess(args, timeout);
+  }
+
+  std::string Sql(const std::string& sql) {
+    return pg() ? dbload::testing::Psql(Servers(), "bench", sql)
+                : dbload::testing::Mariadb(Servers(), "USE bench; " + sql);
+  }
+
+  int64_t Count(const std::string& table) {
+    int64_t value = -1;
+    EXPECT_TRUE(absl::SimpleAtoi(Sql("SELECT COUNT(*) FROM " + table), &value)) << table;
+    return value;
+  }
+
+  int64_t TablesNamed(const std::string& names) {
+    int64_t value = -1;
+    const std::string schema = pg() ? "current_schema()" : "DATABASE()";
+    EXPECT_TRUE(absl::SimpleAtoi(
+        Sql("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = " + schema +
+            " AND table_name IN (" + names + ")"),
+        &value));
+    return value;
+  }
+
+  // Runs `scenario` for `queries` transactions and returns its report.
+  v1::RunReport Run(const std::string& plan, const std::string& scenario, int queries) {
+    const std::string report_path = dir_ + "/report.json";
+    const ProcessResult run =
+        Dbload({"run", plan, "--set", "scenario=" + scenario, "--set",
+                absl::StrCat("stop.queries=", queries), "--report", report_path});
+    EXPECT_EQ(run.exit_code, 0) << run.Describe();
+    std::ifstream in(report_path);
+    const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    absl::StatusOr<v1::RunReport> report = ParseReportJson(json);
+    EXPECT_TRUE(report.ok()) << report.status() << "\n" << run.Describe();
+    return report.ok() ? *report : v1::RunReport();
+  }
+
+  static uint64_t ExecutedOf(const v1::RunReport& report, const std::string& query_type) {
+    for (const v1::QueryTypeReport& type : report.query_types()) {
+      if (type.name() == query_type) return type.executed();
+    }
+    ADD_FAILURE() << "no query type " << query_type;
+    return 0;
+  }
+
+  std::string dir_;
+};
+
+constexpr char kSmallShop[] = "{users: 2000, items: 1000, orders: 4000, order_items: 8000}";
+
+TEST_P(WorkloadTest, ShopPreparesRunsItsCasesExactlyAndCleansUp) {
+  const std::string plan = WritePlan("shop", "insert_users", kSmallShop);
+  const ProcessResult clean = Dbload({"cleanup", plan});
+  ASSERT_EQ(clean.exit_code, 0) << clean.Describe();
+
+  const ProcessResult prepare = Dbload({"prepare", plan});
+  ASSERT_EQ(prepare.exit_code, 0) << prepare.Describe();
+  EXPECT_THAT(prepare.out, HasSubstr("order_items: 8000 / 8000 rows"));
+  EXPECT_EQ(Count("users"), 2000);
+  EXPECT_EQ(Count("items"), 1000);
+  EXPECT_EQ(Count("orders"), 4000);
+  EXPECT_EQ(Count("order_items"), 8000);
+  EXPECT_EQ(Sql("SELECT MIN(id) FROM users"), "1");
+  EXPECT_EQ(Sql("SELECT MAX(id) FROM users"), "2000");
+  // Again: everything is loaded already, so nothing changes.
+  const ProcessResult again = Dbload({"prepare", plan});
+  ASSERT_EQ(again.exit_code, 0) << again.Describe();
+  EXPECT_EQ(Count("users"), 2000);
+
+  // Each case changes exactly the rows its report says it wrote.
+  v1::RunReport report = Run(plan, "insert_users", 300);
+  ASSERT_EQ(report.row_changes_size(), 1);  // dbload's own check, from the workload's changes
+  EXPECT_EQ(report.row_changes(0).table(), "users");
+  EXPECT_EQ(report.row_changes(0).after() - report.row_changes(0).before(), 300);
+  EXPECT_EQ(report.row_changes(0).expected(), 300);
+  EXPECT_EQ(report.executed(), 300u);
+  EXPECT_EQ(report.errors(), 0u);
+  EXPECT_EQ(Count("users"), 2300);
+
+  report = Run(plan, "batch_insert_items", 5);
+  EXPECT_EQ(report.executed(), 5u);
+  EXPECT_EQ(Count("items"), 1500);
+
+  report = Run(plan, "delete_orders_batch", 3);
+  EXPECT_EQ(report.executed(), 3u);
+  EXPECT_EQ(report.errors(), 0u);
+  EXPECT_EQ(Count("orders"), 3700);
+  EXPECT_EQ(Sql("SELECT COUNT(*) FROM order_items oi LEFT JOIN orders o ON o.id = oi.order_id "
+                "WHERE o.id IS NULL"),
+            "0");  // the delete cascaded
+
+  const int64_t order_items_before = Count("order_items");
+  report = Run(plan, "insert_user_order_items", 50);
+  EXPECT_EQ(report.executed(), 50u);
+  EXPECT_EQ(report.errors(), 0u);
+  EXPECT_EQ(Count("users"), 2350);
+  EXPECT_EQ(Count("orders"), 3750);
+  EXPECT_EQ(Count("order_items"), order_items_before + 100);
+  // The captured ids linked them: every new order belongs to a new user.
+  EXPECT_EQ(Sql("SELECT COUNT(*) FROM orders o JOIN users u ON u.id = o.user_id "
+                "WHERE u.email LIKE 'tx%'"),
+            "50");
+
+  report = Run(plan, "select_users_by_email", 400);
+  EXPECT_EQ(report.executed(), 400u);
+  EXPECT_EQ(report.errors(), 0u);
+  EXPECT_GT(report.total_duration_s(), report.queries_duration_s());  // the sample was read
+
+  report = Run(plan, "delete_orders", 100);
+  EXPECT_EQ(report.executed(), 100u);
+  EXPECT_EQ(report.errors(), 0u);
+  EXPECT_EQ(Count("orders"), 3650);
+
+  report = Run(plan, "mixed", 600);
+  EXPECT_EQ(report.executed(), 600u);
+  EXPECT_EQ(report.errors(), 0u);
+  EXPECT_EQ(Count("users"), 2350 + static_cast<int64_t>(ExecutedOf(report, "insert_user")));
+  EXPECT_EQ(Count("orders"), 3650 - static_cast<int64_t>(ExecutedOf(report, "delete_order")));
+  EXPECT_GT(ExecutedOf(report, "select_user"), ExecutedOf(report, "delete_order"));
+
+  const ProcessResult cleanup = Dbload({"cleanup", plan});
+  ASSERT_EQ(cleanup.exit_code, 0) << cleanup.Describe();
+  EXPECT_EQ(TablesNamed("'users', 'items', 'orders', 'order_items', 'dbload_load_state'"), 0);
+}
+
+TEST_P(WorkloadTest, PrepareRefusesATableItDidNotCreateAndCleanupLeavesIt) {
+  const std::string plan = WritePlan("events", "insert_events", "{customers: 100, events: 100}");
+  ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
+  Sql("CREATE TABLE customer (x INTEGER)");
+  Sql("INSERT INTO customer VALUES (7)");
+  const ProcessResult prepare = Dbload({"prepare", plan});
+  EXPECT_NE(prepare.exit_code, 0) << prepare.Describe();
+  EXPECT_THAT(prepare.err, HasSubstr("table customer already exists and was not created by dbload"));
+  ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
+  EXPECT_EQ(Count("customer"), 1);  // untouched
+  Sql("DROP TABLE customer");
+  // Without the stranger, it loads.
+  const ProcessResult loads = Dbload({"prepare", plan});
+  EXPECT_EQ(loads.exit_code, 0) << loads.Describe();
+  EXPECT_EQ(Count("event"), 100);
+  ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
+}
+
+TEST_P(WorkloadTest, AKilledLoadResumesToTheExactRowCount) {
+  // 600,000 rows in batches of 250,000, generated by the server.
+  const std::string plan = WritePlan("tenant_orders", "pk_lookup", "{rows: 600000}");
+  ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
+  {
+    Child loader({DBLOAD_BINARY, "prepare", plan});
+    ASSERT_TRUE(loader.PumpUntil(
+        [](const std::string& out) { return out.find("250000 / 600000") != std::string::npos; },
+        std::chrono::seconds(60)))
+        << loader.out() << loader.err();
+    loader.Signal(SIGKILL);
+    loader.Wait(std::chrono::seconds(10));
+  }
+  // Only whole batches, each with its watermark.
+  const int64_t loaded = Count("tenant_orders");
+  EXPECT_TRUE(loaded == 250000 || loaded == 500000) << loaded;
+  EXPECT_EQ(Sql("SELECT rows_done FROM dbload_load_state WHERE tbl = 'tenant_orders'"),
+            std::to_string(loaded));
+
+  const ProcessResult resumed = Dbload({"prepare", plan});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.Describe();
+  EXPECT_THAT(resumed.out, HasSubstr(absl::StrCat("tenant_orders: resuming after row ", loaded)));
+  EXPECT_EQ(Count("tenant_orders"), 600000);
+  EXPECT_EQ(Sql("SELECT COUNT(DISTINCT order_id) FROM tenant_orders"), "600000");
+  EXPECT_EQ(Sql("SELECT MAX(order_id) FROM tenant_orders"), "600000");
+  // prepare validated the data set (its checks ran); the hot tenants hold about 80 %.
+  const std::string hot = Sql("SELECT COUNT(*) FROM tenant_orders WHERE tenant_id <= 20");
+  int64_t hot_rows = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(hot, &hot_rows));
+  EXPECT_NEAR(hot_rows / 600000.0, 0.8, 0.01);
+
+  // The scripts run on it.
+  for (const std::string scenario : {"pk_lookup", "customer_latest", "hourly_aggregate", "mixed"}) {
+    const v1::RunReport report = Run(plan, scenario, 200);
+    EXPECT_EQ(report.executed(), 200u) << scenario;
+    EXPECT_EQ(report.errors(), 0u) << scenario;
+  }
+  ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
+  EXPECT_EQ(TablesNamed("'tenant_orders'"), 0);
+}
+
+// A user's own workload file (next to the plan) whose declared row changes do not happen:
+// dbload compares the database's counts with its report and fails the run, saying so.
+TEST_P(WorkloadTest, AUserWorkloadWhoseRowsDoNotChangeAsDeclaredFailsTheRowCheck) {
+  {
+    std::ofstream out(dir_ + "/mine.yaml");
+    out << R"yaml(name: mine
+tables:
+  - name: mine_t
+    create: CREATE TABLE mine_t (id BIGINT PRIMARY KEY, v INTEGER NOT NULL)
+    data:
+      rows: 100
+      columns: {id: {row: true}, v: {uniform: {min: 1, max: 9}}}
+scenarios:
+  - name: churn
+    query_types:
+      - name: add
+        changes: {mine_t: 1}
+        statements:
+          - sql: INSERT INTO mine_t (id, v) VALUES (?, 1)
+            params: [{sequence: {start: 1000}}]
+      - name: remove_missing
+        changes: {mine_t: -1}
+        statements:
+          - sql: DELETE FROM mine_t WHERE id = ?
+            params: [{uniform: {min: 100000, max: 200000}}]
+)yaml";
+  }
+  const std::string plan = WritePlan("mine.yaml", "churn", "{}");
+  ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
+  const ProcessResult prepare = Dbload({"prepare", plan});
+  ASSERT_EQ(prepare.exit_code, 0) << prepare.Describe();
+  const ProcessResult run = Dbload({"run", plan, "--set", "stop.queries=200"});
+  EXPECT_EQ(run.exit_code, 1) << run.Describe();
+  EXPECT_THAT(run.out, HasSubstr("Rows changed"));
+  EXPECT_THAT(run.out, HasSubstr("MISMATCH"));
+  EXPECT_THAT(run.err, HasSubstr("the database disagrees with the report: mine_t changed by +"));
+  // The inserts happened; the deletes found nothing.
+  EXPECT_GT(Count("mine_t"), 100);
+  ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
+  EXPECT_EQ(TablesNamed("'mine_t'"), 0);
+}
+
+// `dbload workloads` and `dbload workload check`: the catalogue, and errors that name the line
+// and field (or the --set) of the mistake.
+TEST(WorkloadCommandsTest, ListAndCheck) {
+  const ProcessResult list = RunProcess({DBLOAD_BINARY, "workloads"});
+  ASSERT_EQ(list.exit_code, 0) << list.Describe();
+  EXPECT_THAT(list.out, HasSubstr("oltp: point_select read_only read_write write_only"));
+  EXPECT_THAT(list.out, HasSubstr("shop: insert_users batch_insert_items"));
+  EXPECT_THAT(list.out, HasSubstr("tenant_orders: pk_lookup"));
+  EXPECT_THAT(list.out, HasSubstr("events: insert_events read_events"));
+
+  const ProcessResult good = RunProcess({DBLOAD_BINARY, "workload", "check", "shop"});
+  EXPECT_EQ(good.exit_code, 0) << good.Describe();
+  EXPECT_THAT(good.out, HasSubstr("workload shop, 4 tables, 17 scenarios"));
+  const ProcessResult option = RunProcess({DBLOAD_BINARY, "workload", "check", "shop", "--set",
+                                           "user=5"});
+  EXPECT_EQ(option.exit_code, 2);
+  EXPECT_THAT(option.err, HasSubstr("--set user: unknown option"));
+
+  char pattern[] = "/tmp/dbload_workload_check.XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string path = std::string(pattern) + "/bad.yaml";
+  std::ofstream(path) << "name: bad\nscenarios:\n  - name: s\n    query_types:\n      - name: q\n"
+                         "        statements:\n          - sql: SELECT ?\n"
+                         "            params: [{uniform: {min: 5, max: 1}}]\n";
+  const ProcessResult bad = RunProcess({DBLOAD_BINARY, "workload", "check", path});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr(path + ":8:46: scenarios.0.query_types.0.statements.0.params.0."
+                                 "uniform.max: must be >= min (5), got 1"));
+  std::filesystem::remove_all(pattern);
+}
+
+INSTANTIATE_TEST_SUITE_P(Databases, WorkloadTest,
+                         ::testing::Values(Backend::kPostgres, Backend::kMariaDb), NameOf);
+
+}  // namespace
+}  // namespace dbload
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(
+      new dbload::testing::TestServersEnvironment({"postgres", "mariadb"}));
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,270 @@
+// The engine of YAML workloads on a recording session: what each query type sends, in which
+// order, with which values; captures, repeats, transactions, samples and their partitioning.
+
+#include "common/workloads/declarative.h"
+
+#include <functional>
+#include <set>
+
+#include "common/workload_parser.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dbload {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string Text(const db::Value& value) {
+  if (const auto* number = std::get_if<int64_t>(&value)) return std::to_string(*number);
+  if (const auto* text = std::get_if<std::string_view>(&value)) return std::string(*text);
+  if (const auto* real = std::get_if<double>(&value)) return std::to_string(*real);
+  return "NULL";
+}
+
+// Records every call; Execute returns a growing id when asked to capture, and fails the
+// statement whose id is `fail_id`.
+class RecordingSession final : public db::Session {
+ public:
+  absl::Status Prepare(int id, const db::StatementSpec& statement) override {
+    prepared[id] = statement.sql;
+    return absl::OkStatus();
+  }
+  db::ExecOutcome Execute(int id, std::span<const db::Value> params,
+                          bool capture_first_value) override {
+    std::string line = absl::StrCat("exec ", id);
+    for (const db::Value& value : params) absl::StrAppend(&line, " ", Text(value));
+    calls.push_back(line);
+    db::ExecOutcome outcome;
+    if (id == fail_id) {
+      outcome.error = db::DbError{.error_class = db::ErrorClass::kRetryable, .code = "40001"};
+      return outcome;
+    }
+    outcome.rows = 1;
+    if (capture_first_value) outcome.first_value = ++last_id;
+    return outcome;
+  }
+  db::ExecOutcome ExecuteSql(std::string_view sql) override {
+    calls.push_back("sql " + std::string(sql));
+    return {};
+  }
+  db::ExecOutcome Begin() override {
+    calls.push_back("begin");
+    return {};
+  }
+  db::ExecOutcome Commit() override {
+    calls.push_back("commit");
+    return {};
+  }
+  db::ExecOutcome Rollback() override {
+    calls.push_back("rollback");
+    return {};
+  }
+  absl::Status Reconnect() override { return absl::OkStatus(); }
+  db::ExecOutcome BulkInsert(std::string_view table, std::span<const std::string> columns,
+                             std::span<const db::Value> values) override {
+    db::ExecOutcome outcome;
+    outcome.rows = static_cast<int64_t>(values.size() / columns.size());
+    calls.push_back(absl::StrCat("bulk ", std::string(table), " ", outcome.rows, " rows from ",
+                                 Text(values[0])));
+    return outcome;
+  }
+  absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view sql, size_t) override {
+    calls.push_back("fetch " + std::string(sql));
+    if (fetch) return fetch(sql);
+    return sample;
+  }
+
+  std::map<int, std::string> prepared;
+  std::vector<std::string> calls;
+  std::vector<std::string> sample = {"11", "12", "13", "14", "15"};
+  std::function<std::vector<std::string>(std::string_view)> fetch;  // instead of `sample`
+  int fail_id = -1;
+  int64_t last_id = 100;
+};
+
+// Hands out sessions that forward to one RecordingSession, so a test sees what Setup did.
+class FakeDriver final : public db::Driver {
+ public:
+  explicit FakeDriver(RecordingSession& session) : session_(session) {}
+  db::Dialect dialect() const override { return db::Dialect::kPostgreSql; }
+  db::Capabilities capabilities() const override { return {}; }
+  absl::StatusOr<std::unique_ptr<db::Session>> Connect() override {
+    ++connects;
+    return std::unique_ptr<db::Session>(new Forwarding(session_));
+  }
+  int connects = 0;
+
+ private:
+  struct Forwarding final : db::Session {
+    explicit Forwarding(RecordingSession& to) : to(to) {}
+    absl::Status Prepare(int id, const db::StatementSpec& s) override { return to.Prepare(id, s); }
+    db::ExecOutcome Execute(int id, std::span<const db::Value> p, bool c) override {
+      return to.Execute(id, p, c);
+    }
+    db::ExecOutcome ExecuteSql(std::string_view sql) override { return to.ExecuteSql(sql); }
+    db::ExecOutcome Begin() override { return to.Begin(); }
+    db::ExecOutcome Commit() override { return to.Commit(); }
+    db::ExecOutcome Rollback() override { return to.Rollback(); }
+    absl::Status Reconnect() override { return absl::OkStatus(); }
+    db::ExecOutcome BulkInsert(std::string_view t, std::span<const std::string> c,
+                               std::span<const db::Value> v) override {
+      return to.BulkInsert(t, c, v);
+    }
+    absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view sql,
+                                                         size_t max_rows) override {
+      return to.FetchColumn(sql, max_rows);
+    }
+    RecordingSession& to;
+  };
+  RecordingSession& session_;
+};
+
+constexpr char kShopLike[] = R"yaml(name: w
+scenarios:
+  - name: tx
+    query_types:
+      - name: user_and_order
+        transaction: true
+        statements:
+          - sql: {postgresql: "INSERT INTO u (e) VALUES (?) RETURNING id", mysql: "INSERT INTO u (e) VALUES (?)"}
+            params: [{pattern: {pattern: "e{seq}", start: 1}}]
+            capture: uid
+          - sql: INSERT INTO o (uid, n) VALUES {repeat}
+            repeat: 2
+            repeat_text: "(?, ?)"
+            params: [{captured: uid}, {constant: "7"}]
+  - name: deletes
+    query_types:
+      - name: delete
+        statements:
+          - sql: DELETE FROM o WHERE id = ?
+            params: [{sample: {sql: SELECT id FROM o ORDER BY id, consume: true}}]
+  - name: mixed
+    query_types:
+      - {name: a, weight: 1, statements: [{sql: SELECT 1}]}
+      - {name: b, weight: 3, statements: [{sql: SELECT 2}]}
+)yaml";
+
+std::unique_ptr<Scenario> ScenarioOf(const std::string& name) {
+  absl::StatusOr<v1::WorkloadSpec> spec = ParseWorkload(kShopLike, "w.yaml", {});
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  absl::StatusOr<std::unique_ptr<Scenario>> scenario =
+      MakeDeclarativeWorkload(*spec)->MakeScenario(name);
+  EXPECT_TRUE(scenario.ok()) << scenario.status();
+  return *std::move(scenario);
+}
+
+TEST(DeclarativeWorkloadTest, StatementsAreWrittenForEachDialect) {
+  std::unique_ptr<Scenario> scenario = ScenarioOf("tx");
+  const auto pg = scenario->Statements(db::Dialect::kPostgreSql);
+  ASSERT_EQ(pg.size(), 2u);
+  EXPECT_EQ(pg[0].sql, "INSERT INTO u (e) VALUES ($1) RETURNING id");
+  EXPECT_EQ(pg[1].sql, "INSERT INTO o (uid, n) VALUES ($1, $2), ($3, $4)");
+  const auto my = scenario->Statements(db::Dialect::kMySql);
+  EXPECT_EQ(my[0].sql, "INSERT INTO u (e) VALUES (?)");
+  EXPECT_EQ(my[1].sql, "INSERT INTO o (uid, n) VALUES (?, ?), (?, ?)");
+  EXPECT_THAT(scenario->query_types(), ElementsAre("user_and_order"));
+}
+
+TEST(DeclarativeWorkloadTest, ATransactionCarriesItsCapturedIdAndRepeatsItsValues) {
+  std::unique_ptr<Scenario> scenario = ScenarioOf("tx");
+  RecordingSession session;
+  std::unique_ptr<ScenarioWorker> worker = scenario->NewWorker({.run_seed = 1, .index = 1, .count = 3});
+  ASSERT_TRUE(worker->Run(worker->NextQueryType(), session).ok());
+  ASSERT_TRUE(worker->Run(0, session).ok());
+  // Slot 1 of 3: sequence values 2, 5, …; the captured ids 101, 102 flow into the next INSERT.
+  EXPECT_THAT(session.calls, ElementsAre("begin", "exec 0 e2", "exec 1 101 7 101 7", "commit",
+                                         "begin", "exec 0 e5", "exec 1 102 7 102 7", "commit"));
+}
+
+TEST(DeclarativeWorkloadTest, AFailedStatementRollsBackAndEndsTheTransaction) {
+  std::unique_ptr<Scenario> scenario = ScenarioOf("tx");
+  RecordingSession session;
+  session.fail_id = 0;
+  std::unique_ptr<ScenarioWorker> worker = scenario->NewWorker({.run_seed = 1, .index = 0, .count = 1});
+  const db::ExecOutcome outcome = worker->Run(0, session);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.error->code, "40001");
+  EXPECT_THAT(session.calls, ElementsAre("begin", "exec 0 e1", "rollback"));
+}
+
+TEST(DeclarativeWorkloadTest, ConsumedSamplesArePartitionedAcrossWorkersAndRunOut) {
+  std::unique_ptr<Scenario> scenario = ScenarioOf("deletes");
+  RecordingSession setup;
+  FakeDriver driver(setup);
+  ASSERT_TRUE(scenario->Setup(driver).ok());
+  EXPECT_THAT(setup.calls, ElementsAre("fetch SELECT id FROM o ORDER BY id"));
+  std::set<std::string> deleted;
+  for (uint32_t slot = 0; slot < 2; ++slot) {
+    std::unique_ptr<ScenarioWorker> worker = scenario->NewWorker({.run_seed = 1, .index = slot, .count = 2});
+    RecordingSession session;
+    for (;;) {
+      const db::ExecOutcome outcome = worker->Run(0, session);
+      if (!outcome.ok()) {
+        EXPECT_THAT(outcome.error->message, HasSubstr("used up"));
+        break;
+      }
+      EXPECT_TRUE(deleted.insert(session.calls.back()).second) << session.calls.back();
+    }
+  }
+  // Every id of the sample exactly once, over both workers.
+  EXPECT_THAT(deleted, ElementsAre("exec 0 11", "exec 0 12", "exec 0 13", "exec 0 14", "exec 0 15"));
+}
+
+TEST(DeclarativeWorkloadTest, AScenarioThatSamplesRefusesToStartOnAnEmptySample) {
+  std::unique_ptr<Scenario> scenario = ScenarioOf("deletes");
+  RecordingSession setup;
+  setup.sample.clear();
+  FakeDriver driver(setup);
+  EXPECT_THAT(scenario->Setup(driver).message(), HasSubstr("returned no rows"));
+}
+
+TEST(DeclarativeWorkloadTest, AScenarioWithoutSamplesOpensNoSessionToSetUp) {
+  std::unique_ptr<Scenario> scenario = ScenarioOf("tx");
+  RecordingSession setup;
+  FakeDriver driver(setup);
+  ASSERT_TRUE(scenario->Setup(driver).ok());
+  EXPECT_EQ(driver.connects, 0);
+}
+
+TEST(DeclarativeWorkloadTest, QueryTypesFollowTheirWeights) {
+  std::unique_ptr<Scenario> scenario = ScenarioOf("mixed");
+  std::unique_ptr<ScenarioWorker> worker = scenario->NewWorker({.run_seed = 5, .index = 0, .count = 1});
+  int counts[2] = {0, 0};
+  for (int i = 0; i < 40'000; ++i) ++counts[worker->NextQueryType()];
+  EXPECT_NEAR(counts[1] / 40'000.0, 0.75, 0.01);
+}
+
+// A spec built in code (as oltp's) may leave the batch at 0: the loader still advances, in
+// batches of the default size, each committed with its watermark.
+TEST(DeclarativeWorkloadTest, LoadingABuiltSpecWithoutABatchSizeUsesTheDefault) {
+  v1::WorkloadSpec spec;
+  spec.set_name("built");
+  v1::Table& table = *spec.add_tables();
+  table.set_name("t");
+  table.mutable_create()->set_any("CREATE TABLE t (id BIGINT)");
+  table.mutable_data()->set_rows(25'000);
+  v1::Column& id = *table.mutable_data()->add_columns();
+  id.set_name("id");
+  id.mutable_generator()->set_row(true);
+  RecordingSession session;
+  session.fetch = [](std::string_view sql) -> std::vector<std::string> {
+    if (sql.starts_with("SELECT COUNT(*)")) return {"25000"};
+    return {};  // no load state yet, no table yet
+  };
+  ASSERT_TRUE(LoadWorkloadData(spec, session, db::Dialect::kPostgreSql, nullptr).ok());
+  std::vector<std::string> bulk;
+  std::vector<std::string> watermarks;
+  for (const std::string& call : session.calls) {
+    if (call.starts_with("bulk")) bulk.push_back(call);
+    if (call.find("SET rows_done") != std::string::npos) watermarks.push_back(call.substr(0, 60));
+  }
+  EXPECT_THAT(bulk, ElementsAre("bulk t 10000 rows from 1", "bulk t 10000 rows from 10001",
+                                "bulk t 5000 rows from 20001"));
+  EXPECT_EQ(watermarks.size(), 5u);  // three batches, then "index:0" and "done"
+}
+
+}  // namespace
+}  // namespace dbload

@@ -1,0 +1,162 @@
+#include "common/workload_parser.h"
+
+#include "common/field_error.h"
+#include "common/sql_text.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dbload {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A minimal valid workload; each test breaks one thing in it.
+constexpr char kValid[] = R"(name: tiny
+options:
+  rows: 10
+tables:
+  - name: t
+    create: CREATE TABLE t (id BIGINT PRIMARY KEY, v VARCHAR(20))
+    data:
+      rows: ${rows}
+      columns:
+        id: {row: true}
+        v: {pattern: {pattern: "v{row}"}}
+scenarios:
+  - name: read
+    query_types:
+      - name: by_id
+        statements:
+          - sql: SELECT v FROM t WHERE id = ?
+            params: [{uniform: {min: 1, max: "${rows}"}}]
+)";
+
+absl::StatusOr<v1::WorkloadSpec> Parse(const std::string& text,
+                                       const std::map<std::string, std::string>& options = {}) {
+  return ParseWorkload(text, "w.yaml", options);
+}
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+TEST(WorkloadParserTest, ReadsAValidFileWithItsOptionsInPlace) {
+  absl::StatusOr<v1::WorkloadSpec> spec = Parse(kValid);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->name(), "tiny");
+  EXPECT_EQ(spec->tables(0).data().rows(), 10);
+  EXPECT_EQ(spec->tables(0).data().batch(), 10'000u);  // the default
+  ASSERT_EQ(spec->tables(0).data().columns_size(), 2);
+  EXPECT_EQ(spec->tables(0).data().columns(1).name(), "v");
+  EXPECT_EQ(spec->tables(0).data().columns(1).generator().pattern().pattern(), "v{row}");
+  EXPECT_EQ(spec->scenarios(0).query_types(0).statements(0).params(0).uniform().max(), 10);
+  EXPECT_EQ(spec->scenarios(0).query_types(0).weight(), 1);  // the default
+  EXPECT_EQ(spec->tables(0).create().any(), "CREATE TABLE t (id BIGINT PRIMARY KEY, v VARCHAR(20))");
+  EXPECT_EQ(spec->options().at("rows"), "10");
+}
+
+TEST(WorkloadParserTest, ThePlansOptionsWinAndUnknownOnesAreRefusedByName) {
+  absl::StatusOr<v1::WorkloadSpec> spec = Parse(kValid, {{"rows", "500"}});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->tables(0).data().rows(), 500);
+  EXPECT_EQ(spec->scenarios(0).query_types(0).statements(0).params(0).uniform().max(), 500);
+  const absl::Status unknown = Parse(kValid, {{"row", "5"}}).status();
+  EXPECT_EQ(FieldOf(unknown), "workload_options.row");
+  EXPECT_THAT(unknown.message(), HasSubstr("known: rows"));
+  EXPECT_EQ(FieldOf(Parse(kValid, {{"rows", "many"}}).status()), "workload_options.rows");
+}
+
+TEST(WorkloadParserTest, ErrorsNameTheFileLineAndField) {
+  struct Case {
+    std::string from, to, expected;
+  };
+  const Case cases[] = {
+      {"    create:", "    craete:", "w.yaml:6:5: tables.0.craete: unknown field"},
+      {"SELECT v FROM t WHERE id = ?", "SELECT v FROM t WHERE id = ? AND v = ?",
+       "w.yaml:17:18: scenarios.0.query_types.0.statements.0.sql: the SQL has 2 placeholders"},
+      {"min: 1, max:", "min: 20, max:",
+       "scenarios.0.query_types.0.statements.0.params.0.uniform.max"},
+      {"- name: t\n", "- name: T\n", "tables.0.name: expected a lowercase name"},
+      {"rows: ${rows}", "rows: ${rowz}", "w.yaml:8:13: tables.0.data.rows: unknown option ${rowz}"},
+      {"rows: ${rows}", "rows: -3", "tables.0.data.rows: must be >= 0"},
+      {"{row: true}", "{row: yes}", "tables.0.data.columns.id.row: expected true or false"},
+      {"{row: true}", "{row: true, constant: x}", "only one of the generator kinds"},
+      {"{uniform: {min: 1, max: \"${rows}\"}}", "{captured: id}",
+       "statements.0.params.0: captured: no earlier statement"},
+      {"  - name: read\n", "  - name: read\n    bogus: 1\n", "w.yaml:14:5: scenarios.0.bogus"},
+  };
+  for (const Case& c : cases) {
+    const absl::Status status = Parse(Replace(kValid, c.from, c.to)).status();
+    EXPECT_THAT(status.message(), HasSubstr(c.expected)) << c.to;
+  }
+  EXPECT_THAT(Parse("name: [unclosed").status().message(), HasSubstr("w.yaml:1:"));
+}
+
+TEST(WorkloadParserTest, RepeatedStatementsCountPlaceholdersInTheRepeatedPart) {
+  const std::string repeated = Replace(kValid, R"(          - sql: SELECT v FROM t WHERE id = ?
+            params: [{uniform: {min: 1, max: "${rows}"}}])",
+                                       R"(          - sql: SELECT v FROM t WHERE id IN ({repeat})
+            repeat: 3
+            repeat_text: "?"
+            params: [{uniform: {min: 1, max: "${rows}"}}])");
+  absl::StatusOr<v1::WorkloadSpec> spec = Parse(repeated);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->scenarios(0).query_types(0).statements(0).repeat(), 3u);
+  EXPECT_THAT(Parse(Replace(repeated, "repeat_text: \"?\"", "repeat_text: \"?, ?\""))
+                  .status()
+                  .message(),
+              HasSubstr("repeat_text has 2 placeholders but 1 params"));
+  EXPECT_THAT(Parse(Replace(repeated, "IN ({repeat})", "IN (?)")).status().message(),
+              HasSubstr("must hold {repeat} once"));
+}
+
+TEST(WorkloadParserTest, TimestampsTakeADateAndDays) {
+  absl::StatusOr<v1::WorkloadSpec> spec =
+      Parse(Replace(kValid, "{pattern: {pattern: \"v{row}\"}}",
+                    "{timestamp: {from: \"2024-01-01\", days: 730}}"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const auto& timestamp = spec->tables(0).data().columns(1).generator().timestamp();
+  EXPECT_EQ(timestamp.from_unix_s(), 1704067200);
+  EXPECT_EQ(timestamp.span_s(), 730 * 86400);
+  EXPECT_THAT(Parse(Replace(kValid, "{pattern: {pattern: \"v{row}\"}}",
+                            "{timestamp: {from: \"2024-13-01\", days: 730}}"))
+                  .status()
+                  .message(),
+              HasSubstr("tables.0.data.columns.v.timestamp.from: expected a date"));
+}
+
+TEST(WorkloadParserTest, EveryBuiltinWorkloadFileParses) {
+  ASSERT_FALSE(BuiltinWorkloadFiles().empty());
+  for (const auto& [name, text] : BuiltinWorkloadFiles()) {
+    absl::StatusOr<v1::WorkloadSpec> spec = ResolveWorkload(name, {});
+    ASSERT_TRUE(spec.ok()) << name << ": " << spec.status();
+    EXPECT_EQ(spec->name(), name);
+    EXPECT_TRUE(IsYamlWorkload(name));
+  }
+  EXPECT_FALSE(IsYamlWorkload("oltp"));
+  EXPECT_TRUE(IsYamlWorkload("./mine.yaml"));
+  EXPECT_THAT(ResolveWorkload("/nonexistent/w.yaml", {}).status().message(),
+              HasSubstr("cannot read workload file /nonexistent/w.yaml"));
+}
+
+TEST(WorkloadParserTest, TheShopWorkloadHasTheSeventeenCases) {
+  absl::StatusOr<v1::WorkloadSpec> spec = ResolveWorkload("shop", {{"users", "1000"}});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->scenarios_size(), 17);
+  EXPECT_EQ(spec->tables(0).data().rows(), 1000);
+  EXPECT_EQ(spec->tables(2).data().columns(1).generator().uniform().max(), 1000);  // user_id
+}
+
+TEST(SqlTextTest, PlaceholdersOutsideQuotesAndComments) {
+  EXPECT_EQ(CountPlaceholders("SELECT '?', \"a?\", `b?` FROM t WHERE a = ? -- ?\n AND b = ?"), 2);
+  EXPECT_EQ(NumberPlaceholders("a = ? AND b = '?' AND c = ?"), "a = $1 AND b = '?' AND c = $2");
+  EXPECT_EQ(ExpandRepeat("INSERT INTO t VALUES {repeat}", "(?, ?)", 3),
+            "INSERT INTO t VALUES (?, ?), (?, ?), (?, ?)");
+  EXPECT_EQ(CountRepeatMarks("x IN ({repeat}) AND y = '{repeat}'"), 1);
+}
+
+}  // namespace
+}  // namespace dbload
