@@ -94,13 +94,7 @@ class BenchWorkload final : public Workload {
     if (name != "mixed") return absl::InvalidArgumentError("workload bench has scenario 'mixed'");
     return std::make_unique<BenchScenario>(BenchQueryTypes());
   }
-  absl::Status Prepare(db::Session&, db::Dialect,
-                       const std::function<void(const PrepareProgress&)>&) const override {
-    return absl::UnimplementedError("bench workload");
-  }
-  absl::Status Cleanup(db::Session&) const override {
-    return absl::UnimplementedError("bench workload");
-  }
+  v1::WorkloadSpec DataSpec() const override { return {}; }  // no tables: nothing to load
 };
 
 absl::StatusOr<std::unique_ptr<Workload>> MakeBenchWorkload(const v1::Plan& plan) {

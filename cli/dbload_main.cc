@@ -32,6 +32,7 @@
 #include "common/field_error.h"
 #include "common/workload.h"
 #include "common/workload_parser.h"
+#include "common/workloads/loader.h"
 
 namespace dbload {
 namespace {
@@ -48,9 +49,9 @@ Commands:
   run PLAN.yaml [--agents N] [--set PATH=VALUE ...] [--report FILE]
         Run a plan on this machine: a coordinator and N agents (default 1) in this process, on
         loopback. One line per second, then the report; --report FILE also writes it as JSON.
-  prepare PLAN.yaml [--set PATH=VALUE ...]
-        Create the plan's workload tables, load its data set (resumable: run it again after an
-        interruption) and validate it.
+  prepare PLAN.yaml [--parallel N] [--set PATH=VALUE ...]
+        Create the plan's workload tables, load its data set on N connections (default 1;
+        resumable: run it again after an interruption) and validate it.
   cleanup PLAN.yaml [--set PATH=VALUE ...]
         Drop the tables that prepare created (and only those).
   report FILE.json
@@ -149,15 +150,6 @@ absl::StatusOr<PlanArgs> PlanArgsOf(const std::string& command, const Flags& fla
   parsed.overrides = flags.All("--set");
   parsed.report_path = flags.Get("--report");
   return parsed;
-}
-
-absl::StatusOr<PlanArgs> ParsePlanArgs(const std::string& command,
-                                       const std::vector<std::string>& args, bool allow_report) {
-  std::set<std::string> with_value = {"--set"};
-  if (allow_report) with_value.insert("--report");
-  absl::StatusOr<Flags> flags = ParseFlags(command, args, with_value, {});
-  if (!flags.ok()) return flags.status();
-  return PlanArgsOf(command, *flags);
 }
 
 // Everything a command needs from a plan. Every failure names the plan file, and where it is
@@ -637,24 +629,35 @@ absl::StatusOr<std::unique_ptr<db::Session>> SetupSession(LoadedPlan& loaded,
 
 int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
   const char* name = cleanup ? "cleanup" : "prepare";
-  absl::StatusOr<PlanArgs> parsed = ParsePlanArgs(name, args, /*allow_report=*/false);
+  std::set<std::string> with_value = {"--set"};
+  if (!cleanup) with_value.insert("--parallel");
+  absl::StatusOr<Flags> flags = ParseFlags(name, args, with_value, {});
+  if (!flags.ok()) return Fail(flags.status());
+  absl::StatusOr<PlanArgs> parsed = PlanArgsOf(name, *flags);
   if (!parsed.ok()) return Fail(parsed.status());
+  absl::StatusOr<uint32_t> parallel =
+      PositiveCount(name, "--parallel", flags->Get("--parallel", "1"), kMaxLoadParallel);
+  if (!parallel.ok()) return Fail(parallel.status());
   SteadyClock clock;
   absl::StatusOr<LoadedPlan> loaded = LoadPlan(*parsed, clock);
   if (!loaded.ok()) return Fail(loaded.status());
-  absl::StatusOr<std::unique_ptr<db::Session>> session = SetupSession(*loaded, parsed->plan_path);
-  if (!session.ok()) return Fail(session.status());
   absl::Status status;
   if (cleanup) {
-    status = loaded->workload->Cleanup(**session);
+    absl::StatusOr<std::unique_ptr<db::Session>> session =
+        SetupSession(*loaded, parsed->plan_path);
+    if (!session.ok()) return Fail(session.status());
+    status = DropWorkloadData(loaded->workload->DataSpec(), **session);
+    session->reset();
+    loaded->driver->ThreadEnd();
   } else {
     const Nanos start = clock.Now();
     Nanos last_print = 0;
     // Per table: when its first report came and how many rows it had then (a resumed load
     // starts part-way), for its own rate and ETA.
     std::map<std::string, std::pair<Nanos, uint64_t>> table_start;
-    status = loaded->workload->Prepare(
-        **session, loaded->driver->dialect(), [&](const PrepareProgress& p) {
+    status = LoadWorkloadData(
+        loaded->workload->DataSpec(), *loaded->driver,
+        {.parallel = static_cast<int>(*parallel)}, [&](const PrepareProgress& p) {
           if (!p.note.empty()) {
             std::cout << p.note << std::endl;
             return;
@@ -671,17 +674,15 @@ int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
             eta = absl::StrFormat(", ETA %.0f s",
                                   static_cast<double>(p.rows_total - p.rows_done) / rate);
           }
-          std::cout << absl::StrFormat("%s: %d / %d rows (%.0f rows/s%s)", p.table, p.rows_done,
-                                       p.rows_total, rate, eta)
-                    << std::endl;
+          std::cout << absl::StrFormat("%s: %d / %d rows", p.table, p.rows_done, p.rows_total);
+          if (seconds > 0) std::cout << absl::StrFormat(" (%.0f rows/s%s)", rate, eta);
+          std::cout << std::endl;
         });
     if (status.ok()) {
       std::cout << absl::StrFormat("prepared in %.1f s (row counts and checks validated)\n",
                                    static_cast<double>(clock.Now() - start) / kSecond);
     }
   }
-  session->reset();
-  loaded->driver->ThreadEnd();
   if (!status.ok())
     return Fail(absl::Status(status.code(),
                              absl::StrCat(parsed->plan_path, ": ", name, ": ", status.message())));

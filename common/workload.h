@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "common/db/driver.h"
 #include "dbload/v1/plan.pb.h"
+#include "dbload/v1/workload.pb.h"
 
 namespace dbload {
 
@@ -50,24 +51,15 @@ class Scenario {
   }
 };
 
-struct PrepareProgress {
-  std::string table;
-  uint64_t rows_done = 0;
-  uint64_t rows_total = 0;
-  std::string note;  // instead of rows: something the user should know (free space, resuming)
-};
-
 // Schema, data and scenarios of one benchmark.
 class Workload {
  public:
   virtual ~Workload() = default;
   virtual std::vector<std::string> ScenarioNames() const = 0;
   virtual absl::StatusOr<std::unique_ptr<Scenario>> MakeScenario(const std::string& name) const = 0;
-  // Creates tables and loads the data set. Refuses to touch tables that exist already.
-  virtual absl::Status Prepare(db::Session& session, db::Dialect dialect,
-                               const std::function<void(const PrepareProgress&)>& progress) const = 0;
-  // Drops what Prepare created.
-  virtual absl::Status Cleanup(db::Session& session) const = 0;
+  // Its tables, how their data is generated, and the checks of the loaded data: what
+  // `dbload prepare` loads and `dbload cleanup` drops (common/workloads/loader.h).
+  virtual dbload::v1::WorkloadSpec DataSpec() const = 0;
 };
 
 // The signature of MakePlanWorkload, for components that take a workload source as a

@@ -1,7 +1,6 @@
 #include "common/workloads/oltp.h"
 
 #include "common/param_generator.h"
-#include "common/workloads/declarative.h"
 
 #include <algorithm>
 #include <array>
@@ -419,9 +418,7 @@ class OltpWorkload final : public Workload {
                                    "' (it has: ", absl::StrJoin(ScenarioNames(), ", "), ")"));
   }
 
-  absl::Status Prepare(Session& session, Dialect dialect,
-                       const std::function<void(const PrepareProgress&)>& progress) const override;
-  absl::Status Cleanup(Session& session) const override;
+  v1::WorkloadSpec DataSpec() const override;
 
  private:
   OltpOptions options_;
@@ -484,15 +481,7 @@ v1::WorkloadSpec DataSpecOf(const OltpOptions& options) {
   return spec;
 }
 
-absl::Status OltpWorkload::Prepare(
-    Session& session, Dialect dialect,
-    const std::function<void(const PrepareProgress&)>& progress) const {
-  return LoadWorkloadData(DataSpecOf(options_), session, dialect, progress);
-}
-
-absl::Status OltpWorkload::Cleanup(Session& session) const {
-  return DropWorkloadData(DataSpecOf(options_), session);
-}
+v1::WorkloadSpec OltpWorkload::DataSpec() const { return DataSpecOf(options_); }
 
 }  // namespace
 

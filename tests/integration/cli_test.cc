@@ -53,6 +53,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
+#include "tests/harness/sql_clients.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -239,40 +240,17 @@ class CliTest : public ::testing::Test {
 
   // ---- observers ----
 
+  // The servers' own clients (tests/harness/sql_clients.h), bound to this suite's servers.
   static std::vector<std::string> PsqlArgs(const std::string& database, const std::string& sql) {
-    TestServers& s = servers();
-    return {s.Get("PG_BINDIR") + "/psql",
-            "-X",
-            "-q",
-            "-At",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-h",
-            s.Get("PG_SOCKET_DIR"),
-            "-p",
-            s.Get("PG_PORT"),
-            "-U",
-            s.Get("PG_SUPERUSER"),
-            "-d",
-            database,
-            "-c",
-            sql};
+    return dbload::testing::PsqlArgs(servers(), database, sql);
   }
-
   static std::string Psql(const std::string& database, const std::string& sql) {
-    const ProcessResult result = RunProcess(PsqlArgs(database, sql));
-    EXPECT_EQ(result.exit_code, 0) << sql << "\n" << result.Describe();
-    return std::string(absl::StripAsciiWhitespace(result.out));
+    return dbload::testing::Psql(servers(), database, sql);
+  }
+  static std::string Mariadb(const std::string& sql) {
+    return dbload::testing::Mariadb(servers(), sql);
   }
 
-  static std::string Mariadb(const std::string& sql) {
-    TestServers& s = servers();
-    const ProcessResult result =
-        RunProcess({"/usr/bin/env", "mariadb", "--no-defaults", "-N", "-B", "--socket",
-                    s.Get("MARIADB_SOCKET"), "-u", s.Get("MARIADB_SUPERUSER"), "-e", sql});
-    EXPECT_EQ(result.exit_code, 0) << sql << "\n" << result.Describe();
-    return std::string(absl::StripAsciiWhitespace(result.out));
-  }
 
   struct PgDatabaseCounters {
     int64_t xact_commit = -1;

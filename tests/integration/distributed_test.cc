@@ -42,6 +42,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
+#include "tests/harness/sql_clients.h"
 #include "tests/harness/test_servers.h"
 
 #if !defined(DBLOAD_BINARY) || !defined(DBLOAD_COORDINATOR_BINARY) || !defined(DBLOAD_AGENT_BINARY)
@@ -197,30 +198,14 @@ class DistributedTest : public ::testing::Test {
     return false;
   }
 
+  // The servers' own clients (tests/harness/sql_clients.h), bound to this suite's servers.
   static std::vector<std::string> PsqlArgs(const std::string& database, const std::string& sql) {
-    TestServers& s = servers();
-    return {s.Get("PG_BINDIR") + "/psql",
-            "-X",
-            "-q",
-            "-At",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-h",
-            s.Get("PG_SOCKET_DIR"),
-            "-p",
-            s.Get("PG_PORT"),
-            "-U",
-            s.Get("PG_SUPERUSER"),
-            "-d",
-            database,
-            "-c",
-            sql};
+    return dbload::testing::PsqlArgs(servers(), database, sql);
   }
   static std::string Psql(const std::string& database, const std::string& sql) {
-    const ProcessResult result = RunProcess(PsqlArgs(database, sql));
-    EXPECT_EQ(result.exit_code, 0) << sql << "\n" << result.Describe();
-    return std::string(absl::StripAsciiWhitespace(result.out));
+    return dbload::testing::Psql(servers(), database, sql);
   }
+
 
   struct PgDatabaseCounters {
     int64_t xact_commit = -1;

@@ -10,7 +10,9 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -21,6 +23,7 @@
 #include "common/db/driver.h"
 #include "common/db/driver_factory.h"
 #include "common/workload.h"
+#include "common/workloads/loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/test_servers.h"
@@ -119,9 +122,25 @@ class OltpTest : public ::testing::TestWithParam<std::tuple<Backend, std::string
         "oltp", {{"tables", absl::StrCat(kTables)}, {"table_size", absl::StrCat(kTableSize)}});
     ASSERT_OK(workload.status());
     workload_ = *std::move(workload);
-    ASSERT_OK(workload_->Cleanup(*session_));  // what an earlier, failed test may have left
-    ASSERT_OK(workload_->Prepare(*session_, dialect(), nullptr));
+    ASSERT_OK(DropWorkloadData(workload_->DataSpec(), *session_));  // left by a failed run
+    ASSERT_OK(LoadWorkloadData(workload_->DataSpec(), *driver_, {}, nullptr));
     if (postgres()) {
+      // The loader's own connections report their statistics as they exit, a little after
+      // loading returns: wait until their inserts are counted, so that no case sees them.
+      const std::string loaded = absl::StrCat(kTables * kTableSize);
+      std::string seen;
+      for (int i = 0; i < 100 && seen != "0|" + loaded; ++i) {
+        if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        absl::StatusOr<std::vector<std::string>> rows = session_->FetchColumn(
+            "SELECT (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND backend_type = 'client backend') || '|' || "
+            "(SELECT coalesce(sum(n_tup_ins), 0) FROM pg_stat_user_tables WHERE relname LIKE "
+            "'sbtest%')",
+            1);
+        ASSERT_OK(rows.status());
+        seen = rows->empty() ? "" : rows->front();
+      }
+      ASSERT_EQ(seen, "0|" + loaded) << "the loader's statistics did not arrive within 10 s";
       // Autovacuum workers' transactions would show up in pg_stat_database's xact_commit.
       for (int t = 1; t <= kTables; ++t) {
         ASSERT_EXEC_OK(session_->ExecuteSql(
@@ -132,7 +151,7 @@ class OltpTest : public ::testing::TestWithParam<std::tuple<Backend, std::string
 
   void TearDown() override {
     if (session_ != nullptr && workload_ != nullptr) {
-      EXPECT_TRUE(workload_->Cleanup(*session_).ok());
+      EXPECT_TRUE(DropWorkloadData(workload_->DataSpec(), *session_).ok());
     }
     session_.reset();
     if (driver_ != nullptr) driver_->ThreadEnd();

@@ -1,0 +1,58 @@
+#ifndef DBLOAD_COMMON_WORKLOADS_LOADER_H_
+#define DBLOAD_COMMON_WORKLOADS_LOADER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "common/db/driver.h"
+#include "dbload/v1/workload.pb.h"
+
+namespace dbload {
+
+// What `dbload prepare` does with a workload's tables (WorkloadSpec.tables and .checks), for
+// every workload: the YAML ones and oltp alike.
+
+struct PrepareProgress {
+  std::string table;
+  uint64_t rows_done = 0;  // over all parts of the table
+  uint64_t rows_total = 0;
+  std::string note;  // instead of rows: something the user should know (free space, resuming)
+};
+using ProgressCallback = std::function<void(const PrepareProgress&)>;
+
+struct LoadOptions {
+  // Connections loading at once. Each table's rows are split into this many contiguous parts,
+  // each loaded on its own connection; a resumed load keeps the split it started with.
+  int parallel = 1;
+};
+inline constexpr int kMaxLoadParallel = 64;
+
+// The table where the loader keeps how far loading got: per workload and table one row for the
+// table (part -1: its phase) and one per part (the rows that part has committed). Its presence
+// is also how dbload knows which tables it created: loading refuses to write into a table that
+// has no row here, and dropping removes only tables that have one.
+inline constexpr char kLoadStateTable[] = "dbload_load_state";
+
+// Creates each table, fills it in batches (each batch commits together with its part's
+// watermark, so an interrupted load resumes at the exact row with no duplicate and no gap),
+// builds the indexes, runs after_load, then validates row counts and the spec's checks. Tables
+// already complete are skipped. Progress may be called from several threads, never at once.
+absl::Status LoadWorkloadData(const dbload::v1::WorkloadSpec& spec, db::Driver& driver,
+                              const LoadOptions& options, const ProgressCallback& progress);
+
+// Row counts and the spec's checks; the error lists every failed check.
+absl::Status ValidateWorkloadData(const dbload::v1::WorkloadSpec& spec, db::Session& session,
+                                  db::Dialect dialect);
+
+// Drops the spec's tables that kLoadStateTable says dbload created, children first.
+absl::Status DropWorkloadData(const dbload::v1::WorkloadSpec& spec, db::Session& session);
+
+// The SQL text of `sql` for `dialect` (its own text, else `any`), or an error naming `what`.
+absl::StatusOr<std::string> SqlFor(const dbload::v1::DialectSql& sql, db::Dialect dialect,
+                                   std::string_view what);
+
+}  // namespace dbload
+
+#endif  // DBLOAD_COMMON_WORKLOADS_LOADER_H_
