@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -29,6 +30,7 @@ constexpr Nanos kShutdownGrace = 3 * kSecond;
 
 constexpr char kUsage[] =
     R"(usage: dbload-coordinator --listen ADDR [--metrics ADDR] [--state-dir DIR]
+                          [--max-rate N] [--max-clients N]
 
 Accepts dbload agents (they dial in) and the dbload CLI's plans on ADDR, splits each run's load
 across the connected agents and merges their reports.
@@ -44,6 +46,9 @@ across the connected agents and merges their reports.
                     every 5 s, and when it ends), so that a restarted coordinator still serves
                     them; a run cut off by a crash is served as interrupted with the numbers
                     last saved. Without it reports live in memory until the coordinator exits.
+  --max-rate N      Refuse plans whose open-loop rate (at its peak, over all stages and knee
+                    steps) is above N transactions per second, before any load.
+  --max-clients N   The same for closed-loop clients.
   --help            This text.
 
 Once listening, stdout gets one line per address, with the real port:
@@ -72,7 +77,7 @@ std::string WithPort(const std::string& address, int port) {
 }
 
 int Main(int argc, char** argv) {
-  std::string listen, metrics, state_dir;
+  std::string listen, metrics, state_dir, max_rate, max_clients;
   const std::vector<std::string> args(argv + 1, argv + argc);
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -90,6 +95,8 @@ int Main(int argc, char** argv) {
     if (name == "--listen") value = &listen;
     if (name == "--metrics") value = &metrics;
     if (name == "--state-dir") value = &state_dir;
+    if (name == "--max-rate") value = &max_rate;
+    if (name == "--max-clients") value = &max_clients;
     if (value == nullptr) {
       std::cerr << "dbload-coordinator: unknown argument '" << arg << "'\n" << kUsage;
       return kExitUsage;
@@ -105,6 +112,21 @@ int Main(int argc, char** argv) {
   }
   if (listen.empty()) {
     std::cerr << "dbload-coordinator: --listen is required\n" << kUsage;
+    return kExitUsage;
+  }
+  double max_rate_value = 0;
+  uint32_t max_clients_value = 0;
+  if (!max_rate.empty() &&
+      (!absl::SimpleAtod(max_rate, &max_rate_value) || !(max_rate_value > 0))) {
+    std::cerr << "dbload-coordinator: --max-rate: expected a positive number of transactions "
+                 "per second, got '"
+              << max_rate << "'\n";
+    return kExitUsage;
+  }
+  if (!max_clients.empty() &&
+      (!absl::SimpleAtoi(max_clients, &max_clients_value) || max_clients_value == 0)) {
+    std::cerr << "dbload-coordinator: --max-clients: expected a positive whole number, got '"
+              << max_clients << "'\n";
     return kExitUsage;
   }
   if (!metrics.empty() &&
@@ -165,6 +187,8 @@ int Main(int argc, char** argv) {
   options.log = LogLine;
   if (exposer != nullptr) options.metrics = exporter.get();
   options.run_store = run_store.get();
+  options.max_rate = max_rate_value;
+  options.max_clients = max_clients_value;
   options.restored_runs = std::move(restored);
   CoordinatorService service(clock, options);
   absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =

@@ -1,5 +1,7 @@
 #include "coordinator/coordinator_service.h"
 
+#include "common/stage_program.h"
+
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
@@ -218,6 +220,7 @@ class CoordinatorService::Impl {
   uint32_t WorkingAgentsLocked(const Run& run) const;
   std::shared_ptr<Run> FindRunLocked(const std::string& run_id);
   std::string WaitFailureLocked(uint32_t min_agents, Nanos waited) const;
+  absl::Status WithinLimits(const v1::Plan& plan, const std::string& source) const;
 
   Clock& clock_;
   CoordinatorOptions options_;
@@ -819,6 +822,55 @@ std::string CoordinatorService::Impl::WaitFailureLocked(uint32_t min_agents, Nan
   return message;
 }
 
+namespace {
+// The most a plan asks for at any moment, as the field that says it.
+struct PlanPeak {
+  double value = 0;
+  std::string field;
+};
+
+PlanPeak PeakOf(const v1::Plan& plan, bool rate) {
+  PlanPeak peak;
+  if (plan.stages_size() == 0) {
+    if (rate && plan.load().has_open()) return {plan.load().open().rate(), "load.open.rate"};
+    if (!rate && plan.load().has_closed()) {
+      return {static_cast<double>(plan.load().closed().clients()), "load.closed.clients"};
+    }
+    return peak;
+  }
+  if (rate != plan.load().has_open()) return peak;
+  for (int i = 0; i < plan.stages_size(); ++i) {
+    const v1::Stage& stage = plan.stages(i);
+    const std::string name = rate ? "rate" : "clients";
+    const double value = stage.has_knee() ? stage.knee().max()
+                                          : MaxLevel(rate ? stage.rate() : stage.clients());
+    if (value > peak.value) {
+      peak = {value, absl::StrCat("stages.", i, ".", stage.has_knee() ? "knee.max" : name)};
+    }
+  }
+  return peak;
+}
+}  // namespace
+
+absl::Status CoordinatorService::Impl::WithinLimits(const v1::Plan& plan,
+                                                    const std::string& source) const {
+  const PlanPeak rate = PeakOf(plan, /*rate=*/true);
+  if (options_.max_rate > 0 && rate.value > options_.max_rate) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(source, ": ", rate.field, ": ", rate.value,
+                     " transactions/s is above this coordinator's limit of ", options_.max_rate,
+                     " (--max-rate)"));
+  }
+  const PlanPeak clients = PeakOf(plan, /*rate=*/false);
+  if (options_.max_clients > 0 && clients.value > options_.max_clients) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(source, ": ", clients.field, ": ", clients.value,
+                     " clients is above this coordinator's limit of ", options_.max_clients,
+                     " (--max-clients)"));
+  }
+  return absl::OkStatus();
+}
+
 grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
                                               const v1::SubmitRequest& request,
                                               v1::SubmitResponse& response) {
@@ -833,6 +885,7 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
                                                       : std::string(resolved.message())));
   }
   if (absl::Status valid = ValidatePlan(plan, source); !valid.ok()) return ToGrpc(valid);
+  if (absl::Status within = WithinLimits(plan, source); !within.ok()) return ToGrpc(within);
   // The workload judges its own name, options and scenario, and names the query types that the
   // agents' reports index.
   std::vector<std::string> query_types;

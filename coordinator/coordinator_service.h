@@ -39,6 +39,12 @@ struct CoordinatorOptions {
   // RFC 3339 UTC wall time, for the reports' started_at only (never for durations). Default:
   // the system clock.
   std::function<std::string()> wall_time;
+  // Limits of this coordinator (--max-rate, --max-clients): a plan whose peak rate (open loop)
+  // or peak number of clients (closed loop), over all its stages and knee steps, is above them
+  // is refused before any load, naming the field and the limit. 0: no limit beyond the plan
+  // parser's own.
+  double max_rate = 0;
+  uint32_t max_clients = 0;
   // Notable events (agents coming and going, runs starting and ending), one line each. Default:
   // none.
   std::function<void(const std::string&)> log;

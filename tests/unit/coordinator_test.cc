@@ -209,8 +209,12 @@ v1::AgentReport Final(const std::string& run_id, uint64_t sequence,
 
 class CoordinatorTest : public ::testing::Test {
  protected:
+  // Lets a derived fixture set limits and the like before the service starts.
+  virtual void Configure(CoordinatorOptions& options) { (void)options; }
+
   void SetUp() override {
     CoordinatorOptions options;
+    Configure(options);
     options.run_ticker = false;
     options.wall_time = [] { return std::string("2024-05-01T12:00:00Z"); };
     options.metrics = &metrics_;
@@ -563,6 +567,36 @@ TEST_F(CoordinatorTest, InvalidPlansAreRefusedNamingTheField) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("test.yaml: scenario: "));
   EXPECT_THAT(status.error_message(), HasSubstr("point_select"));
+}
+
+class LimitedCoordinatorTest : public CoordinatorTest {
+ protected:
+  void Configure(CoordinatorOptions& options) override {
+    options.max_rate = 1000;
+    options.max_clients = 4;
+  }
+};
+
+TEST_F(LimitedCoordinatorTest, PlansAboveTheCoordinatorsLimitsAreRefusedBeforeAnyLoad) {
+  FakeAgent& agent = Connect("a0");
+  ASSERT_TRUE(WaitForAgents(1));
+  v1::SubmitResponse response;
+  grpc::Status status = Submit(OpenPlan(5000), response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("test.yaml: load.open.rate: 5000 transactions/s is above this "
+                        "coordinator's limit of 1000 (--max-rate)"));
+  status = Submit(ClosedPlan(8, 100), response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("load.closed.clients: 8 clients is above this coordinator's limit of 4"));
+  // Within the limits: accepted, and the agent's first assignment is this run's (no refused
+  // plan reached it).
+  status = Submit(OpenPlan(1000), response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  std::optional<v1::CoordinatorMessage> first = agent.Next(Kind::kAssign);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->assign().run_id(), response.run_id());
 }
 
 TEST_F(CoordinatorTest, StopSendsStopLoadAndTheRunEndsWithTheAgentsFinals) {
