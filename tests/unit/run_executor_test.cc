@@ -172,8 +172,10 @@ TEST_F(StagedRunTest, StaircaseAddsAClientEachStepAndIntervalsStopAtStageBoundar
     EXPECT_EQ(intervals_[i].stage, stages[i]);
     EXPECT_DOUBLE_EQ(intervals_[i].length_s, lengths[i]);
     EXPECT_EQ(intervals_[i].clients, clients[i]);
-    // A transaction in flight across a boundary counts where it ends: one per client at most.
-    EXPECT_NEAR(static_cast<double>(intervals_[i].executed), 100.0 * clients[i] * lengths[i], 3);
+    // A transaction in flight across a boundary counts where it ends: one per client at most;
+    // and a client retired at a step down may start one more at the very instant of the step,
+    // before it sees the retirement (threads racing at one simulated instant; seen under TSan).
+    EXPECT_NEAR(static_cast<double>(intervals_[i].executed), 100.0 * clients[i] * lengths[i], 4);
   }
 }
 
