@@ -205,6 +205,21 @@ GUARD=$(cat "$D/guard.pid" 2>/dev/null)
 check "guard is running" alive "${GUARD:-0}"
 ALL_PIDS+=("${GUARD:-}")
 
+# restart: a running server (fast shutdown) and a killed one come back on the same port with the
+# same password; the new PIDs replace the old ones for the stop checks below.
+check "restart postgres --down 0.2" "$DBENV" restart "$D" postgres --down 0.2
+check "postgres answers on its port after restart" \
+  test "$(psql_tcp "$PG_PORT" "$PG_PW" 'SELECT 41 + 1')" = 42
+kill -KILL "${SVC_PIDS[mariadb]%% *}" 2>/dev/null
+check "restart a SIGKILLed mariadb" "$DBENV" restart "$D" mariadb
+check "mariadb answers on its port after restart" \
+  test "$(mariadb_tcp "$MY_PORT" "$MY_PW" 'SELECT 41 + 1')" = 42
+check_fails "restart of a service that is not supported is refused" "unsupported service" \
+  "$DBENV" restart "$D" haproxy
+for svc in postgres mariadb; do
+  if pids_of "$D" "$svc"; then SVC_PIDS[$svc]=${PIDS[*]}; else fail "pids $svc after restart"; fi
+done
+
 t0=$(now_ms)
 check "stop" "$DBENV" stop "$D"
 STOP_MS=$(($(now_ms) - t0))
