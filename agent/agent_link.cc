@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/run_executor.h"
+#include "common/workloads/loader.h"
 #include "common/stage_program.h"
 #include "common/agent_protocol.h"
 #include "common/field_error.h"
@@ -723,6 +724,8 @@ class AgentLink::Impl {
     v1::AgentReport& final_report = *final_message.mutable_report();
     if (run.nothing_to_run) {
       final_report.set_end_reason("queries");
+    } else if (run.plan.prepare_only()) {
+      LoadParts(run, final_report);
     } else {
       ExecutionHooks hooks;
       hooks.on_interval = [&](const IntervalOutput& out) {
@@ -780,6 +783,34 @@ class AgentLink::Impl {
     // anything of the next run.
     run.finished = true;
     run.connection->Send(std::move(final_message));
+  }
+
+  // A prepare run: this agent's parts of every table (its slots), on one connection each.
+  void LoadParts(ActiveRun& run, v1::AgentReport& final_report) {
+    const int first = static_cast<int>(run.share.first_slot);
+    const int count = static_cast<int>(run.share.clients.value_or(0));
+    if (count == 0) {
+      final_report.set_end_reason("loaded no parts");
+      return;
+    }
+    LoadOptions options{.parallel = static_cast<int>(run.plan.load().closed().clients()),
+                        .stage = LoadOptions::Stage::kPartsOnly,
+                        .first_part = first,
+                        .part_count = count,
+                        .should_stop = [&run, this] {
+                          return shutdown_.load() || run.control.StopRequested();
+                        }};
+    const absl::Status loaded =
+        LoadWorkloadData(run.workload->DataSpec(), *run.driver, options, nullptr);
+    if (loaded.ok()) {
+      final_report.set_end_reason(count == 1 ? absl::StrCat("loaded part ", first)
+                                             : absl::StrCat("loaded parts ", first, "-",
+                                                            first + count - 1));
+    } else {
+      final_report.set_end_reason(db::Redact(
+          absl::StrCat("fatal error: ", loaded.message()), run.password));
+      final_report.set_fatal_error(final_report.end_reason());
+    }
   }
 
   // Returns whether there was a load to stop.

@@ -46,6 +46,11 @@ void RunControl::Stop(std::string reason) {
   stop_reason_ = std::move(reason);
 }
 
+bool RunControl::StopRequested() {
+  std::lock_guard lock(mu_);
+  return stop_reason_.has_value();
+}
+
 void RunControl::SetKneeStep(uint32_t step, double total_level) {
   std::lock_guard lock(mu_);
   if (knee_ && (knee_->done || knee_->step >= step)) return;

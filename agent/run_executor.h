@@ -48,6 +48,8 @@ class RunControl {
   void SetRate(double per_second);
   void SetClients(uint32_t clients);
   void Stop(std::string reason);
+  // For work that is not a load (a prepare run's loading): whether Stop was called.
+  bool StopRequested();
   // Knee-search stages: move to `step` (1-based) at `total_level` (all agents together), or end
   // the search. Applied once the execution is in the knee stage; the latest step wins.
   void SetKneeStep(uint32_t step, double total_level);

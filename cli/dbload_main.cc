@@ -49,9 +49,11 @@ Commands:
   run PLAN.yaml [--agents N] [--set PATH=VALUE ...] [--report FILE]
         Run a plan on this machine: a coordinator and N agents (default 1) in this process, on
         loopback. One line per second, then the report; --report FILE also writes it as JSON.
-  prepare PLAN.yaml [--parallel N] [--set PATH=VALUE ...]
-        Create the plan's workload tables, load its data set on N connections (default 1;
-        resumable: run it again after an interruption) and validate it.
+  prepare PLAN.yaml [--parallel N] [--agents N | --coordinator ADDR] [--set PATH=VALUE ...]
+        Create the plan's workload tables, load its data set in N parts on N connections
+        (default 1; resumable: run it again after an interruption) and validate it. With
+        --agents or --coordinator the parts are loaded by agents (in this process, or those
+        of a running coordinator); the tables, indexes and checks are done here.
   cleanup PLAN.yaml [--set PATH=VALUE ...]
         Drop the tables that prepare created (and only those).
   report FILE.json
@@ -627,16 +629,78 @@ absl::StatusOr<std::unique_ptr<db::Session>> SetupSession(LoadedPlan& loaded,
   return session;
 }
 
+// Step 2 of a split prepare: a prepare-only run (plan.prepare_only) on a coordinator, with one
+// closed-loop client per part, so that the planner hands each agent a share of the parts.
+// `local_agents` > 0: a coordinator and that many agents in this process instead.
+int LoadPartsOnAgents(const LoadedPlan& loaded, const PlanArgs& args,
+                      const std::string& coordinator, uint32_t local_agents, uint32_t parts,
+                      Clock& clock) {
+  v1::Plan plan = loaded.plan;
+  plan.set_prepare_only(true);
+  plan.clear_stages();
+  plan.clear_abort();
+  plan.clear_agents();
+  plan.set_warmup_ns(0);
+  plan.mutable_load()->mutable_closed()->set_clients(parts);
+  plan.mutable_load()->mutable_closed()->set_think_time_ns(0);
+  plan.mutable_target()->set_pool(parts);
+  plan.mutable_stop()->Clear();
+  // Bounded like every run; loading that takes longer is resumed by running prepare again.
+  plan.mutable_stop()->set_duration_ns(24 * 3600 * kSecond);
+
+  std::unique_ptr<LocalCluster> cluster;
+  std::string address = coordinator;
+  if (local_agents > 0) {
+    absl::StatusOr<std::unique_ptr<LocalCluster>> started = LocalCluster::Start(local_agents, clock);
+    if (!started.ok()) return Fail(started.status());
+    cluster = *std::move(started);
+    address = cluster->address();
+  }
+  absl::StatusOr<std::unique_ptr<v1::Control::Stub>> stub = DialControl(address);
+  if (!stub.ok()) return Fail(stub.status());
+  absl::StatusOr<v1::SubmitResponse> submitted =
+      Submit(**stub, address, plan, args.plan_path, std::max<uint32_t>(1, local_agents),
+             local_agents > 0 ? kLocalAgentWait : 0, /*in_process=*/local_agents > 0);
+  if (!submitted.ok()) {
+    return Fail(absl::Status(submitted.status().code(),
+                             absl::StrCat(args.plan_path, ": ", submitted.status().message())));
+  }
+  std::cout << "loading " << parts << " parts on " << submitted->agents_size() << " agent"
+            << (submitted->agents_size() == 1 ? "" : "s") << " (run " << submitted->run_id()
+            << ")" << std::endl;
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  FollowOptions options{.coordinator = address,
+                        .plan_path = args.plan_path,
+                        .print_intervals = false,
+                        .print_report = false,
+                        .interrupted = &interrupted};
+  if (cluster != nullptr) options.on_interrupt = [&cluster] { cluster->Interrupt(); };
+  return FollowRun(**stub, submitted->run_id(), options);
+}
+
 int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
   const char* name = cleanup ? "cleanup" : "prepare";
   std::set<std::string> with_value = {"--set"};
-  if (!cleanup) with_value.insert("--parallel");
+  if (!cleanup) with_value.insert({"--parallel", "--agents", "--coordinator"});
   absl::StatusOr<Flags> flags = ParseFlags(name, args, with_value, {});
   if (!flags.ok()) return Fail(flags.status());
   absl::StatusOr<PlanArgs> parsed = PlanArgsOf(name, *flags);
   if (!parsed.ok()) return Fail(parsed.status());
-  absl::StatusOr<uint32_t> parallel =
-      PositiveCount(name, "--parallel", flags->Get("--parallel", "1"), kMaxLoadParallel);
+  const std::string coordinator = flags->Get("--coordinator");
+  absl::StatusOr<uint32_t> agents =
+      PositiveCount(name, "--agents", flags->Get("--agents", "0"), kMaxLocalAgents);
+  const bool split = !coordinator.empty() || flags->Get("--agents", "0") != "0";
+  if (flags->Get("--agents", "0") != "0" && !agents.ok()) return Fail(agents.status());
+  if (!coordinator.empty() && flags->Get("--agents", "0") != "0") {
+    return Fail(absl::InvalidArgumentError(
+        "dbload prepare: --agents (in this process) and --coordinator exclude each other"));
+  }
+  // Split across agents, each part goes to one agent: by default one part per local agent.
+  const std::string default_parallel =
+      split && coordinator.empty() ? absl::StrCat(*agents) : std::string("1");
+  absl::StatusOr<uint32_t> parallel = PositiveCount(
+      name, "--parallel", flags->Get("--parallel", default_parallel), kMaxLoadParallel);
   if (!parallel.ok()) return Fail(parallel.status());
   SteadyClock clock;
   absl::StatusOr<LoadedPlan> loaded = LoadPlan(*parsed, clock);
@@ -655,9 +719,7 @@ int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
     // Per table: when its first report came and how many rows it had then (a resumed load
     // starts part-way), for its own rate and ETA.
     std::map<std::string, std::pair<Nanos, uint64_t>> table_start;
-    status = LoadWorkloadData(
-        loaded->workload->DataSpec(), *loaded->driver,
-        {.parallel = static_cast<int>(*parallel)}, [&](const PrepareProgress& p) {
+    const auto print_progress = [&](const PrepareProgress& p) {
           if (!p.note.empty()) {
             std::cout << p.note << std::endl;
             return;
@@ -677,7 +739,25 @@ int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
           std::cout << absl::StrFormat("%s: %d / %d rows", p.table, p.rows_done, p.rows_total);
           if (seconds > 0) std::cout << absl::StrFormat(" (%.0f rows/s%s)", rate, eta);
           std::cout << std::endl;
-        });
+        };
+    const v1::WorkloadSpec data = loaded->workload->DataSpec();
+    if (split) {
+      // 1. Here: record the parts and create the tables; 2. the agents load the parts; 3. here
+      // again: the parts are found done, and the indexes, after_load steps and checks follow.
+      status = LoadWorkloadData(data, *loaded->driver,
+                                {.parallel = static_cast<int>(*parallel),
+                                 .stage = LoadOptions::Stage::kSetUpOnly},
+                                print_progress);
+      if (status.ok()) {
+        const int code = LoadPartsOnAgents(*loaded, *parsed, coordinator,
+                                           coordinator.empty() ? *agents : 0, *parallel, clock);
+        if (code != kExitOk) return code;
+      }
+    }
+    if (status.ok()) {
+      status = LoadWorkloadData(data, *loaded->driver, {.parallel = static_cast<int>(*parallel)},
+                                print_progress);
+    }
     if (status.ok()) {
       std::cout << absl::StrFormat("prepared in %.1f s (row counts and checks validated)\n",
                                    static_cast<double>(clock.Now() - start) / kSecond);

@@ -101,10 +101,11 @@ class Loader {
         !status.ok()) {
       return status;
     }
-    ReportFreeSpace(main);
+    if (options_.stage != LoadOptions::Stage::kPartsOnly) ReportFreeSpace(main);
     for (const v1::Table& table : spec_.tables()) {
       if (absl::Status status = LoadTable(main, table); !status.ok()) return status;
     }
+    if (options_.stage != LoadOptions::Stage::kAll) return absl::OkStatus();
     return ValidateWorkloadData(spec_, main, dialect_);
   }
 
@@ -203,6 +204,10 @@ class Loader {
       const std::vector<std::string> fields = absl::StrSplit(state->front(), '|');
       phase = fields[0];
       if (fields.size() == 2) parts = static_cast<int>(ToInt(fields[1]));
+    } else if (options_.stage == LoadOptions::Stage::kPartsOnly) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "table ", table.name(), ": no load recorded in ", kLoadStateTable,
+          " (the set-up stage of a split load must run before the agents load their parts)"));
     } else if (*exists) {
       return absl::AlreadyExistsError(absl::StrCat(
           "table ", table.name(), " already exists and was not created by dbload prepare (",
@@ -225,6 +230,10 @@ class Loader {
           !status.ok()) {
         return status;
       }
+    }
+    if (options_.stage == LoadOptions::Stage::kSetUpOnly) return absl::OkStatus();
+    if (options_.stage == LoadOptions::Stage::kPartsOnly) {
+      return phase == "loading" ? LoadParts(session, table, parts) : absl::OkStatus();
     }
     if (phase == "loading") {
       if (absl::Status status = LoadParts(session, table, parts); !status.ok()) return status;
@@ -282,23 +291,32 @@ class Loader {
     const int64_t total = table.data().rows();
     std::vector<Part> plan;
     int64_t committed = 0;
+    const bool some_parts = options_.stage == LoadOptions::Stage::kPartsOnly;
+    int recorded = 0;
     for (const std::string& row : *rows) {
       const std::vector<std::string> fields = absl::StrSplit(row, '|');
       if (fields.size() != 2) continue;
+      ++recorded;
       Part part;
       part.index = static_cast<int>(ToInt(fields[0]));
+      if (some_parts && (part.index < options_.first_part ||
+                         part.index >= options_.first_part + options_.part_count)) {
+        continue;
+      }
       part.first = total * part.index / parts + 1;
       part.last = total * (part.index + 1) / parts;
       part.done = std::min(ToInt(fields[1]), part.last - part.first + 1);
       committed += part.done;
       plan.push_back(part);
     }
-    if (static_cast<int>(plan.size()) != parts) {
-      return absl::DataLossError(absl::StrCat(kLoadStateTable, " holds ", plan.size(), " of the ",
+    if (recorded != parts) {
+      return absl::DataLossError(absl::StrCat(kLoadStateTable, " holds ", recorded, " of the ",
                                               parts, " parts of ", table.name(),
                                               "; run `dbload cleanup` and prepare again"));
     }
-    if (committed > 0) {
+    if (!some_parts && committed == total) {
+      Say({table.name(), static_cast<uint64_t>(total), static_cast<uint64_t>(total)});
+    } else if (committed > 0) {
       Say({.note = absl::StrFormat("%s: resuming after %d committed rows (in %d part%s)",
                                    table.name(), committed, parts, parts == 1 ? "" : "s")});
     }
@@ -358,6 +376,11 @@ class Loader {
     std::vector<std::string> texts;
     int attempt = 0;
     for (int64_t first = part.first + part.done; first <= part.last && !stop_;) {
+      if (options_.should_stop && options_.should_stop()) {
+        stop_ = true;
+        return absl::AbortedError(absl::StrCat("loading ", table.name(), " stopped at row ",
+                                               first, " (what was committed stays)"));
+      }
       const int64_t last = std::min(part.last, first + batch - 1);
       if (ExecOutcome begun = session.Begin(); !begun.ok()) return ToStatus(begun, "BEGIN");
       ExecOutcome loaded;

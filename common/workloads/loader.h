@@ -26,6 +26,19 @@ struct LoadOptions {
   // Connections loading at once. Each table's rows are split into this many contiguous parts,
   // each loaded on its own connection; a resumed load keeps the split it started with.
   int parallel = 1;
+  // Loading split across agents: one side sets up (records the parts and creates the tables),
+  // each agent then loads its parts, and a last kAll finds the parts done and builds the
+  // indexes and validates.
+  enum class Stage {
+    kAll,         // everything, on this machine
+    kSetUpOnly,   // record the load and its `parallel` parts, create the tables; load nothing
+    kPartsOnly,   // load parts first_part … first_part + part_count - 1 of each table, only
+  };
+  Stage stage = Stage::kAll;
+  int first_part = 0;
+  int part_count = 0;
+  // Asked between batches: true stops the load (what was committed stays; a rerun resumes).
+  std::function<bool()> should_stop;
 };
 inline constexpr int kMaxLoadParallel = 64;
 

@@ -36,6 +36,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/report.h"
@@ -321,6 +322,36 @@ TEST_F(DistributedTest, AgentsListsTheThreeAgents) {
     EXPECT_EQ(rows[i][0], absl::StrCat("agent-", i + 1));
     EXPECT_EQ(rows[i][4], "-") << "idle agents have no run";
   }
+}
+
+// `dbload prepare --coordinator`: the three agent processes each load one part of every table
+// (events: customer and event), the CLI creates the tables first and indexes and validates
+// after; the database holds exactly the rows, and cleanup removes them.
+TEST_F(DistributedTest, PrepareSplitsTheLoadingAcrossTheAgents) {
+  std::string plan_text = PlanYaml(ClosedLoad(1), "stop:\n  queries: 1\n");
+  plan_text = absl::StrReplaceAll(
+      plan_text, {{"workload: oltp\nscenario: point_select\nworkload_options:\n  table_size: " +
+                       std::to_string(kTableSize),
+                   "workload: events\nscenario: insert_events\nworkload_options: {customers: 3000, "
+                   "events: 30000}"}});
+  const std::string plan = WriteFile("split_prepare.yaml", plan_text);
+  ASSERT_EQ(RunDbload({"cleanup", plan}).exit_code, kExitOk);
+  const ProcessResult prepared =
+      RunDbload({"prepare", plan, "--coordinator", address(), "--parallel", "3"});
+  ASSERT_EQ(prepared.exit_code, kExitOk) << prepared.Describe();
+  EXPECT_THAT(prepared.out, HasSubstr("loading 3 parts on 3 agents"));
+  for (int part = 0; part < 3; ++part) {
+    EXPECT_THAT(prepared.out, HasSubstr(absl::StrCat("loaded part ", part))) << prepared.out;
+  }
+  EXPECT_THAT(prepared.out, HasSubstr("prepared in"));
+  EXPECT_EQ(Psql("bench", "SELECT count(*) FROM customer"), "3000");
+  EXPECT_EQ(Psql("bench", "SELECT count(*), count(DISTINCT id), max(id) FROM event"),
+            "30000|30000|30000");
+  EXPECT_EQ(Psql("bench", "SELECT string_agg(rows_done::text, ',' ORDER BY part) FROM "
+                          "dbload_load_state WHERE tbl = 'event' AND part >= 0"),
+            "10000,10000,10000");
+  ASSERT_EQ(RunDbload({"cleanup", plan}).exit_code, kExitOk);
+  EXPECT_EQ(Psql("bench", "SELECT to_regclass('public.event') IS NULL"), "t");
 }
 
 TEST_F(DistributedTest, SubmitWaitSplitsAnOpenLoopAcrossThreeAgentsExactly) {

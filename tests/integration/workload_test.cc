@@ -271,6 +271,24 @@ TEST_P(WorkloadTest, AKilledLoadResumesToTheExactRowCount) {
   EXPECT_EQ(TablesNamed("'tenant_orders'"), 0);
 }
 
+// Loading split over two agents in this process (`--agents 2`), four parts: each agent loads
+// two, and the result is the same exact data set, validated.
+TEST_P(WorkloadTest, PrepareOnTwoLocalAgentsLoadsEveryPartOnce) {
+  const std::string plan = WritePlan("events", "insert_events", "{customers: 2000, events: 40000}");
+  ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
+  const ProcessResult prepare = Dbload({"prepare", plan, "--agents", "2", "--parallel", "4"});
+  ASSERT_EQ(prepare.exit_code, 0) << prepare.Describe();
+  EXPECT_THAT(prepare.out, HasSubstr("loading 4 parts on 2 agents"));
+  EXPECT_THAT(prepare.out, HasSubstr("loaded parts 0-1"));
+  EXPECT_THAT(prepare.out, HasSubstr("loaded parts 2-3"));
+  EXPECT_EQ(Count("customer"), 2000);
+  EXPECT_EQ(Count("event"), 40000);
+  EXPECT_EQ(Sql("SELECT COUNT(DISTINCT id) FROM event"), "40000");
+  EXPECT_EQ(Sql("SELECT SUM(rows_done) FROM dbload_load_state WHERE tbl = 'event' AND part >= 0"),
+            "40000");
+  ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
+}
+
 // A user's own workload file (next to the plan) whose declared row changes do not happen:
 // dbload compares the database's counts with its report and fails the run, saying so.
 TEST_P(WorkloadTest, AUserWorkloadWhoseRowsDoNotChangeAsDeclaredFailsTheRowCheck) {
