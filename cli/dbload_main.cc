@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -51,7 +52,8 @@ Commands:
         loopback. One line per second, then the report; --report FILE also writes it as JSON.
   prepare PLAN.yaml [--parallel N] [--agents N | --coordinator ADDR] [--set PATH=VALUE ...]
         Create the plan's workload tables, load its data set in N parts on N connections
-        (default 1; resumable: run it again after an interruption) and validate it. With
+        (default: the cores here, at most 8; resumable: run it again after an interruption,
+        with the parts it started with) and validate it. With
         --agents or --coordinator the parts are loaded by agents (in this process, or those
         of a running coordinator); the tables, indexes and checks are done here.
   cleanup PLAN.yaml [--set PATH=VALUE ...]
@@ -696,9 +698,11 @@ int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
     return Fail(absl::InvalidArgumentError(
         "dbload prepare: --agents (in this process) and --coordinator exclude each other"));
   }
-  // Split across agents, each part goes to one agent: by default one part per local agent.
+  // By default one part per local agent, or per core of this machine (client-side generation
+  // and the server's inserts then overlap; more parts than cores only adds contention).
+  const uint32_t cores = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   const std::string default_parallel =
-      split && coordinator.empty() ? absl::StrCat(*agents) : std::string("1");
+      split && coordinator.empty() ? absl::StrCat(*agents) : absl::StrCat(cores);
   absl::StatusOr<uint32_t> parallel = PositiveCount(
       name, "--parallel", flags->Get("--parallel", default_parallel), kMaxLoadParallel);
   if (!parallel.ok()) return Fail(parallel.status());
