@@ -9,6 +9,7 @@
 //    client, so 7 clients over 3 agents open 7), and per connection kPgCommitsPerConnection
 //    commits besides the benchmark's own.
 // Also `dbload run --agents 3`, the same coordinator and agents in one process.
+// A network cut is a TcpRelay (tests/harness/tcp_relay.h) between an agent and its coordinator.
 //
 // Every process started here is stopped by its PID in the suite's teardown (SIGTERM, then
 // SIGKILL), also when a case fails.
@@ -26,6 +27,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +46,7 @@
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
 #include "tests/harness/sql_clients.h"
+#include "tests/harness/tcp_relay.h"
 #include "tests/harness/test_servers.h"
 
 #if !defined(DBLOAD_BINARY) || !defined(DBLOAD_COORDINATOR_BINARY) || !defined(DBLOAD_AGENT_BINARY)
@@ -63,6 +66,7 @@ using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kExitOk = 0;
+constexpr int kExitRunFailed = 1;
 constexpr int kExitUsage = 2;
 constexpr std::chrono::seconds kChildTimeout{30};
 constexpr int kTableSize = 1000;
@@ -576,6 +580,130 @@ TEST_F(DistributedTest, ErrorsNameTheCoordinatorAndTheRun) {
       RunDbload({"submit", plan, "--coordinator", address(), "--min-agents", "4"});
   EXPECT_EQ(too_many.exit_code, kExitUsage) << too_many.Describe();
   EXPECT_THAT(too_many.err, HasSubstr("needs 4 agents"));
+}
+
+// A network cut between the one agent of a run and its coordinator (a TcpRelay between them, cut
+// both ways; the CLI talks to the coordinator directly). The agent must stop its load within the
+// dead-man timeout (5 s, the coordinator's default, sent in the assignment) whatever it makes of
+// the cut, which the database proves: no transaction in bench from then on. The coordinator ends
+// the run with what the agent reported before the cut, never more than the database ran; and once
+// the network is back the agent dials in again and waits, idle, for a new assignment.
+TEST_F(DistributedTest, ANetworkCutStopsTheLoadAndTheAgentComesBackIdle) {
+  constexpr std::chrono::seconds kDeadMan{5};
+  constexpr int kRate = 300;
+  std::string address;
+  std::unique_ptr<Child> coordinator = StartCoordinator(*dir_ + "/cut_state", address);
+  ASSERT_FALSE(address.empty()) << coordinator->out() << coordinator->err();
+  dbload::testing::TcpRelay relay(address);
+  ASSERT_NE(relay.port(), 0);
+  Child agent({DBLOAD_AGENT_BINARY, "--coordinator", relay.address(), "--name", "cut"});
+  ASSERT_TRUE(AgentsConnect(address, 1)) << agent.out() << agent.err();
+
+  const std::string plan =
+      WriteFile("cut.yaml", PlanYaml(OpenLoad(kRate), "stop:\n  duration: 30s\n"));
+  const std::string report_path = *dir_ + "/cut.json";
+  const int64_t scans_before = PgTableScans();
+  const PgDatabaseCounters before = PgCounters();
+  Child submit(
+      {DBLOAD_BINARY, "submit", plan, "--coordinator", address, "--wait", "--report", report_path});
+  ASSERT_TRUE(submit.PumpUntil([](const std::string& out) { return absl::StrContains(out, "\n"); },
+                               std::chrono::seconds(10)))
+      << submit.out() << submit.err();
+  const std::string header = submit.out().substr(0, submit.out().find('\n'));
+  ASSERT_THAT(header, HasSubstr("across 1 agent: cut"));
+  const std::string run_id = std::vector<std::string>(absl::StrSplit(header, ' '))[1];
+  submit.Pump(std::chrono::seconds(2));  // load for 2 s (and its progress lines read)
+  const Clock::time_point cut_at = Clock::now();
+  relay.Cut();
+  const auto since_cut = [&] {
+    return std::chrono::duration<double>(Clock::now() - cut_at).count();
+  };
+
+  // The coordinator loses the run's only agent: the run ends as failed (exit 1), with the report
+  // of what the agent had said, and the agent is no longer listed.
+  const ProcessResult run = submit.Wait(kChildTimeout);
+  const double run_ended_s = since_cut();
+  EXPECT_EQ(run.exit_code, kExitRunFailed) << run.Describe();
+  EXPECT_THAT(run.err, HasSubstr("every agent was lost")) << run.Describe();
+  EXPECT_LT(run_ended_s, kDeadMan.count() + 1.0) << run.Describe();
+  const ProcessResult during_cut = RunDbload({"agents", "--coordinator", address});
+  ASSERT_EQ(during_cut.exit_code, kExitOk) << during_cut.Describe();
+  EXPECT_TRUE(AgentRows(during_cut.out).empty()) << during_cut.out;
+
+  // When the agent's sessions in bench closed: how soon the load stopped, for the record.
+  std::optional<double> sessions_closed_s;
+  while (!sessions_closed_s && Clock::now() < cut_at + kDeadMan + std::chrono::seconds(1)) {
+    if (Psql("postgres", "SELECT count(*) FROM pg_stat_activity WHERE datname = 'bench'") == "0") {
+      sessions_closed_s = since_cut();
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  EXPECT_TRUE(sessions_closed_s.has_value())
+      << "the agent's sessions outlived the dead-man timeout";
+
+  // Within the dead-man timeout (plus a second for closing its sessions) the agent's load has
+  // stopped: PgCounters also waits for bench to have no backend left. Nothing runs afterwards.
+  std::this_thread::sleep_until(cut_at + kDeadMan + std::chrono::seconds(1));
+  const PgDatabaseCounters stopped = PgCounters();
+  const double stopped_s = since_cut();
+  std::this_thread::sleep_until(cut_at + kDeadMan + std::chrono::seconds(4));
+  EXPECT_EQ(PgCounters(), stopped) << "transactions in bench after the dead-man timeout\n"
+                                   << agent.out() << agent.err();
+
+  // The report: what the agent reported before the cut, counted once.
+  absl::StatusOr<v1::RunReport> report = LoadReport(report_path);
+  ASSERT_TRUE(report.ok()) << report.status() << "\n" << run.Describe();
+  EXPECT_EQ(report->run_id(), run_id);
+  EXPECT_EQ(report->state(), "failed");
+  EXPECT_THAT(report->end_reason(), HasSubstr("failed: every agent was lost"));
+  EXPECT_THAT(report->end_reason(), HasSubstr("agent cut lost"));
+  EXPECT_GT(report->executed(), 0u);
+  EXPECT_EQ(report->errors(), 0u);
+  EXPECT_EQ(IntervalSum(*report), report->executed());
+  EXPECT_THAT(run.out, HasSubstr(absl::StrCat("Executed queries: ", report->executed(), "\n")));
+  const ProcessResult fetched =
+      RunDbload({"report", run_id, "--coordinator", address, "--format", "json"});
+  ASSERT_EQ(fetched.exit_code, kExitOk) << fetched.Describe();
+  absl::StatusOr<v1::RunReport> kept = ParseReportJson(fetched.out);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->executed(), report->executed());
+  EXPECT_EQ(kept->state(), "failed");
+
+  // The network is back: the agent dials in again and waits for an assignment; the database still
+  // sees nothing in bench, then and 2 s later.
+  relay.Restore();
+  const Clock::time_point restored_at = Clock::now();
+  ASSERT_TRUE(AgentsConnect(address, 1)) << agent.out() << agent.err();
+  const double reconnect_s = std::chrono::duration<double>(Clock::now() - restored_at).count();
+  const auto rows = AgentRows(RunDbload({"agents", "--coordinator", address}).out);
+  ASSERT_EQ(rows.size(), 1u);
+  ASSERT_GE(rows[0].size(), 5u);
+  EXPECT_EQ(rows[0][0], "cut");
+  EXPECT_EQ(rows[0][4], "-") << "a reconnected agent waits for an assignment";
+  EXPECT_EQ(PgCounters(), stopped) << "transactions in bench after the reconnection";
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_EQ(PgCounters(), stopped) << "transactions in bench after the reconnection\n"
+                                   << agent.out() << agent.err();
+
+  // The database's own count of the run (read last: reading bench's tables opens a session in
+  // it). Each connection commits kPgCommitsPerConnection besides the benchmark's transactions.
+  const int64_t sessions = stopped.sessions - before.sessions;
+  const int64_t committed =
+      stopped.xact_commit - before.xact_commit - sessions * kPgCommitsPerConnection;
+  const int64_t scans = PgTableScans() - scans_before;
+  EXPECT_GT(sessions, 0);
+  EXPECT_EQ(scans, committed);
+  // Never more than the database ran; less by what ran after the agent's last interval report
+  // (at most about one interval of 1 s at the plan's rate, and the cut's own).
+  EXPECT_LE(static_cast<int64_t>(report->executed()), committed);
+  EXPECT_LE(committed - static_cast<int64_t>(report->executed()), 2 * kRate);
+  std::cout << "[ cut ] run ended " << run_ended_s << " s after the cut (exit " << run.exit_code
+            << "); sessions closed " << sessions_closed_s.value_or(-1)
+            << " s after it; bench settled " << stopped_s << " s after it; reported "
+            << report->executed() << ", committed " << committed << " (scans " << scans
+            << ", sessions " << sessions << "); reconnected " << reconnect_s
+            << " s after the restore\n";
 }
 
 }  // namespace
