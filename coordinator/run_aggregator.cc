@@ -146,6 +146,7 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
   }
   pending.any = true;
   if (report.interval_s() > 0) {
+    pending.agents_elapsed_s = std::max(pending.agents_elapsed_s, report.elapsed_s());
     auto& [agent_executed, agent_seconds] = pending.agent_time[agent];
     agent_executed += executed;
     agent_seconds += report.interval_s();
@@ -185,7 +186,10 @@ v1::IntervalSample RunAggregator::ClosePending(Pending& pending, PendingKey key,
       clients += target.second;
     }
   }
-  v1::IntervalSample sample = builder_.AddInterval({.elapsed_s = elapsed_s,
+  // Never later than the tick that closes it (an agent's clock may run a little ahead of ours).
+  const double stamp_s =
+      pending.agents_elapsed_s > 0 ? std::min(pending.agents_elapsed_s, elapsed_s) : elapsed_s;
+  v1::IntervalSample sample = builder_.AddInterval({.elapsed_s = stamp_s,
                                                     .length_s = length_s,
                                                     .target_rate = target_rate,
                                                     .warmup = !key.measured,
@@ -196,6 +200,7 @@ v1::IntervalSample RunAggregator::ClosePending(Pending& pending, PendingKey key,
   ResetSnapshot(pending.snapshot);
   pending.agent_time.clear();
   pending.agent_target.clear();
+  pending.agents_elapsed_s = 0;
   pending.any = false;
   return sample;
 }

@@ -151,6 +151,10 @@ class RunAggregator {
     std::map<std::string, std::pair<uint64_t, double>> agent_time;
     // Plans with stages, per agent: its target rate and clients in its latest report.
     std::map<std::string, std::pair<double, uint32_t>> agent_target;
+    // When the agents' intervals ended, by their own clocks (the latest of them): the sample's
+    // time. The coordinator's tick comes up to a second after the agents' seconds end, so
+    // stamping with it would shift the whole time series by that much.
+    double agents_elapsed_s = 0;
   };
   struct PendingKey {
     bool measured;  // warm-up first
