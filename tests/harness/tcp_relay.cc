@@ -108,6 +108,9 @@ void TcpRelay::Restore() {
   cut_ = false;
 }
 
+void TcpRelay::Freeze() { frozen_ = true; }
+void TcpRelay::Thaw() { frozen_ = false; }
+
 void TcpRelay::ShutDownLocked(Pair& pair) {
   if (pair.done) return;
   if (pair.client >= 0) shutdown(pair.client, SHUT_RDWR);
@@ -178,8 +181,20 @@ void TcpRelay::PumpMain(Pair& pair) {
   char buffer[16384];
   bool open = true;
   while (open) {
+    if (frozen_) {
+      // Nothing is read, so nothing is forwarded and the kernel's buffers fill: to both ends
+      // the peer has simply gone quiet. Cut() still wakes this thread through shutdown().
+      // (Asking for no event still reports POLLHUP / POLLERR: a Cut() or a reset ends it.)
+      pollfd hung[2] = {{client, 0, 0}, {upstream, 0, 0}};
+      poll(hung, 2, 20);
+      if ((hung[0].revents | hung[1].revents) & (POLLHUP | POLLERR | POLLNVAL)) break;
+      continue;
+    }
     pollfd polled[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
-    if (poll(polled, 2, -1) < 0) {
+    // A timeout, so that a Freeze() is noticed while both ends are quiet.
+    const int ready = poll(polled, 2, 20);
+    if (ready == 0) continue;
+    if (ready < 0) {
       if (errno == EINTR) continue;
       break;
     }

@@ -1,6 +1,7 @@
 #ifndef DBLOAD_TESTS_HARNESS_TCP_RELAY_H_
 #define DBLOAD_TESTS_HARNESS_TCP_RELAY_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -34,6 +35,11 @@ class TcpRelay {
   void Cut();
   // New connections are forwarded again; the ones cut stay closed.
   void Restore();
+  // A silent partition: bytes stop moving in both directions, but every connection stays open,
+  // so neither end learns of it from TCP (only from its own timers). Thaw() lets what queued up
+  // through again.
+  void Freeze();
+  void Thaw();
 
  private:
   // One accepted connection and its dialled counterpart, copied by one thread.
@@ -59,6 +65,7 @@ class TcpRelay {
 
   std::mutex mu_;
   bool cut_ = false;                          // guarded by mu_
+  std::atomic<bool> frozen_{false};
   std::vector<std::unique_ptr<Pair>> pairs_;  // guarded by mu_
   std::thread acceptor_;
 };

@@ -706,6 +706,55 @@ TEST_F(DistributedTest, ANetworkCutStopsTheLoadAndTheAgentComesBackIdle) {
             << " s after the restore\n";
 }
 
+// A silent partition (the relay stops moving bytes but keeps both connections open, as a
+// dropped route does): nothing tells the agent from TCP, so its own dead-man timer must stop the
+// load, within the timeout the coordinator sent it (5 s); the database sees nothing after.
+TEST_F(DistributedTest, ASilentPartitionStopsTheLoadWithinTheDeadManTimeout) {
+  constexpr std::chrono::seconds kDeadMan{5};
+  std::string address;
+  std::unique_ptr<Child> coordinator = StartCoordinator(*dir_ + "/freeze_state", address);
+  ASSERT_FALSE(address.empty()) << coordinator->out() << coordinator->err();
+  dbload::testing::TcpRelay relay(address);
+  ASSERT_NE(relay.port(), 0);
+  Child agent({DBLOAD_AGENT_BINARY, "--coordinator", relay.address(), "--name", "frozen"});
+  ASSERT_TRUE(AgentsConnect(address, 1)) << agent.out() << agent.err();
+
+  const std::string plan =
+      WriteFile("freeze.yaml", PlanYaml(OpenLoad(300), "stop:\n  duration: 30s\n"));
+  Child submit({DBLOAD_BINARY, "submit", plan, "--coordinator", address, "--wait"});
+  ASSERT_TRUE(submit.PumpUntil([](const std::string& out) { return absl::StrContains(out, "\n"); },
+                               std::chrono::seconds(10)))
+      << submit.out() << submit.err();
+  submit.Pump(std::chrono::seconds(2));
+  const Clock::time_point frozen_at = Clock::now();
+  relay.Freeze();
+
+  // The coordinator hears nothing for its silence limit (3 s) and gives the run up.
+  const ProcessResult run = submit.Wait(kChildTimeout);
+  EXPECT_EQ(run.exit_code, kExitRunFailed) << run.Describe();
+  EXPECT_THAT(run.err, HasSubstr("every agent was lost")) << run.Describe();
+
+  // The agent, hearing nothing either, stops by itself: its sessions are gone by the timeout
+  // (plus a second to close them), and no transaction runs in bench afterwards.
+  std::this_thread::sleep_until(frozen_at + kDeadMan + std::chrono::seconds(1));
+  const PgDatabaseCounters stopped = PgCounters();
+  EXPECT_EQ(Psql("postgres", "SELECT count(*) FROM pg_stat_activity WHERE datname = 'bench'"), "0")
+      << "the agent's sessions outlived the dead-man timeout\n" << agent.err();
+  std::this_thread::sleep_until(frozen_at + kDeadMan + std::chrono::seconds(4));
+  EXPECT_EQ(PgCounters(), stopped) << "transactions in bench after the dead-man timeout\n"
+                                   << agent.out() << agent.err();
+  EXPECT_TRUE(agent.running()) << "the agent exited instead of waiting for its coordinator";
+
+  // The route comes back: the agent finds the coordinator again and waits, idle.
+  relay.Thaw();
+  ASSERT_TRUE(AgentsConnect(address, 1)) << agent.out() << agent.err();
+  const auto rows = AgentRows(RunDbload({"agents", "--coordinator", address}).out);
+  ASSERT_EQ(rows.size(), 1u);
+  ASSERT_GE(rows[0].size(), 5u);
+  EXPECT_EQ(rows[0][4], "-") << "a reconnected agent waits for an assignment";
+  EXPECT_EQ(PgCounters(), stopped) << "transactions in bench after the reconnection";
+}
+
 }  // namespace
 }  // namespace dbload
 
