@@ -28,6 +28,7 @@
 #include "common/field_error.h"
 #include "common/loopback.h"
 #include "common/stage_program.h"
+#include "common/yaml_text.h"
 #include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/parser.h"
 #include "yaml-cpp/yaml.h"
@@ -203,14 +204,6 @@ std::vector<absl::string_view> NamesOf(FieldList fields) {
 // ---------------------------------------------------------------------------------------------
 // Rendering values and positions in messages.
 
-// User text in a message: quoted, escaped and shortened, so that a stray binary blob or a
-// megabyte-long line cannot make the message unreadable.
-std::string Quote(absl::string_view text) {
-  constexpr size_t kShown = 64;
-  if (text.size() <= kShown) return absl::StrCat("\"", absl::Utf8SafeCHexEscape(text), "\"");
-  return absl::StrCat("\"", absl::Utf8SafeCHexEscape(text.substr(0, kShown)), "\"...");
-}
-
 // A key as it appears inside a dotted path: as written when it is a plain short name.
 std::string PathComponent(absl::string_view key) {
   const bool plain =
@@ -223,22 +216,6 @@ std::string PathComponent(absl::string_view key) {
 std::string JoinPath(absl::string_view parent, absl::string_view key) {
   if (parent.empty()) return PathComponent(key);
   return absl::StrCat(parent, ".", PathComponent(key));
-}
-
-std::string Describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-      return "nothing";
-    case YAML::NodeType::Null:
-      return "null";
-    case YAML::NodeType::Scalar:
-      return Quote(node.Scalar());
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a map";
-  }
-  return "an unknown kind of YAML node";
 }
 
 std::string Position(absl::string_view source_name, const YAML::Mark& mark) {

@@ -17,6 +17,7 @@
 #include "common/field_error.h"
 #include "common/param_generator.h"
 #include "common/sql_text.h"
+#include "common/yaml_text.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "yaml-cpp/yaml.h"
@@ -37,27 +38,6 @@ constexpr int kMaxNesting = 32;
 // YAML aliases can make a small file name a huge tree (a "billion laughs"); reading stops
 // after this many nodes, far more than any real workload has.
 constexpr int64_t kMaxNodes = 1'000'000;
-
-std::string Quote(absl::string_view text) {
-  constexpr size_t kShown = 64;
-  const absl::string_view view = text.substr(0, kShown);
-  return absl::StrCat("\"", absl::Utf8SafeCHexEscape(view), text.size() > kShown ? "\"..." : "\"");
-}
-
-std::string Describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Scalar:
-      return Quote(node.Scalar());
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Null:
-      return "null";
-    default:
-      return "nothing";
-  }
-}
 
 std::string JoinPath(absl::string_view parent, absl::string_view key) {
   return parent.empty() ? std::string(key) : absl::StrCat(parent, ".", key);

@@ -1,5 +1,7 @@
 #include "common/db/driver.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace dbload::db {
 
 std::string_view DialectName(Dialect dialect) {
@@ -33,6 +35,21 @@ std::string Redact(std::string text, std::string_view secret) {
     text.replace(at, secret.size(), "**********");
   }
   return text;
+}
+
+std::optional<DbError> CheckBulkShape(std::string_view table, size_t columns, size_t values,
+                                      std::string_view code) {
+  std::string problem;
+  if (columns == 0) {
+    problem = "no columns given";
+  } else if (values % columns != 0) {
+    problem = absl::StrCat(values, " values are not whole rows of ", columns, " columns");
+  } else {
+    return std::nullopt;
+  }
+  return DbError{.error_class = ErrorClass::kFatal,
+                 .code = std::string(code),
+                 .message = absl::StrCat("bulk insert into ", std::string(table), ": ", problem)};
 }
 
 }  // namespace dbload::db

@@ -119,6 +119,11 @@ class Driver {
 // Replaces every occurrence of `secret` in `text` (error messages that echo connection strings).
 std::string Redact(std::string text, std::string_view secret);
 
+// Session::BulkInsert's refusal of a shape that is not whole rows (a caller's bug), the same for
+// every driver; `code` is the driver's own for a bad argument.
+std::optional<DbError> CheckBulkShape(std::string_view table, size_t columns, size_t values,
+                                      std::string_view code);
+
 }  // namespace dbload::db
 
 #endif  // DBLOAD_COMMON_DB_DRIVER_H_

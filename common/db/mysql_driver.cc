@@ -74,25 +74,6 @@ void AppendIdentifier(std::string& out, std::string_view name) {
   out.push_back('`');
 }
 
-// The same refusals for every driver: a shape that is not whole rows is a caller's bug.
-std::optional<DbError> CheckBulkShape(std::string_view table, std::span<const std::string> columns,
-                                      std::span<const Value> values) {
-  if (columns.empty()) {
-    return DbError{
-        .error_class = ErrorClass::kFatal,
-        .code = "1210",  // ER_WRONG_ARGUMENTS
-        .message = absl::StrCat("bulk insert into ", std::string(table), ": no columns given")};
-  }
-  if (values.size() % columns.size() != 0) {
-    return DbError{
-        .error_class = ErrorClass::kFatal,
-        .code = "1210",
-        .message = absl::StrCat("bulk insert into ", std::string(table), ": ", values.size(),
-                                " values are not whole rows of ", columns.size(), " columns")};
-  }
-  return std::nullopt;
-}
-
 struct PreparedSlot {
   std::string sql;
   std::unique_ptr<sql::PreparedStatement> statement;
@@ -268,7 +249,7 @@ class MySqlSession final : public Session {
   ExecOutcome BulkInsert(std::string_view table, std::span<const std::string> columns,
                          std::span<const Value> values) override {
     ExecOutcome outcome;
-    if (auto error = CheckBulkShape(table, columns, values)) {
+    if (auto error = CheckBulkShape(table, columns.size(), values.size(), "1210")) {
       outcome.error = std::move(error);
       return outcome;
     }

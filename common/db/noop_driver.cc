@@ -36,18 +36,8 @@ class NoopSession final : public Session {
   ExecOutcome BulkInsert(std::string_view table, std::span<const std::string> columns,
                          std::span<const Value> values) override {
     ExecOutcome outcome;
-    if (columns.empty()) {
-      outcome.error = DbError{
-          .error_class = ErrorClass::kFatal,
-          .message = absl::StrCat("bulk insert into ", std::string(table), ": no columns given")};
-    } else if (values.size() % columns.size() != 0) {
-      outcome.error = DbError{
-          .error_class = ErrorClass::kFatal,
-          .message = absl::StrCat("bulk insert into ", std::string(table), ": ", values.size(),
-                                  " values are not whole rows of ", columns.size(), " columns")};
-    } else {
-      outcome.rows = static_cast<int64_t>(values.size() / columns.size());
-    }
+    outcome.error = CheckBulkShape(table, columns.size(), values.size(), "");
+    if (outcome.ok()) outcome.rows = static_cast<int64_t>(values.size() / columns.size());
     return outcome;
   }
   absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view, size_t) override {

@@ -157,25 +157,6 @@ void AppendCopyField(std::string& out, const Value& value) {
   out.append(number.data(), end);
 }
 
-// The same refusals for every driver: a shape that is not whole rows is a caller's bug.
-std::optional<DbError> CheckBulkShape(std::string_view table, std::span<const std::string> columns,
-                                      std::span<const Value> values) {
-  if (columns.empty()) {
-    return DbError{
-        .error_class = ErrorClass::kFatal,
-        .code = "22023",  // invalid_parameter_value
-        .message = absl::StrCat("bulk insert into ", std::string(table), ": no columns given")};
-  }
-  if (values.size() % columns.size() != 0) {
-    return DbError{
-        .error_class = ErrorClass::kFatal,
-        .code = "22023",
-        .message = absl::StrCat("bulk insert into ", std::string(table), ": ", values.size(),
-                                " values are not whole rows of ", columns.size(), " columns")};
-  }
-  return std::nullopt;
-}
-
 // Keeps server notices (e.g. "table does not exist, skipping") off stderr under load.
 class QuietNotices final : public pqxx::errorhandler {
  public:
@@ -359,7 +340,7 @@ class PostgreSqlSession final : public Session {
   ExecOutcome BulkInsert(std::string_view table, std::span<const std::string> columns,
                          std::span<const Value> values) override {
     ExecOutcome outcome;
-    if (auto error = CheckBulkShape(table, columns, values)) {
+    if (auto error = CheckBulkShape(table, columns.size(), values.size(), "22023")) {
       outcome.error = std::move(error);
       return outcome;
     }
