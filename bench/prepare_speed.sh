@@ -5,7 +5,8 @@
 #   a. oltp, 1 table x OLTP_ROWS rows: dbload prepare (workload oltp) and
 #      sysbench oltp_read_only prepare on PostgreSQL and MariaDB; pgbench -i -s OLTP_ROWS/100000
 #      on PostgreSQL (pgbench_accounts rows are narrower than sbtest rows: the script prints
-#      the measured table sizes);
+#      the measured table sizes), and dbload prepare of pgbench's own tables
+#      (bench/workloads/pgbench_accounts.yaml) for the same rows as pgbench -i;
 #   b. the shop data set (users, items, orders, order_items) on both;
 #   c. tenant_orders at TENANT_ROWS rows (generated inside the server) on both.
 #
@@ -32,8 +33,9 @@
 #                             before the first measurement, wait (checking every 30 s, at most
 #                             WAIT_MAX s) until WAIT_FILE exists; reported either way
 #
-# Every tool runs single-session (dbload prepare uses one connection; sysbench prepare with 1
-# table uses one thread; pgbench -i is single-threaded). Wall time is measured around the whole
+# Each tool runs with its defaults: dbload prepare loads a table in as many parts side by side
+# as the machine has cores (at most 8, --parallel); sysbench prepare with 1 table uses one
+# thread; pgbench -i is single-threaded. Wall time is measured around the whole
 # command. Each output line is time-stamped (seconds since the command started) so that the
 # loading phase can be told apart from index building and validation: for dbload, "loaded at"
 # is the time of the table's last "N / N rows" line; what follows is index build, after_load
@@ -300,6 +302,12 @@ if [[ " $PARTS " == *" oltp "* ]]; then
   [[ $(pg_sql 'SELECT count(*) FROM sbtest1') == "$OLTP_ROWS" ]] || die "sysbench loaded a wrong row count"
   SUMMARY+=("oltp-sysbench-postgresql|$R_WALL|$OLTP_ROWS|$R_LOAD|$R_OTHER|rows inserted by ${t} s ($(commas "$(rate "$OLTP_ROWS" "$t")") rows/s), then the k index; $(pg_sizes sbtest1)")
   sysbench oltp_read_only "${SB_PG[@]}" cleanup >/dev/null
+
+  # pgbench's own tables, loaded by dbload from a user workload file: the same rows as pgbench -i.
+  PGB_LAYOUT_ROWS=$((PGBENCH_SCALE * 100000))
+  dbload_prepare "oltp-dbload-pgbench-layout-postgresql" postgres "$PGB_LAYOUT_ROWS" pgbench_accounts \
+    "$ROOT/bench/workloads/pgbench-select-only-postgresql.yaml" --set "target.port=$PG_PORT" \
+    --set "workload_options.scale=$PGBENCH_SCALE"
 
   measure "oltp-pgbench-postgresql" postgres -- pgbench -i -s "$PGBENCH_SCALE" "${PGB_CONN[@]}"
   PGB_ROWS=$(pg_sql 'SELECT count(*) FROM pgbench_accounts')

@@ -342,6 +342,8 @@ class Loader {
   }
 
   absl::Status LoadPart(const v1::Table& table, Part part) {
+    // Nothing left (a finished part, or a table without data: created, indexed, left empty).
+    if (part.first + part.done > part.last) return absl::OkStatus();
     absl::StatusOr<std::unique_ptr<Session>> connected = Connect();
     if (!connected.ok()) return connected.status();
     Session& session = **connected;

@@ -290,7 +290,8 @@ TEST_P(WorkloadTest, PrepareOnTwoLocalAgentsLoadsEveryPartOnce) {
 }
 
 // A user's own workload file (next to the plan) whose declared row changes do not happen:
-// dbload compares the database's counts with its report and fails the run, saying so.
+// dbload compares the database's counts with its report and fails the run, saying so. A table
+// without data is created empty (and dropped by cleanup).
 TEST_P(WorkloadTest, AUserWorkloadWhoseRowsDoNotChangeAsDeclaredFailsTheRowCheck) {
   {
     std::ofstream out(dir_ + "/mine.yaml");
@@ -301,6 +302,8 @@ tables:
     data:
       rows: 100
       columns: {id: {row: true}, v: {uniform: {min: 1, max: 9}}}
+  - name: mine_log
+    create: CREATE TABLE mine_log (id BIGINT PRIMARY KEY, note VARCHAR(20))
 scenarios:
   - name: churn
     query_types:
@@ -320,6 +323,8 @@ scenarios:
   ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
   const ProcessResult prepare = Dbload({"prepare", plan});
   ASSERT_EQ(prepare.exit_code, 0) << prepare.Describe();
+  EXPECT_EQ(TablesNamed("'mine_log'"), 1);
+  EXPECT_EQ(Count("mine_log"), 0);
   const ProcessResult run = Dbload({"run", plan, "--set", "stop.queries=200"});
   EXPECT_EQ(run.exit_code, 1) << run.Describe();
   EXPECT_THAT(run.out, HasSubstr("Rows changed"));
@@ -328,7 +333,7 @@ scenarios:
   // The inserts happened; the deletes found nothing.
   EXPECT_GT(Count("mine_t"), 100);
   ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
-  EXPECT_EQ(TablesNamed("'mine_t'"), 0);
+  EXPECT_EQ(TablesNamed("'mine_t', 'mine_log'"), 0);
 }
 
 // `dbload workloads` and `dbload workload check`: the catalogue, and errors that name the line
