@@ -24,7 +24,6 @@
 #include "common/agent_protocol.h"
 #include "common/field_error.h"
 #include "common/interval_snapshot.h"
-#include "common/loopback.h"
 #include "common/plan_parser.h"
 #include "common/workload.h"
 #include "dbload/v1/agent.grpc.pb.h"
@@ -69,12 +68,6 @@ double ProcessCpuSeconds() {
 }
 
 
-// The one place that decides how the link is secured. Plain text is acceptable only because
-// CheckCoordinatorAddress keeps the link on this machine; TLS replaces this later.
-std::shared_ptr<grpc::ChannelCredentials> LinkCredentials() {
-  return grpc::InsecureChannelCredentials();
-}
-
 std::shared_ptr<grpc::Channel> DialCoordinator(const AgentLinkOptions& options) {
   grpc::ChannelArguments args;
   // Every attempt gets a fresh channel; a private subchannel pool keeps it from inheriting
@@ -87,7 +80,7 @@ std::shared_ptr<grpc::Channel> DialCoordinator(const AgentLinkOptions& options) 
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, millis(options.reconnect_backoff_min));
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, millis(options.reconnect_backoff_min));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, millis(options.reconnect_backoff_max));
-  return grpc::CreateCustomChannel(options.coordinator, LinkCredentials(), args);
+  return DialSecure(options.coordinator, options.security, args);
 }
 
 // Errors from code that names a field (workload options, scenario) read like the plan parser's.
@@ -153,12 +146,7 @@ class Connection {
 
   // Drops what is queued and cancels the call, so that a blocked Read or Write returns at once.
   void Abort() {
-    {
-      std::lock_guard lock(mu_);
-      aborted_ = true;
-      queue_.clear();
-    }
-    cv_.notify_all();
+    StopWriting();
     context_.TryCancel();
   }
 
@@ -172,14 +160,30 @@ class Connection {
     return overflowed_;
   }
 
-  // After the reader has returned: stops the writer and collects the call's status.
+  // After the reader has returned: stops the writer and collects the call's status. A call the
+  // coordinator ended is not cancelled first: its status (e.g. a refused token) would be lost.
   grpc::Status Finish() {
-    Abort();
+    if (reader_done_) {
+      StopWriting();
+    } else {
+      Abort();
+    }
     if (writer_.joinable()) writer_.join();
     return stream_->Finish();
   }
 
  private:
+  // Drops what is queued; the writer stops at its next message (a Write to a call that has
+  // ended returns at once).
+  void StopWriting() {
+    {
+      std::lock_guard lock(mu_);
+      aborted_ = true;
+      queue_.clear();
+    }
+    cv_.notify_all();
+  }
+
   void WriterMain() {
     bool half_close = false;
     for (;;) {
@@ -225,7 +229,8 @@ enum class LinkEnd { kShutdown, kStreamEnded, kSendFailed, kDeadMan };
 
 }  // namespace
 
-absl::Status CheckCoordinatorAddress(const std::string& address) {
+absl::Status CheckCoordinatorAddress(const std::string& address,
+                                     const TransportSecurity& security) {
   const auto malformed = [&] {
     return absl::InvalidArgumentError(absl::StrCat(
         "coordinator address: expected HOST:PORT (e.g. 127.0.0.1:7000 or [::1]:7000), got \"",
@@ -256,15 +261,7 @@ absl::Status CheckCoordinatorAddress(const std::string& address) {
       !absl::SimpleAtoi(port, &port_number) || port_number < 1 || port_number > 65535) {
     return malformed();
   }
-  if (!IsLoopbackHost(host)) {
-    // An unauthenticated, unencrypted link may carry plans and control load; until it has TLS
-    // it must not leave this machine.
-    return absl::InvalidArgumentError(absl::StrCat(
-        "coordinator address \"", address,
-        "\": this build only connects to a coordinator on this machine (127.0.0.0/8, ::1, "
-        "localhost); remote coordinators need TLS, which comes in a later version"));
-  }
-  return absl::OkStatus();
+  return CheckAddressSecurity(address, security, "coordinator address");
 }
 
 class AgentLink::Impl {
@@ -292,7 +289,8 @@ class AgentLink::Impl {
   }
 
   void Run() {
-    if (absl::Status address = CheckCoordinatorAddress(options_.coordinator); !address.ok()) {
+    if (absl::Status address = CheckCoordinatorAddress(options_.coordinator, options_.security);
+        !address.ok()) {
       Event(std::string(address.message()));
       return;
     }
@@ -393,7 +391,9 @@ class AgentLink::Impl {
       // stream. The run is not resumed on a later connection; the coordinator re-splits.
       stopped_load = StopRun("coordinator lost");
     }
-    connection->Abort();
+    // The reader is blocked in Read unless the coordinator ended the call; only then is
+    // cancelling unnecessary (and it would replace the coordinator's status with CANCELLED).
+    if (end != LinkEnd::kStreamEnded) connection->Abort();
     reader.join();
     EndRun();
     const grpc::Status status = connection->Finish();

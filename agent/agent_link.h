@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "common/clock.h"
 #include "common/db/driver.h"
+#include "common/transport_security.h"
 #include "dbload/v1/plan.pb.h"
 
 namespace dbload {
@@ -22,6 +23,9 @@ struct AgentLinkOptions {
   std::string coordinator;  // host:port
   std::string name;         // unique among the coordinator's agents; default: hostname-pid
   double capacity = 1.0;
+  // TLS towards the coordinator (its certificate checked against the CA: the agent takes
+  // assignments only from the coordinator it authenticated) and the token sent with the link.
+  TransportSecurity security;
   // Used until an assignment names its own.
   Nanos dead_man_timeout = 5 * kSecond;
   Nanos heartbeat_interval = kSecond;
@@ -32,10 +36,11 @@ struct AgentLinkOptions {
   std::function<void(const std::string&)> on_event;
 };
 
-// Accepts HOST:PORT or [IPV6]:PORT whose host is loopback (127.0.0.0/8, ::1, localhost): until
-// the link has TLS, an agent never talks to a coordinator on another machine. The error says
-// what was wrong with `address`.
-absl::Status CheckCoordinatorAddress(const std::string& address);
+// Accepts HOST:PORT or [IPV6]:PORT; a host off this machine (not 127.0.0.0/8, ::1, localhost)
+// only with TLS or security.allow_insecure_remote (CheckAddressSecurity). The error says what
+// was wrong with `address`.
+absl::Status CheckCoordinatorAddress(const std::string& address,
+                                     const TransportSecurity& security = {});
 
 // An agent's side of the link: dials the coordinator, says hello, and then, for each
 // assignment, runs its share (ExecuteRun) and streams one AgentReport per interval. It stops

@@ -37,18 +37,23 @@ back, until interrupted (SIGINT, SIGTERM). Reconnects by itself when the coordin
 a run in progress then stops (within the dead-man timeout) and is not resumed.
 
 Options:
-  --coordinator HOST:PORT  the coordinator (required). In this build it must be on this
-                           machine: 127.0.0.0/8, [::1] or localhost.
+  --coordinator HOST:PORT  the coordinator (required). Without TLS it must be on this
+                           machine (127.0.0.0/8, [::1], localhost) unless
+                           --allow-insecure-remote.
   --name NAME              unique among the coordinator's agents (default: HOSTNAME-PID)
   --capacity X             relative share of an open-loop rate this agent takes (default 1)
   --dead-man-timeout D     stop the load when the coordinator has been silent this long, unless
                            its assignment says otherwise (default 5s; e.g. 500ms, 10s)
   --version                print the version
   --help                   print this help
+TLS and the shared token:
 )";
+
+std::string Usage() { return absl::StrCat(kUsage, SecurityFlagsHelp(/*server=*/false)); }
 
 struct Args {
   AgentLinkOptions options;
+  SecurityFlags security;
   bool help = false;
   bool version = false;
 };
@@ -64,7 +69,15 @@ absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& args) {
         return absl::InvalidArgumentError(absl::StrCat(flag, " needs a value"));
       return args[++i];
     };
-    if (flag == "--help" || flag == "-h") {
+    if (bool takes_value = false; IsSecurityFlag(flag, &takes_value)) {
+      std::string file;
+      if (takes_value) {
+        absl::StatusOr<std::string> v = value();
+        if (!v.ok()) return v.status();
+        file = *v;
+      }
+      if (absl::Status set = SetSecurityFlag(flag, file, parsed.security); !set.ok()) return set;
+    } else if (flag == "--help" || flag == "-h") {
       parsed.help = true;
     } else if (flag == "--version") {
       parsed.version = true;
@@ -144,7 +157,7 @@ int Main(int argc, char** argv) {
   absl::StatusOr<Args> args = ParseArgs(std::vector<std::string>(argv + 1, argv + argc));
   if (!args.ok()) return Fail(args.status());
   if (args->help) {
-    std::cout << kUsage;
+    std::cout << Usage();
     return kExitOk;
   }
   if (args->version) {
@@ -154,7 +167,13 @@ int Main(int argc, char** argv) {
   if (args->options.coordinator.empty()) {
     return Fail(absl::InvalidArgumentError("--coordinator HOST:PORT is required"));
   }
-  if (absl::Status address = CheckCoordinatorAddress(args->options.coordinator); !address.ok()) {
+  absl::StatusOr<TransportSecurity> security =
+      LoadTransportSecurity(args->security, /*server=*/false);
+  if (!security.ok()) return Fail(security.status());
+  args->options.security = *std::move(security);
+  if (absl::Status address =
+          CheckCoordinatorAddress(args->options.coordinator, args->options.security);
+      !address.ok()) {
     return Fail(address);
   }
   if (absl::Status installed = InstallSignalHandlers(); !installed.ok()) return Fail(installed);

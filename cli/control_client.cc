@@ -39,11 +39,12 @@ std::string InPlan(const FollowOptions& options, const std::string& message) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<v1::Control::Stub>> DialControl(const std::string& address) {
-  if (absl::Status valid = CheckCoordinatorAddress(address); !valid.ok()) {
+absl::StatusOr<std::unique_ptr<v1::Control::Stub>> DialControl(
+    const std::string& address, const TransportSecurity& security) {
+  if (absl::Status valid = CheckCoordinatorAddress(address, security); !valid.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--coordinator: ", valid.message()));
   }
-  return v1::Control::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  return v1::Control::NewStub(DialSecure(address, security, grpc::ChannelArguments()));
 }
 
 absl::Status ControlCallError(const std::string& address, const grpc::Status& status) {

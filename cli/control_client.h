@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/transport_security.h"
 #include "dbload/v1/control.grpc.pb.h"
 
 namespace dbload {
@@ -21,10 +22,12 @@ inline constexpr int kExitUsage = 2;
 inline constexpr int kExitAborted = 3;
 inline constexpr int kExitInterrupted = 130;
 
-// A Control stub for a coordinator at `address` (HOST:PORT on loopback in this build; the
-// error says what is wrong with the address). Dialling is lazy: an unreachable coordinator shows
-// in the first call (see ControlCallError).
-absl::StatusOr<std::unique_ptr<dbload::v1::Control::Stub>> DialControl(const std::string& address);
+// A Control stub for a coordinator at `address` (HOST:PORT; off this machine only with TLS or
+// allow_insecure_remote; the error says what is wrong with the address), with TLS and the token
+// as `security` says. Dialling is lazy: an unreachable coordinator shows in the first call (see
+// ControlCallError).
+absl::StatusOr<std::unique_ptr<dbload::v1::Control::Stub>> DialControl(
+    const std::string& address, const TransportSecurity& security = {});
 
 // One line for a failed Control call: names the coordinator when it could not be reached, and
 // otherwise passes on the coordinator's own message (which names the run or the plan).

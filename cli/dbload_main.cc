@@ -26,6 +26,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/control_client.h"
 #include "cli/local_cluster.h"
+#include "common/transport_security.h"
 #include "common/clock.h"
 #include "common/db/driver_factory.h"
 #include "common/plan_parser.h"
@@ -66,8 +67,11 @@ Commands:
         Check a workload file: every error names its line and field.
   version
 
-Commands for a running dbload-coordinator (ADDR is HOST:PORT, on loopback in this build; RUN
-defaults to the latest run):
+Commands for a running dbload-coordinator (ADDR is HOST:PORT; RUN defaults to the latest run).
+They, and prepare --coordinator, take the link's TLS and token options:
+  --tls-ca FILE [--tls-cert FILE --tls-key FILE] [--token-file FILE] [--allow-insecure-remote]
+  (TLS when --tls-ca is given; without it ADDR must be on loopback unless
+  --allow-insecure-remote; see dbload-agent --help)
   submit PLAN.yaml --coordinator ADDR [--min-agents N] [--wait-for-agents DURATION]
          [--set PATH=VALUE ...] [--wait] [--report FILE]
         Start a run split across the connected agents and print its id. --min-agents: agents
@@ -115,7 +119,22 @@ absl::StatusOr<Flags> ParseFlags(const std::string& command, const std::vector<s
     }
     const size_t eq = arg.find('=');
     const std::string name = arg.substr(0, eq);
-    if (with_value.contains(name)) {
+    // Every command that talks to a coordinator takes the link's TLS and token flags too.
+    if (bool takes_value = false;
+        with_value.contains("--coordinator") && IsSecurityFlag(name, &takes_value)) {
+      if (!takes_value) {
+        flags.switches.insert(name);
+        continue;
+      }
+      if (eq != std::string::npos) {
+        flags.values[name].push_back(arg.substr(eq + 1));
+      } else if (i + 1 < args.size()) {
+        flags.values[name].push_back(args[++i]);
+      } else {
+        return absl::InvalidArgumentError(
+            absl::StrCat("dbload ", command, ": ", arg, " needs a value"));
+      }
+    } else if (with_value.contains(name)) {
       if (eq != std::string::npos) {
         flags.values[name].push_back(arg.substr(eq + 1));
       } else if (i + 1 < args.size()) {
@@ -132,6 +151,25 @@ absl::StatusOr<Flags> ParseFlags(const std::string& command, const std::vector<s
     }
   }
   return flags;
+}
+
+// The coordinator link's TLS files and token (--tls-*, --token-file), read and checked.
+absl::StatusOr<TransportSecurity> SecurityOf(const std::string& command, const Flags& flags) {
+  SecurityFlags security;
+  for (const auto& [name, values] : flags.values) {
+    bool takes_value = false;
+    if (!IsSecurityFlag(name, &takes_value)) continue;
+    if (absl::Status set = SetSecurityFlag(name, values.back(), security); !set.ok()) {
+      return absl::Status(set.code(), absl::StrCat("dbload ", command, ": ", set.message()));
+    }
+  }
+  security.allow_insecure_remote = flags.switches.contains("--allow-insecure-remote");
+  absl::StatusOr<TransportSecurity> loaded = LoadTransportSecurity(security, /*server=*/false);
+  if (!loaded.ok()) {
+    return absl::Status(loaded.status().code(),
+                        absl::StrCat("dbload ", command, ": ", loaded.status().message()));
+  }
+  return loaded;
 }
 
 struct PlanArgs {
@@ -381,7 +419,8 @@ int RunCommand(const std::vector<std::string>& args) {
   std::signal(SIGTERM, OnSignal);
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(*agents, clock);
   if (!cluster.ok()) return Fail(cluster.status());
-  absl::StatusOr<std::unique_ptr<v1::Control::Stub>> stub = DialControl((*cluster)->address());
+  absl::StatusOr<std::unique_ptr<v1::Control::Stub>> stub =
+      DialControl((*cluster)->address(), (*cluster)->security());
   if (!stub.ok()) return Fail(stub.status());
   absl::StatusOr<v1::SubmitResponse> submitted = Submit(
       **stub, (*cluster)->address(), loaded->plan, parsed->plan_path, *agents, kLocalAgentWait,
@@ -434,7 +473,9 @@ int SubmitCommand(const std::vector<std::string>& args) {
     }
     wait_for_agents = *nanos;
   }
-  absl::StatusOr<std::unique_ptr<v1::Control::Stub>> stub = DialControl(coordinator);
+  absl::StatusOr<TransportSecurity> security = SecurityOf("submit", *flags);
+  if (!security.ok()) return Fail(security.status());
+  absl::StatusOr<std::unique_ptr<v1::Control::Stub>> stub = DialControl(coordinator, *security);
   if (!stub.ok()) return Fail(stub.status());
   absl::StatusOr<v1::Plan> plan = ParsePlan(*parsed);
   if (!plan.ok()) return Fail(plan.status());
@@ -494,7 +535,10 @@ absl::StatusOr<RunRef> ParseRunRef(const std::string& command, const Flags& flag
                                                    flags.positional[max_positional], "'"));
   }
   if (!flags.positional.empty()) ref.run_id = flags.positional[0];
-  absl::StatusOr<std::unique_ptr<v1::Control::Stub>> stub = DialControl(ref.coordinator);
+  absl::StatusOr<TransportSecurity> security = SecurityOf(command, flags);
+  if (!security.ok()) return security.status();
+  absl::StatusOr<std::unique_ptr<v1::Control::Stub>> stub =
+      DialControl(ref.coordinator, *security);
   if (!stub.ok())
     return absl::Status(stub.status().code(),
                         absl::StrCat("dbload ", command, ": ", stub.status().message()));
@@ -635,8 +679,8 @@ absl::StatusOr<std::unique_ptr<db::Session>> SetupSession(LoadedPlan& loaded,
 // closed-loop client per part, so that the planner hands each agent a share of the parts.
 // `local_agents` > 0: a coordinator and that many agents in this process instead.
 int LoadPartsOnAgents(const LoadedPlan& loaded, const PlanArgs& args,
-                      const std::string& coordinator, uint32_t local_agents, uint32_t parts,
-                      Clock& clock) {
+                      const std::string& coordinator, const TransportSecurity& security,
+                      uint32_t local_agents, uint32_t parts, Clock& clock) {
   v1::Plan plan = loaded.plan;
   plan.set_prepare_only(true);
   plan.clear_stages();
@@ -652,13 +696,15 @@ int LoadPartsOnAgents(const LoadedPlan& loaded, const PlanArgs& args,
 
   std::unique_ptr<LocalCluster> cluster;
   std::string address = coordinator;
+  TransportSecurity link_security = security;
   if (local_agents > 0) {
     absl::StatusOr<std::unique_ptr<LocalCluster>> started = LocalCluster::Start(local_agents, clock);
     if (!started.ok()) return Fail(started.status());
     cluster = *std::move(started);
     address = cluster->address();
+    link_security = cluster->security();
   }
-  absl::StatusOr<std::unique_ptr<v1::Control::Stub>> stub = DialControl(address);
+  absl::StatusOr<std::unique_ptr<v1::Control::Stub>> stub = DialControl(address, link_security);
   if (!stub.ok()) return Fail(stub.status());
   absl::StatusOr<v1::SubmitResponse> submitted =
       Submit(**stub, address, plan, args.plan_path, std::max<uint32_t>(1, local_agents),
@@ -698,6 +744,8 @@ int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
     return Fail(absl::InvalidArgumentError(
         "dbload prepare: --agents (in this process) and --coordinator exclude each other"));
   }
+  absl::StatusOr<TransportSecurity> security = SecurityOf(name, *flags);
+  if (!security.ok()) return Fail(security.status());
   // By default one part per local agent, or per core of this machine (client-side generation
   // and the server's inserts then overlap; more parts than cores only adds contention).
   const uint32_t cores = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
@@ -753,7 +801,7 @@ int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
                                  .stage = LoadOptions::Stage::kSetUpOnly},
                                 print_progress);
       if (status.ok()) {
-        const int code = LoadPartsOnAgents(*loaded, *parsed, coordinator,
+        const int code = LoadPartsOnAgents(*loaded, *parsed, coordinator, *security,
                                            coordinator.empty() ? *agents : 0, *parallel, clock);
         if (code != kExitOk) return code;
       }

@@ -13,7 +13,9 @@ constexpr Nanos kInterruptGrace = 3 * kSecond;
 
 absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(int agents, Clock& clock) {
   std::unique_ptr<LocalCluster> cluster(new LocalCluster());
-  cluster->service_ = std::make_unique<CoordinatorService>(clock, CoordinatorOptions{});
+  cluster->security_.token = RandomToken();
+  cluster->service_ =
+      std::make_unique<CoordinatorService>(clock, CoordinatorOptions{.token = cluster->security_.token});
   absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =
       CoordinatorServer::Start("127.0.0.1:0", *cluster->service_);
   if (!server.ok()) {
@@ -26,6 +28,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(int agents, Cl
     AgentLinkOptions options;
     options.coordinator = cluster->address_;
     options.name = absl::StrCat("agent-", i);
+    options.security = cluster->security_;
     cluster->agents_.push_back(
         std::make_unique<AgentLink>(std::move(options), db::MakeDriver, clock));
   }

@@ -30,6 +30,9 @@ class LocalCluster {
 
   // host:port of the coordinator's AgentLink and Control services.
   const std::string& address() const { return address_; }
+  // How to call it: the coordinator requires a random token of this process's making, so that
+  // no one else on the machine can submit to, or stop, a run on its loopback port.
+  const TransportSecurity& security() const { return security_; }
   // Ctrl-C: ends every running run as "interrupted" (as dbload-coordinator does on SIGINT):
   // agents stop, send their final reports, and the runs' reports are complete. Blocks until then
   // (at most the grace period).
@@ -43,6 +46,7 @@ class LocalCluster {
   std::vector<std::unique_ptr<AgentLink>> agents_;
   std::vector<std::thread> agent_threads_;
   std::string address_;
+  TransportSecurity security_;
 };
 
 }  // namespace dbload

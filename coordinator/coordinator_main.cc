@@ -11,9 +11,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/transport_security.h"
 #include "coordinator/coordinator_service.h"
 #include "coordinator/run_store.h"
 #include "coordinator/metrics_exporter.h"
@@ -31,17 +33,17 @@ constexpr Nanos kShutdownGrace = 3 * kSecond;
 constexpr char kUsage[] =
     R"(usage: dbload-coordinator --listen ADDR [--metrics ADDR] [--state-dir DIR]
                           [--max-rate N] [--max-clients N]
+                          [--tls-cert FILE --tls-key FILE [--tls-ca FILE]] [--token-file FILE]
 
 Accepts dbload agents (they dial in) and the dbload CLI's plans on ADDR, splits each run's load
 across the connected agents and merges their reports.
 
   --listen ADDR     host:port for agents and the control API, e.g. 127.0.0.1:7000 (port 0 picks
-                    one). This build listens on loopback addresses only (127.0.0.0/8, [::1],
-                    localhost, unix:PATH): the agent link and the control API have no TLS or
-                    authentication yet.
+                    one), or unix:PATH. Without TLS only loopback addresses (127.0.0.0/8, [::1],
+                    localhost) unless --allow-insecure-remote.
   --metrics ADDR    Serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (port 0
-                    picks one). IPv4 loopback only in this build (127.0.0.0/8, localhost), like
-                    --listen; prometheus-cpp's server here does not bind IPv6.
+                    picks one). IPv4 loopback only in this build (127.0.0.0/8, localhost);
+                    prometheus-cpp's server here does not bind IPv6.
   --state-dir DIR   Keep every run's report in DIR/runs/RUN.json (written when the run starts,
                     every 5 s, and when it ends), so that a restarted coordinator still serves
                     them; a run cut off by a crash is served as interrupted with the numbers
@@ -49,7 +51,7 @@ across the connected agents and merges their reports.
   --max-rate N      Refuse plans whose open-loop rate (at its peak, over all stages and knee
                     steps) is above N transactions per second, before any load.
   --max-clients N   The same for closed-loop clients.
-  --help            This text.
+)" "%SECURITY%" R"(  --help            This text.
 
 Once listening, stdout gets one line per address, with the real port:
   listening on HOST:PORT
@@ -58,6 +60,10 @@ Once listening, stdout gets one line per address, with the real port:
 SIGINT or SIGTERM: running runs are told to stop, their final reports are awaited for up to 3 s,
 then the coordinator exits.
 )";
+
+std::string Usage() {
+  return absl::StrReplaceAll(kUsage, {{"%SECURITY%", SecurityFlagsHelp(/*server=*/true)}});
+}
 
 volatile std::sig_atomic_t signalled = 0;
 void OnSignal(int) { signalled = 1; }
@@ -78,11 +84,12 @@ std::string WithPort(const std::string& address, int port) {
 
 int Main(int argc, char** argv) {
   std::string listen, metrics, state_dir, max_rate, max_clients;
+  SecurityFlags security_flags;
   const std::vector<std::string> args(argv + 1, argv + argc);
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
+      std::fputs(Usage().c_str(), stdout);
       return kExitOk;
     }
     std::string* value = nullptr;
@@ -92,13 +99,28 @@ int Main(int argc, char** argv) {
       name = arg.substr(0, eq);
       inline_value = arg.substr(eq + 1);
     }
+    if (bool takes_value = false; IsSecurityFlag(name, &takes_value)) {
+      std::string file = inline_value;
+      if (takes_value && name == arg) {
+        if (i + 1 >= args.size()) {
+          std::cerr << "dbload-coordinator: " << arg << " needs a value\n";
+          return kExitUsage;
+        }
+        file = args[++i];
+      }
+      if (absl::Status set = SetSecurityFlag(name, file, security_flags); !set.ok()) {
+        std::cerr << "dbload-coordinator: " << set.message() << "\n";
+        return kExitUsage;
+      }
+      continue;
+    }
     if (name == "--listen") value = &listen;
     if (name == "--metrics") value = &metrics;
     if (name == "--state-dir") value = &state_dir;
     if (name == "--max-rate") value = &max_rate;
     if (name == "--max-clients") value = &max_clients;
     if (value == nullptr) {
-      std::cerr << "dbload-coordinator: unknown argument '" << arg << "'\n" << kUsage;
+      std::cerr << "dbload-coordinator: unknown argument '" << arg << "'\n" << Usage();
       return kExitUsage;
     }
     if (name != arg) {
@@ -111,7 +133,13 @@ int Main(int argc, char** argv) {
     }
   }
   if (listen.empty()) {
-    std::cerr << "dbload-coordinator: --listen is required\n" << kUsage;
+    std::cerr << "dbload-coordinator: --listen is required\n" << Usage();
+    return kExitUsage;
+  }
+  absl::StatusOr<TransportSecurity> security =
+      LoadTransportSecurity(security_flags, /*server=*/true);
+  if (!security.ok()) {
+    std::cerr << "dbload-coordinator: " << security.status().message() << "\n";
     return kExitUsage;
   }
   double max_rate_value = 0;
@@ -134,7 +162,7 @@ int Main(int argc, char** argv) {
        absl::StartsWith(metrics, "[") || metrics.find(':') == std::string::npos)) {
     std::cerr << "dbload-coordinator: --metrics '" << metrics
               << "': expected an IPv4 loopback host:port (127.0.0.0/8 or localhost, e.g. "
-                 "127.0.0.1:9464); this build serves metrics on loopback only, like --listen\n";
+                 "127.0.0.1:9464); this build serves metrics on loopback only\n";
     return kExitUsage;
   }
   std::unique_ptr<RunStore> run_store;
@@ -190,9 +218,10 @@ int Main(int argc, char** argv) {
   options.max_rate = max_rate_value;
   options.max_clients = max_clients_value;
   options.restored_runs = std::move(restored);
+  options.token = security->token;
   CoordinatorService service(clock, options);
   absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =
-      CoordinatorServer::Start(listen, service);
+      CoordinatorServer::Start(listen, service, *security);
   if (!server.ok()) {
     std::cerr << "dbload-coordinator: " << server.status().message() << "\n";
     return kExitUsage;
@@ -202,7 +231,10 @@ int Main(int argc, char** argv) {
   LogLine(absl::StrCat("listening on ", listen,
                        (*server)->port() > 0 && listen.rfind("unix:", 0) != 0
                            ? absl::StrCat(" (port ", (*server)->port(), ")")
-                           : ""));
+                           : "",
+                       security->tls ? (security->ca_pem.empty() ? ", TLS" : ", mutual TLS")
+                                     : ", plain text",
+                       security->token.empty() ? "" : ", token required"));
   // On stdout, with the real ports, for whoever started us with port 0 (tests, scripts).
   const bool unix_socket = absl::StartsWith(listen, "unix:");
   std::printf("listening on %s\n",

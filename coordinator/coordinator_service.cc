@@ -25,6 +25,7 @@
 #include "common/agent_protocol.h"
 #include "common/field_error.h"
 #include "common/loopback.h"
+#include "common/transport_security.h"
 #include "common/plan_parser.h"
 #include "common/workload.h"
 #include "coordinator/metrics_exporter.h"
@@ -143,11 +144,22 @@ class CoordinatorService::Impl {
   void Tick();
   void Shutdown(Nanos grace);
 
+  grpc::Status Authenticate(const grpc::ServerContext& context) {
+    grpc::Status checked = CheckCallToken(context, options_.token);
+    if (!checked.ok() && options_.log) {
+      options_.log(absl::StrCat("refused a call from ", context.peer(), ": ",
+                                checked.error_message()));
+    }
+    return checked;
+  }
+
  private:
+  // Every call shows the coordinator's token first (CheckCallToken; OK when none is set).
   class AgentLinkImpl final : public v1::AgentLink::Service {
    public:
     explicit AgentLinkImpl(Impl& impl) : impl_(impl) {}
     grpc::Status Connect(grpc::ServerContext* context, AgentStream* stream) override {
+      if (grpc::Status denied = impl_.Authenticate(*context); !denied.ok()) return denied;
       return impl_.Connect(context, stream);
     }
 
@@ -160,22 +172,27 @@ class CoordinatorService::Impl {
     explicit ControlImpl(Impl& impl) : impl_(impl) {}
     grpc::Status Submit(grpc::ServerContext* context, const v1::SubmitRequest* request,
                         v1::SubmitResponse* response) override {
+      if (grpc::Status denied = impl_.Authenticate(*context); !denied.ok()) return denied;
       return impl_.Submit(context, *request, *response);
     }
     grpc::Status Watch(grpc::ServerContext* context, const v1::WatchRequest* request,
                        grpc::ServerWriter<v1::RunProgress>* writer) override {
+      if (grpc::Status denied = impl_.Authenticate(*context); !denied.ok()) return denied;
       return impl_.Watch(context, *request, *writer);
     }
-    grpc::Status Stop(grpc::ServerContext*, const v1::StopRequest* request,
+    grpc::Status Stop(grpc::ServerContext* context, const v1::StopRequest* request,
                       v1::StopResponse*) override {
+      if (grpc::Status denied = impl_.Authenticate(*context); !denied.ok()) return denied;
       return impl_.Stop(*request);
     }
-    grpc::Status ListAgents(grpc::ServerContext*, const v1::ListAgentsRequest*,
+    grpc::Status ListAgents(grpc::ServerContext* context, const v1::ListAgentsRequest*,
                             v1::ListAgentsResponse* response) override {
+      if (grpc::Status denied = impl_.Authenticate(*context); !denied.ok()) return denied;
       return impl_.ListAgents(*response);
     }
-    grpc::Status GetReport(grpc::ServerContext*, const v1::GetReportRequest* request,
+    grpc::Status GetReport(grpc::ServerContext* context, const v1::GetReportRequest* request,
                            v1::RunReport* response) override {
+      if (grpc::Status denied = impl_.Authenticate(*context); !denied.ok()) return denied;
       return impl_.GetReport(*request, *response);
     }
 
@@ -1105,16 +1122,13 @@ void CoordinatorService::Shutdown(Nanos grace) { impl_->Shutdown(grace); }
 bool IsLoopbackListenAddress(const std::string& address) { return IsLoopbackAddress(address); }
 
 absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
-    const std::string& address, CoordinatorService& service) {
-  if (!IsLoopbackListenAddress(address)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "refusing to listen on '", address,
-        "': this build serves loopback addresses only (127.0.0.0/8, [::1], localhost, unix:), "
-        "because the agent link and the control API have no TLS or authentication yet"));
+    const std::string& address, CoordinatorService& service, const TransportSecurity& security) {
+  if (absl::Status allowed = CheckAddressSecurity(address, security, "--listen"); !allowed.ok()) {
+    return allowed;
   }
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(address, ServerCredentials(security), &port);
   builder.RegisterService(service.agent_link_service());
   builder.RegisterService(service.control_service());
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

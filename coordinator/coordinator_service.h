@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "common/transport_security.h"
 #include "common/workload.h"
 #include "dbload/v1/report.pb.h"
 
@@ -60,6 +61,9 @@ struct CoordinatorOptions {
   // Runs of an earlier life of the coordinator (from RunStore::LoadAll), served like finished
   // ones: their reports and final states.
   std::vector<dbload::v1::RunReport> restored_runs;
+  // Every call (agents' links, the Control API) must carry this token (--token-file); refused
+  // calls are logged with their peer. Empty: none required.
+  std::string token;
   // How Submit finds a plan's workload (to check its scenario and learn its query types).
   // Default: the built-in workloads (MakeWorkload); benchmarks inject others.
   WorkloadFactory make_workload;
@@ -117,8 +121,11 @@ bool IsLoopbackListenAddress(const std::string& address);
 class CoordinatorServer {
  public:
   // `address` is host:port; port 0 picks a free one (see port()).
-  static absl::StatusOr<std::unique_ptr<CoordinatorServer>> Start(const std::string& address,
-                                                                  CoordinatorService& service);
+  // TLS as `security` says; without TLS, an address off this machine is refused unless
+  // security.allow_insecure_remote. The token is the service's (CoordinatorOptions::token).
+  static absl::StatusOr<std::unique_ptr<CoordinatorServer>> Start(
+      const std::string& address, CoordinatorService& service,
+      const TransportSecurity& security = {});
   ~CoordinatorServer();
   int port() const { return port_; }
   // Stops accepting calls and waits for the current ones (call service.Shutdown() first, so that

@@ -441,21 +441,28 @@ class AgentLinkTest : public testing::Test {
   std::vector<std::string> events_;
 };
 
-TEST(CoordinatorAddressTest, OnlyLoopbackHostPortIsAccepted) {
+TEST(CoordinatorAddressTest, PlainTextOnlyToLoopbackAndAlwaysHostPort) {
   for (const char* good : {"127.0.0.1:7000", "127.9.9.9:1", "localhost:65535", "LOCALHOST:80",
                            "[::1]:7000", "[::ffff:127.0.0.1]:7000"}) {
     EXPECT_TRUE(CheckCoordinatorAddress(good).ok()) << good;
   }
+  TransportSecurity tls;
+  tls.tls = true;
+  TransportSecurity trusted_network;
+  trusted_network.allow_insecure_remote = true;
   for (const char* remote :
        {"10.0.0.1:7000", "example.com:7000", "[2001:db8::1]:7000", "128.0.0.1:7000"}) {
     const absl::Status status = CheckCoordinatorAddress(remote);
     EXPECT_FALSE(status.ok()) << remote;
-    EXPECT_THAT(status.message(), HasSubstr("only connects to a coordinator on this machine"));
+    EXPECT_THAT(status.message(), HasSubstr("not on this machine, and the link would be plain"));
+    EXPECT_TRUE(CheckCoordinatorAddress(remote, tls).ok()) << remote;
+    EXPECT_TRUE(CheckCoordinatorAddress(remote, trusted_network).ok()) << remote;
   }
   for (const char* malformed :
        {"", "127.0.0.1", "::1:7000", "dns:///localhost:7000", "127.0.0.1:0", "127.0.0.1:70000",
         "127.0.0.1:x", "[::1]7000", "ipv4:127.0.0.1:7000", ":7000"}) {
     EXPECT_FALSE(CheckCoordinatorAddress(malformed).ok()) << malformed;
+    EXPECT_FALSE(CheckCoordinatorAddress(malformed, tls).ok()) << malformed;
   }
 }
 
