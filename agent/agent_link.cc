@@ -320,6 +320,10 @@ class AgentLink::Impl {
     std::shared_ptr<Connection> connection;  // its reports go only where its assignment came from
     v1::Plan plan;
     RunShare share;
+    // Closed loop: the clients its slots allow, its own (the assignment's) and those a
+    // LoadChange added; and where its own range ends.
+    uint32_t slot_capacity = 0;
+    uint32_t own_slots_end = 0;
     bool nothing_to_run = false;  // a zero share of a query-limited plan
     std::string password;         // kept only to scrub it from error messages
     std::unique_ptr<Workload> workload;
@@ -550,8 +554,30 @@ class AgentLink::Impl {
                              open ? " clients for an open-loop run" : " clients out of range"));
           return;
         }
+        // Added clients need slots of their own: from the run's spares, never inside another
+        // agent's range (the coordinator hands out each spare once) or beyond the run's slots.
+        const uint64_t first = change.extra_first_slot();
+        const uint64_t count = change.extra_slot_count();
+        if (count > 0 && (first < run_->own_slots_end || first + count > run_->share.total_slots)) {
+          Event(absl::StrCat("ignoring a load change for run ", change.run_id(), ": slots ", first,
+                             " + ", count, " outside the run's spare slots (", run_->own_slots_end,
+                             " to ", run_->share.total_slots, ")"));
+          return;
+        }
+        if (clients > run_->slot_capacity + count) {
+          Event(absl::StrCat("ignoring a load change for run ", change.run_id(), ": ", clients,
+                             " clients, but slots for ", run_->slot_capacity + count));
+          return;
+        }
+        if (count > 0) {
+          run_->control.AddSlots(static_cast<uint32_t>(first), static_cast<uint32_t>(count));
+          run_->slot_capacity += static_cast<uint32_t>(count);
+        }
         run_->control.SetClients(clients);
-        Event(absl::StrCat("run ", change.run_id(), ": ", clients, " clients"));
+        Event(absl::StrCat("run ", change.run_id(), ": ", clients, " clients",
+                           count > 0 ? absl::StrCat(" (slots ", first, " to ", first + count - 1,
+                                                    " added)")
+                                     : ""));
         return;
       }
       case v1::LoadShare::KIND_NOT_SET:
@@ -651,6 +677,8 @@ class AgentLink::Impl {
                                                      workers, " workers exceed total_slots ",
                                                      share.total_slots));
     }
+    run->slot_capacity = workers;
+    run->own_slots_end = share.first_slot + workers;
     const uint64_t plan_queries = plan.stop().queries();
     if (assignment.stage_queries_size() > plan.stages_size()) {
       return absl::InvalidArgumentError(absl::StrCat(where, "stage_queries: ",

@@ -86,8 +86,14 @@ absl::Status LoadRunner::StartWorkers(int count) {
                                : static_cast<uint32_t>(workers_.size() + count);
     for (int i = 0; i < count; ++i) {
       auto worker = std::make_unique<Worker>();
-      worker->slot = {options_.seed, options_.first_slot + static_cast<uint32_t>(workers_.size()),
-                      slots};
+      uint32_t slot = 0;
+      if (!extra_slots_.empty()) {
+        slot = extra_slots_.front();
+        extra_slots_.pop_front();
+      } else {
+        slot = options_.first_slot + own_slots_used_++;
+      }
+      worker->slot = {options_.seed, slot, std::max(slots, slot + 1)};
       // Attached here, before the thread exists, so a simulated clock cannot move on without it.
       clock_.AttachThread();
       ++live_workers_;
@@ -312,6 +318,11 @@ absl::Status LoadRunner::SetClients(int clients) {
     }
   }
   return to_start > 0 ? StartWorkers(to_start) : absl::OkStatus();
+}
+
+void LoadRunner::AddSlots(uint32_t first, uint32_t count) {
+  std::lock_guard lock(workers_mu_);
+  for (uint32_t i = 0; i < count; ++i) extra_slots_.push_back(first + i);
 }
 
 void LoadRunner::SetStartLimit(uint64_t transactions) { start_limit_.store(transactions); }

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -57,6 +58,9 @@ class LoadRunner {
   void SetRate(double per_second);
   // Adds clients (connecting them) or retires the newest ones after their current transaction.
   absl::Status SetClients(int clients);
+  // Slots [first, first + count) for the next workers to start, before any more of this
+  // runner's own (clients moved here from a lost agent; see LoadChange.extra_first_slot).
+  void AddSlots(uint32_t first, uint32_t count);
   // At most `transactions` transactions start over the whole run (counting those already
   // started). Every started transaction records exactly one outcome, so a caller that knows
   // how many completed so far can make the rest come out exact.
@@ -148,6 +152,8 @@ class LoadRunner {
 
   mutable std::mutex workers_mu_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  uint32_t own_slots_used_ = 0;       // of first_slot, first_slot + 1 …
+  std::deque<uint32_t> extra_slots_;  // AddSlots, taken first
 
   mutable std::mutex fatal_mu_;
   std::optional<db::DbError> fatal_error_;

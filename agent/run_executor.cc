@@ -41,6 +41,11 @@ void RunControl::SetClients(uint32_t clients) {
   clients_ = clients;
 }
 
+void RunControl::AddSlots(uint32_t first, uint32_t count) {
+  std::lock_guard lock(mu_);
+  slots_.emplace_back(first, count);
+}
+
 void RunControl::Stop(std::string reason) {
   std::lock_guard lock(mu_);
   stop_reason_ = std::move(reason);
@@ -71,13 +76,16 @@ class RunControlReader {
     std::optional<uint32_t> clients;
     std::optional<std::string> stop_reason;
     std::optional<RunControl::KneeRequest> knee;  // kept until the execution takes it
+    std::vector<std::pair<uint32_t, uint32_t>> slots;
   };
   static Requests Take(RunControl* control) {
     if (control == nullptr) return {};
     std::lock_guard lock(control->mu_);
-    Requests requests{control->rate_, control->clients_, control->stop_reason_, control->knee_};
+    Requests requests{control->rate_, control->clients_, control->stop_reason_, control->knee_,
+                      std::move(control->slots_)};
     control->rate_.reset();
     control->clients_.reset();
+    control->slots_.clear();
     return requests;
   }
   // The knee request was applied: a later one must be newer to count.
@@ -289,6 +297,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
         rate = *requests.rate;
         runner.SetRate(rate);
       }
+      for (const auto& [first, count] : requests.slots) runner.AddSlots(first, count);
       if (requests.clients) {
         (void)runner.SetClients(static_cast<int>(*requests.clients));
         clients = *requests.clients;

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -47,6 +48,8 @@ class RunControl {
  public:
   void SetRate(double per_second);
   void SetClients(uint32_t clients);
+  // Slots for clients added from now on (before the agent's own): see LoadRunner::AddSlots.
+  void AddSlots(uint32_t first, uint32_t count);
   void Stop(std::string reason);
   // For work that is not a load (a prepare run's loading): whether Stop was called.
   bool StopRequested();
@@ -66,6 +69,7 @@ class RunControl {
   std::mutex mu_;
   std::optional<double> rate_;
   std::optional<uint32_t> clients_;
+  std::vector<std::pair<uint32_t, uint32_t>> slots_;  // first, count; until taken
   std::optional<std::string> stop_reason_;
   std::optional<KneeRequest> knee_;
 };

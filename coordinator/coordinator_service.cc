@@ -14,6 +14,7 @@
 #include <optional>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -75,6 +76,8 @@ double Seconds(Nanos nanos) { return static_cast<double>(nanos) / kSecond; }
 // --state-dir: how often a running run's report so far is written, i.e. the most a coordinator
 // that dies mid-run can lose of it.
 constexpr Nanos kSaveEvery = 5 * kSecond;
+// An agent joins a running run only if at least this much of its duration is left.
+constexpr Nanos kMinJoinTime = 2 * kSecond;
 
 struct AgentConn {
   v1::AgentHello hello;
@@ -82,6 +85,9 @@ struct AgentConn {
   Nanos connected_at = 0;
   Nanos last_heard = 0;
   std::string run_id;  // the run it works for; empty: idle
+  // Its name in that run's reports: its own, or NAME#2 … when it joined a run that still holds
+  // an earlier life of NAME (a restarted agent).
+  std::string participant;
   bool lost = false;   // silent too long; its stream is being closed
   // Messages to the agent, written by the agent's writer thread so that a slow agent never
   // blocks the coordinator.
@@ -110,6 +116,16 @@ struct Run {
   std::optional<AbortMonitor> abort_monitor;  // when the plan has abort rules
   std::map<uint32_t, KneeSearch> knees;        // by 1-based stage, for knee-search stages
   std::map<std::string, std::string> lost;  // agent -> why, for those lost before their final
+  // Plans without stages: each agent's clients now (closed loops), and the spare slots not yet
+  // handed out (from next_spare_slot to total_slots), for moving a lost agent's clients and for
+  // agents that join.
+  std::map<std::string, uint32_t> clients_of;
+  uint32_t next_spare_slot = 0;
+  uint32_t total_slots = 0;
+  // Agents that joined the running run (to replace lost ones), by participant: their connection
+  // name, and when they joined (seconds after the start; added to their reports' elapsed_s).
+  std::map<std::string, std::string> connection_of;
+  std::map<std::string, double> joined_at_s;
   std::string stop_reason;                  // "stopped" or "interrupted" once asked to stop
   std::optional<Nanos> stop_sent_at;
   Nanos last_saved = 0;  // --state-dir: when the report so far was last written
@@ -223,6 +239,14 @@ class CoordinatorService::Impl {
   void SendStopLocked(Run& run, const std::string& reason);
   void RestoreRuns();
   void ResplitLocked(Run& run);
+  void MoveLostClientsLocked(Run& run, const std::vector<std::string>& survivors);
+  // The connection of a run's participant while it works for the run; null otherwise.
+  AgentConn* ParticipantConnLocked(const Run& run, const std::string& participant);
+  // Participants still running the run: not lost, no final report yet, connected.
+  std::vector<std::string> WorkingParticipantsLocked(const Run& run);
+  // Idle agents take the place of lost ones in runs that can take them (see JoinLocked).
+  void JoinIdleAgentsLocked(Nanos now);
+  bool JoinLocked(Run& run, const std::string& name, AgentConn& agent, Nanos now);
   void SaveLocked(const v1::RunReport& report, const std::string& run_id);
   void SendToRunLocked(Run& run, const v1::CoordinatorMessage& message);
   void AdvanceKneesLocked(Run& run);
@@ -356,41 +380,54 @@ void CoordinatorService::Impl::EnqueueLocked(AgentConn& agent, v1::CoordinatorMe
   agent.outbox_cv.notify_one();
 }
 
-void CoordinatorService::Impl::HandleReportLocked(const std::string& name, AgentConn& agent,
-                                                  const v1::AgentReport& report) {
+void CoordinatorService::Impl::HandleReportLocked(const std::string& agent_name, AgentConn& agent,
+                                                  const v1::AgentReport& agent_report) {
   // After its final report the agent is free for another run, whatever becomes of this one.
-  if (report.final() && agent.run_id == report.run_id()) agent.run_id.clear();
-  std::shared_ptr<Run> run = FindRunLocked(report.run_id());
-  if (run == nullptr || report.run_id().empty()) {
-    Log(absl::StrCat("agent ", name, ": report for unknown run '", report.run_id(), "' ignored"));
+  if (agent_report.final() && agent.run_id == agent_report.run_id()) agent.run_id.clear();
+  std::shared_ptr<Run> run = FindRunLocked(agent_report.run_id());
+  if (run == nullptr || agent_report.run_id().empty()) {
+    Log(absl::StrCat("agent ", agent_name, ": report for unknown run '", agent_report.run_id(),
+                     "' ignored"));
     return;
   }
   if (run->done) return;  // late (e.g. after a stop deadline): the report is already written
+  const std::string& name = agent.participant.empty() ? agent_name : agent.participant;
   if (std::find(run->agents.begin(), run->agents.end(), name) == run->agents.end()) {
     // Someone else's run: refusing the report is enough, failing their run would not be fair.
-    Log(absl::StrCat("agent ", name, ": report for run ", run->id, " ignored: not part of it"));
+    Log(absl::StrCat("agent ", agent_name, ": report for run ", run->id,
+                     " ignored: not part of it"));
     return;
   }
+  // An agent that joined late counts its time from its own start: on the run's clock, its
+  // reports are that much later.
+  v1::AgentReport shifted;
+  const v1::AgentReport* report = &agent_report;
+  if (auto joined = run->joined_at_s.find(name); joined != run->joined_at_s.end()) {
+    shifted = agent_report;
+    shifted.set_elapsed_s(agent_report.elapsed_s() + joined->second);
+    report = &shifted;
+  }
   const uint64_t previous_sequence = run->aggregator->agents().at(name).last_sequence;
-  if (absl::Status merged = run->aggregator->AddReport(name, report); !merged.ok()) {
+  if (absl::Status merged = run->aggregator->AddReport(name, *report); !merged.ok()) {
     FailRunLocked(*run, std::string(merged.message()));
     return;
   }
   if (run->aggregator->agents().at(name).last_sequence != previous_sequence) {  // not a repeat
     AgentGauges& gauges = run->agent_gauges[name];
-    gauges.in_flight = report.in_flight();
-    gauges.connections = report.connections();
-    gauges.cpu_seconds += report.cpu_seconds();
+    gauges.in_flight = report->in_flight();
+    gauges.connections = report->connections();
+    gauges.cpu_seconds += report->cpu_seconds();
     AdvanceKneesLocked(*run);
   }
   MaybeFinishLocked(*run);
 }
 
-void CoordinatorService::Impl::AgentGoneLocked(const std::string& name, AgentConn& agent,
+void CoordinatorService::Impl::AgentGoneLocked(const std::string& agent_name, AgentConn& agent,
                                                const std::string& why) {
   if (agent.run_id.empty()) return;
   std::shared_ptr<Run> run = FindRunLocked(agent.run_id);
   agent.run_id.clear();
+  const std::string name = agent.participant.empty() ? agent_name : agent.participant;
   if (run == nullptr || run->done) return;
   if (run->aggregator->agents().at(name).final) return;
   // Whatever it had in flight is no longer ours to show.
@@ -413,34 +450,63 @@ std::shared_ptr<Run> CoordinatorService::Impl::FindRunLocked(const std::string& 
   return it == runs_.end() ? nullptr : it->second;
 }
 
-// After losing an agent, an open loop's rate is split again over the agents still running it
-// (by capacity, as at the start), so that the database keeps getting the plan's rate. Closed
-// loops keep their clients: a survivor's extra clients would need key-space slots outside its
-// own range. Query shares are not moved either: what the lost agent ran but never reported is
-// unknown, and the report says the run is degraded.
+// After losing an agent, the load is split again over the agents still running it, so that the
+// database keeps getting the plan's load: an open loop's rate by capacity, as at the start; a
+// closed loop's lost clients spread over the survivors, on the run's spare slots (the lost
+// agent's own slots may hold rows it inserted or ids it consumed). Plans with stages keep their
+// split. Query shares are not moved: what the lost agent ran but never reported is unknown, and
+// the report says the run is degraded.
 void CoordinatorService::Impl::ResplitLocked(Run& run) {
-  if (run.done || !run.plan.load().has_open() || run.plan.stages_size() > 0) return;
-  std::vector<std::string> survivors;
-  std::vector<double> capacities;
-  for (const std::string& name : run.agents) {
-    auto agent = agents_.find(name);
-    if (run.lost.contains(name) || run.aggregator->agents().at(name).final ||
-        agent == agents_.end() || agent->second->run_id != run.id) {
-      continue;
-    }
-    survivors.push_back(name);
-    capacities.push_back(agent->second->hello.capacity());
-  }
+  if (run.done || run.plan.stages_size() > 0) return;
+  const std::vector<std::string> survivors = WorkingParticipantsLocked(run);
   if (survivors.empty()) return;
+  std::vector<double> capacities;
+  for (const std::string& name : survivors) {
+    capacities.push_back(ParticipantConnLocked(run, name)->hello.capacity());
+  }
+  if (run.plan.load().has_closed()) {
+    MoveLostClientsLocked(run, survivors);
+    return;
+  }
   const std::vector<double> rates = SplitRate(run.plan.load().open().rate(), capacities);
   for (size_t i = 0; i < survivors.size(); ++i) {
     v1::CoordinatorMessage message;
     message.mutable_change()->set_run_id(run.id);
     message.mutable_change()->mutable_load()->set_rate(rates[i]);
-    EnqueueLocked(*agents_.at(survivors[i]), std::move(message));
+    EnqueueLocked(*ParticipantConnLocked(run, survivors[i]), std::move(message));
   }
   Log(absl::StrCat("run ", run.id, ": the rate ", run.plan.load().open().rate(),
                    "/s is split again over ", absl::StrJoin(survivors, ", ")));
+}
+
+void CoordinatorService::Impl::MoveLostClientsLocked(Run& run,
+                                                     const std::vector<std::string>& survivors) {
+  uint32_t orphaned = 0;
+  for (const auto& [name, why] : run.lost) {
+    orphaned += std::exchange(run.clients_of[name], 0);
+  }
+  if (orphaned == 0) return;
+  if (run.next_spare_slot + orphaned > run.total_slots) {
+    Log(absl::StrCat("run ", run.id, ": ", orphaned, " clients of lost agents are not moved: ",
+                     "the run has ", run.total_slots - run.next_spare_slot, " spare slots left"));
+    return;
+  }
+  const std::vector<uint32_t> added = SpreadClients(orphaned, survivors.size());
+  for (size_t i = 0; i < survivors.size(); ++i) {
+    if (added[i] == 0) continue;
+    uint32_t& clients = run.clients_of[survivors[i]];
+    clients += added[i];
+    v1::CoordinatorMessage message;
+    v1::LoadChange& change = *message.mutable_change();
+    change.set_run_id(run.id);
+    change.mutable_load()->set_clients(clients);
+    change.set_extra_first_slot(run.next_spare_slot);
+    change.set_extra_slot_count(added[i]);
+    run.next_spare_slot += added[i];
+    EnqueueLocked(*ParticipantConnLocked(run, survivors[i]), std::move(message));
+  }
+  Log(absl::StrCat("run ", run.id, ": ", orphaned, " clients of lost agents moved to ",
+                   absl::StrJoin(survivors, ", ")));
 }
 
 void CoordinatorService::Impl::RestoreRuns() {
@@ -483,10 +549,147 @@ void CoordinatorService::Impl::SaveLocked(const v1::RunReport& report, const std
 
 void CoordinatorService::Impl::SendToRunLocked(Run& run, const v1::CoordinatorMessage& message) {
   for (const std::string& name : run.agents) {
-    auto it = agents_.find(name);
-    if (it == agents_.end() || it->second->run_id != run.id) continue;
-    EnqueueLocked(*it->second, message);
+    if (AgentConn* agent = ParticipantConnLocked(run, name); agent != nullptr) {
+      EnqueueLocked(*agent, message);
+    }
   }
+}
+
+AgentConn* CoordinatorService::Impl::ParticipantConnLocked(const Run& run,
+                                                          const std::string& participant) {
+  const auto renamed = run.connection_of.find(participant);
+  const auto it =
+      agents_.find(renamed == run.connection_of.end() ? participant : renamed->second);
+  if (it == agents_.end() || it->second->run_id != run.id ||
+      it->second->participant != participant) {
+    return nullptr;
+  }
+  return it->second.get();
+}
+
+std::vector<std::string> CoordinatorService::Impl::WorkingParticipantsLocked(const Run& run) {
+  std::vector<std::string> working;
+  for (const std::string& name : run.agents) {
+    if (run.lost.contains(name) || run.aggregator->agents().at(name).final ||
+        ParticipantConnLocked(run, name) == nullptr) {
+      continue;
+    }
+    working.push_back(name);
+  }
+  return working;
+}
+
+// An idle agent takes the place of a lost one (a restarted agent, typically) in a running run
+// whose split can take it: no stages (their levels are split once), no query limit (the lost
+// agent's unreported part of its share is unknown), not a prepare, at least kMinJoinTime left of
+// its duration, and spare slots for the joiner's key spaces. Open loop: the rate is split again
+// over the survivors and the joiner by capacity. Closed loop: the plan's clients are spread over
+// them again, the joiner taking its part from the survivors. The joiner's plan is the rest of
+// the run (what is left of the warm-up and of the duration); it reports as NAME, or NAME#2 … if
+// an earlier life of NAME is in the run.
+void CoordinatorService::Impl::JoinIdleAgentsLocked(Nanos now) {
+  for (auto& [id, run] : runs_) {
+    const v1::Plan& plan = run->plan;
+    if (run->done || run->stop_sent_at || !run->failure.empty() || plan.stages_size() > 0 ||
+        plan.prepare_only() || plan.stop().queries() > 0 || plan.stop().duration_ns() <= 0 ||
+        run->started + plan.stop().duration_ns() - now < kMinJoinTime) {
+      continue;
+    }
+    for (auto& [name, agent] : agents_) {
+      if (run->lost.size() <= run->joined_at_s.size()) break;  // replaces lost agents only
+      if (agent->lost || agent->closing || !agent->run_id.empty()) continue;
+      if (!JoinLocked(*run, name, *agent, now)) break;
+    }
+  }
+}
+
+bool CoordinatorService::Impl::JoinLocked(Run& run, const std::string& name, AgentConn& agent,
+                                          Nanos now) {
+  const v1::Plan& plan = run.plan;
+  const std::vector<std::string> survivors = WorkingParticipantsLocked(run);
+  std::string participant = name;
+  for (int life = 2; run.aggregator->agents().contains(participant); ++life) {
+    participant = absl::StrCat(name, "#", life);
+  }
+  const bool open = plan.load().has_open();
+  std::vector<v1::CoordinatorMessage> changes(survivors.size());
+  uint32_t joiner_slots = 0;
+  uint32_t spare_needed = 0;
+  v1::LoadShare joiner_load;
+  if (open) {
+    std::vector<double> capacities;
+    for (const std::string& survivor : survivors) {
+      capacities.push_back(ParticipantConnLocked(run, survivor)->hello.capacity());
+    }
+    capacities.push_back(agent.hello.capacity());
+    const std::vector<double> rates = SplitRate(plan.load().open().rate(), capacities);
+    for (size_t i = 0; i < survivors.size(); ++i) {
+      changes[i].mutable_change()->mutable_load()->set_rate(rates[i]);
+    }
+    joiner_load.set_rate(rates.back());
+    joiner_slots = spare_needed = plan.target().pool();
+  } else {
+    const std::vector<uint32_t> spread =
+        SpreadClients(plan.load().closed().clients(), survivors.size() + 1);
+    if (spread.back() == 0) return false;  // more agents than clients
+    joiner_slots = spread.back();
+    spare_needed = joiner_slots;
+    for (size_t i = 0; i < survivors.size(); ++i) {
+      const uint32_t now_clients = run.clients_of[survivors[i]];
+      if (spread[i] > now_clients) spare_needed += spread[i] - now_clients;
+    }
+    joiner_load.set_clients(joiner_slots);
+  }
+  if (run.next_spare_slot + spare_needed > run.total_slots) {
+    Log(absl::StrCat("run ", run.id, ": agent ", name, " not taken in: ", spare_needed,
+                     " spare slots needed, ", run.total_slots - run.next_spare_slot, " left"));
+    return false;
+  }
+  const Nanos elapsed = now - run.started;
+  v1::CoordinatorMessage message;
+  v1::Assignment& assignment = *message.mutable_assign();
+  assignment.set_run_id(run.id);
+  *assignment.mutable_plan() = plan;
+  assignment.mutable_plan()->set_warmup_ns(std::max<Nanos>(0, plan.warmup_ns() - elapsed));
+  assignment.mutable_plan()->mutable_stop()->set_duration_ns(plan.stop().duration_ns() - elapsed);
+  assignment.set_agent_index(static_cast<uint32_t>(survivors.size()));
+  assignment.set_agent_count(static_cast<uint32_t>(survivors.size() + 1));
+  assignment.set_first_slot(run.next_spare_slot);
+  assignment.set_total_slots(run.total_slots);
+  *assignment.mutable_load() = joiner_load;
+  assignment.set_dead_man_timeout_ns(options_.dead_man_timeout);
+  run.next_spare_slot += joiner_slots;
+  for (size_t i = 0; i < survivors.size(); ++i) {
+    v1::LoadChange& change = *changes[i].mutable_change();
+    change.set_run_id(run.id);
+    if (!open) {
+      const uint32_t wanted = SpreadClients(plan.load().closed().clients(), survivors.size() + 1)[i];
+      uint32_t& clients = run.clients_of[survivors[i]];
+      if (wanted == clients) continue;
+      if (wanted > clients) {
+        change.set_extra_first_slot(run.next_spare_slot);
+        change.set_extra_slot_count(wanted - clients);
+        run.next_spare_slot += wanted - clients;
+      }
+      clients = wanted;
+      change.mutable_load()->set_clients(wanted);
+    }
+    EnqueueLocked(*ParticipantConnLocked(run, survivors[i]), std::move(changes[i]));
+  }
+  run.agents.push_back(participant);
+  run.connection_of[participant] = name;
+  run.joined_at_s[participant] = Seconds(elapsed);
+  if (!open) run.clients_of[participant] = joiner_slots;
+  run.aggregator->AddAgent({.name = participant});
+  agent.run_id = run.id;
+  agent.participant = participant;
+  EnqueueLocked(agent, std::move(message));
+  Log(absl::StrCat("run ", run.id, ": agent ", name, " joined",
+                   participant == name ? "" : absl::StrCat(" as ", participant), " with ",
+                   open ? absl::StrCat(joiner_load.rate(), "/s")
+                        : absl::StrCat(joiner_load.clients(), " clients"),
+                   ", for the remaining ", FormatDurationNanos(plan.stop().duration_ns() - elapsed)));
+  return true;
 }
 
 void CoordinatorService::Impl::SendStopLocked(Run& run, const std::string& reason) {
@@ -735,6 +938,7 @@ void CoordinatorService::Impl::Tick() {
     }
     EnqueueLocked(*agent, heartbeat);
   }
+  JoinIdleAgentsLocked(now);
   for (auto& [id, run] : runs_) {
     if (run->done) continue;
     PushIntervalsLocked(*run, now);
@@ -960,6 +1164,9 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
   std::vector<RunAggregator::AgentSpec> specs;
   for (const AgentShare& share : shares) {
     run->agents.push_back(idle_names[share.agent]);
+    run->clients_of[idle_names[share.agent]] = share.clients;
+    run->next_spare_slot = share.spare_first_slot;
+    run->total_slots = share.total_slots;
     specs.push_back({.name = idle_names[share.agent],
                      .query_budget = share.queries,
                      .stage_budgets = share.stage_queries});
@@ -1000,6 +1207,7 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
     assignment.set_queries(share.queries);
     for (uint64_t queries : share.stage_queries) assignment.add_stage_queries(queries);
     agent.run_id = run->id;
+    agent.participant = idle_names[share.agent];
     EnqueueLocked(agent, std::move(message));
   }
   runs_[run->id] = run;

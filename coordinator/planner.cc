@@ -234,12 +234,16 @@ std::vector<AgentShare> SplitPlan(const v1::Plan& plan, const std::vector<double
     connections[i] = open ? plan.target().pool() : clients[i];
   }
   std::vector<AgentShare> shares = PlaceAgents(active, connections, queries);
+  const uint32_t used_slots = shares.empty() ? 0 : shares.front().total_slots;
   for (size_t i = 0; i < active.size(); ++i) {
     if (open) {
       shares[i].rate = rates[i];
     } else {
       shares[i].clients = clients[i];
     }
+    // As many spare slots as the agents use, after their ranges (see AgentShare).
+    shares[i].spare_first_slot = used_slots;
+    shares[i].total_slots = 2 * used_slots;
   }
   return shares;
 }

@@ -62,6 +62,11 @@ struct AgentShare {
   uint32_t total_slots = 0;
   uint32_t connections = 0;
   double phase = 0;
+  // Plans without stages keep as many spare slots as the agents use, from here to total_slots:
+  // when an agent is lost, the coordinator moves its clients to the survivors, and an agent
+  // that joins the running run takes its share, on spare slots (the lost agent's own slots may
+  // still hold what it did). 0: no spare slots.
+  uint32_t spare_first_slot = 0;
 };
 
 // The whole split of a validated plan over agents of the given capacities. Agents that would get

@@ -31,15 +31,19 @@ RunAggregator::RunAggregator(std::string run_id, const v1::Plan& plan,
       warmup_s_(static_cast<double>(plan.warmup_ns()) / 1e9),
       builder_(plan, std::move(query_types)),
       staged_(plan.stages_size() > 0),
-      plan_clients_(plan.load().closed().clients()) {
-  for (const AgentSpec& spec : agents) {
-    AgentProgress& progress = agents_[spec.name];
-    progress.query_budget = spec.query_budget;
-    progress.stage_budgets = spec.stage_budgets;
-    progress.stage_budgets.resize(plan.stages_size(), 0);
-    progress.stage_used.assign(plan.stages_size(), 0);
-    if (staged_) agent_stage_seconds_[spec.name].assign(plan.stages_size(), 0.0);
-  }
+      plan_clients_(plan.load().closed().clients()),
+      stage_count_(plan.stages_size()) {
+  for (const AgentSpec& spec : agents) AddAgent(spec);
+}
+
+void RunAggregator::AddAgent(const AgentSpec& spec) {
+  if (agents_.contains(spec.name)) return;
+  AgentProgress& progress = agents_[spec.name];
+  progress.query_budget = spec.query_budget;
+  progress.stage_budgets = spec.stage_budgets;
+  progress.stage_budgets.resize(stage_count_, 0);
+  progress.stage_used.assign(stage_count_, 0);
+  if (staged_) agent_stage_seconds_[spec.name].assign(stage_count_, 0.0);
 }
 
 absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentReport& report) {

@@ -72,6 +72,9 @@ class RunAggregator {
   RunAggregator(std::string run_id, const dbload::v1::Plan& plan,
                 std::vector<std::string> query_types, const std::vector<AgentSpec>& agents);
 
+  // An agent that joins the running run (in place of a lost one). No-op for a known name.
+  void AddAgent(const AgentSpec& spec);
+
   // Accepts one report from `agent`. A repeated sequence number is ignored (OK, counted); a
   // report for another run, from an agent not in the run, after the agent's final report, with a
   // gap in its sequence, that does not decode against the scenario (unknown query type,
@@ -167,6 +170,7 @@ class RunAggregator {
 
   bool staged_;
   uint32_t plan_clients_;
+  int stage_count_;
   std::map<PendingKey, Pending> pending_;
   std::map<std::pair<uint32_t, uint32_t>, KneeTally> knee_tallies_;
   // Plans with stages: per agent, the measured seconds it spent in each stage.

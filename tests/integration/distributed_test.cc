@@ -487,23 +487,29 @@ TEST_F(DistributedTest, StateDirKeepsReportsAcrossRestartsAndACrashedRunIsInterr
   EXPECT_LE(interrupted->executed(), 200u * 8);
 }
 
-TEST_F(DistributedTest, AKilledAgentsRateIsTakenOverByTheOthers) {
+// An agent killed mid-run: its rate moves to the others within 3 s (the merged rate is the
+// plan's again, within 5 %); restarted, it joins the run again as r3#2 and takes a third.
+TEST_F(DistributedTest, AKilledAgentsRateIsTakenOverByTheOthersAndItRejoins) {
   std::string address;
   std::unique_ptr<Child> coordinator = StartCoordinator(*dir_ + "/resplit_state", address);
   ASSERT_FALSE(address.empty()) << coordinator->out() << coordinator->err();
   std::vector<std::unique_ptr<Child>> agents;
-  for (int i = 1; i <= 3; ++i) {
-    agents.push_back(std::make_unique<Child>(std::vector<std::string>{
-        DBLOAD_AGENT_BINARY, "--coordinator", address, "--name", absl::StrCat("r", i)}));
-  }
+  auto start_agent = [&](int i) {
+    return std::make_unique<Child>(std::vector<std::string>{
+        DBLOAD_AGENT_BINARY, "--coordinator", address, "--name", absl::StrCat("r", i)});
+  };
+  for (int i = 1; i <= 3; ++i) agents.push_back(start_agent(i));
   ASSERT_TRUE(AgentsConnect(address, 3));
   const std::string plan =
-      WriteFile("resplit.yaml", PlanYaml(OpenLoad(600), "stop:\n  duration: 12s\n"));
+      WriteFile("resplit.yaml", PlanYaml(OpenLoad(600), "stop:\n  duration: 16s\n"));
   const ProcessResult submitted = RunDbload({"submit", plan, "--coordinator", address});
   ASSERT_EQ(submitted.exit_code, kExitOk) << submitted.Describe();
   const std::string run(absl::StripAsciiWhitespace(submitted.out));
   std::this_thread::sleep_for(std::chrono::seconds(3));
   agents[2]->Signal(SIGKILL);  // r3: its 200/s must move to r1 and r2
+  // Restarted well after the coordinator noticed (within 3 s): it joins at the next tick.
+  std::this_thread::sleep_for(std::chrono::seconds(6));
+  agents[2] = start_agent(3);
   const ProcessResult watched = RunDbload({"watch", run, "--coordinator", address});
   ProcessResult fetched = RunDbload({"report", run, "--coordinator", address, "--format", "json"});
   ASSERT_EQ(fetched.exit_code, kExitOk) << fetched.Describe();
@@ -511,17 +517,89 @@ TEST_F(DistributedTest, AKilledAgentsRateIsTakenOverByTheOthers) {
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_THAT(report->end_reason(), HasSubstr("degraded: agent r3 lost"));
   // From 3 s after the kill (the coordinator notices within 3 s) to the end, the merged rate is
-  // the plan's again, within 5 %.
-  uint64_t executed = 0;
-  int seconds = 0;
-  for (const v1::IntervalSample& sample : report->intervals()) {
-    if (sample.warmup() || sample.elapsed_s() < 7.5 || sample.elapsed_s() > 11.5) continue;
-    executed += sample.executed();
-    ++seconds;
+  // the plan's, within 5 %: first over r1 and r2, then over r1, r2 and r3#2.
+  auto mean_rate = [&](double from_s, double to_s) {
+    uint64_t executed = 0;
+    int seconds = 0;
+    for (const v1::IntervalSample& sample : report->intervals()) {
+      if (sample.warmup() || sample.elapsed_s() < from_s || sample.elapsed_s() > to_s) continue;
+      executed += sample.executed();
+      ++seconds;
+    }
+    EXPECT_GE(seconds, 2) << watched.out;
+    return seconds == 0 ? 0.0 : static_cast<double>(executed) / seconds;
+  };
+  EXPECT_NEAR(mean_rate(6.5, 8.5), 600, 30) << watched.out;
+  EXPECT_NEAR(mean_rate(11.5, 15.5), 600, 30) << watched.out;
+  ASSERT_EQ(report->agents_size(), 4);
+  bool rejoined = false;
+  for (const v1::AgentSummary& agent : report->agents()) {
+    if (agent.name() != "r3#2") continue;
+    rejoined = true;
+    // About a third of 600/s for the 6-7 s it ran.
+    EXPECT_GT(agent.executed(), 1000u);
+    EXPECT_EQ(agent.end_reason(), "duration");
   }
-  ASSERT_GE(seconds, 3) << watched.out;
-  EXPECT_NEAR(static_cast<double>(executed) / seconds, 600, 30) << watched.out;
-  ASSERT_EQ(report->agents_size(), 3);
+  EXPECT_TRUE(rejoined) << fetched.out;
+  coordinator->Pump(std::chrono::milliseconds(50));
+  EXPECT_THAT(coordinator->err(), HasSubstr("agent r3 joined as r3#2 with 200/s"));
+}
+
+// Closed loop: the killed agent's clients move to the others (on spare slots): the database
+// has the plan's 6 client sessions again, and the report's intervals say 6 clients. Restarted,
+// the agent joins again as k3#2 and takes 2 of them back.
+TEST_F(DistributedTest, AKilledAgentsClientsAreTakenOverByTheOthersAndItRejoins) {
+  std::string address;
+  std::unique_ptr<Child> coordinator = StartCoordinator(*dir_ + "/move_clients_state", address);
+  ASSERT_FALSE(address.empty()) << coordinator->out() << coordinator->err();
+  std::vector<std::unique_ptr<Child>> agents;
+  for (int i = 1; i <= 3; ++i) {
+    agents.push_back(std::make_unique<Child>(std::vector<std::string>{
+        DBLOAD_AGENT_BINARY, "--coordinator", address, "--name", absl::StrCat("k", i)}));
+  }
+  ASSERT_TRUE(AgentsConnect(address, 3));
+  const std::string plan =
+      WriteFile("move_clients.yaml", PlanYaml(ClosedLoad(6), "stop:\n  duration: 14s\n"));
+  const ProcessResult submitted = RunDbload({"submit", plan, "--coordinator", address});
+  ASSERT_EQ(submitted.exit_code, kExitOk) << submitted.Describe();
+  const std::string run(absl::StripAsciiWhitespace(submitted.out));
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  const std::string count_sessions =
+      "SELECT count(*) FROM pg_stat_activity WHERE datname = 'bench' AND backend_type = 'client "
+      "backend' AND pid <> pg_backend_pid()";
+  EXPECT_EQ(Psql("postgres", count_sessions), "6");
+  agents[2]->Signal(SIGKILL);  // k3: its 2 clients must move to k1 and k2
+  // The coordinator notices within 3 s; the survivors connect their new clients.
+  std::this_thread::sleep_for(std::chrono::milliseconds(4500));
+  EXPECT_EQ(Psql("postgres", count_sessions), "6");
+  agents[2] = std::make_unique<Child>(std::vector<std::string>{
+      DBLOAD_AGENT_BINARY, "--coordinator", address, "--name", "k3"});
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_EQ(Psql("postgres", count_sessions), "6");
+  const ProcessResult watched = RunDbload({"watch", run, "--coordinator", address});
+  ProcessResult fetched = RunDbload({"report", run, "--coordinator", address, "--format", "json"});
+  ASSERT_EQ(fetched.exit_code, kExitOk) << fetched.Describe();
+  absl::StatusOr<v1::RunReport> report = ParseReportJson(fetched.out);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_THAT(report->end_reason(), HasSubstr("degraded: agent k3 lost"));
+  EXPECT_EQ(report->errors(), 0u);
+  int checked = 0;
+  for (const v1::IntervalSample& sample : report->intervals()) {
+    // After the join has settled (a transition's interval counts the most clients each agent
+    // had in it, old and new).
+    if (sample.warmup() || sample.elapsed_s() < 11.5 || sample.elapsed_s() > 13.5) continue;
+    EXPECT_EQ(sample.clients(), 6u) << "at " << sample.elapsed_s() << " s\n" << watched.out;
+    ++checked;
+  }
+  EXPECT_GE(checked, 2) << watched.out;
+  coordinator->Pump(std::chrono::milliseconds(50));
+  EXPECT_THAT(coordinator->err(), HasSubstr("2 clients of lost agents moved to k1, k2"));
+  EXPECT_THAT(coordinator->err(), HasSubstr("agent k3 joined as k3#2 with 2 clients"));
+  bool rejoined = false;
+  for (const v1::AgentSummary& agent : report->agents()) {
+    if (agent.name() == "k3#2") rejoined = agent.executed() > 0;
+  }
+  EXPECT_TRUE(rejoined) << fetched.out;
 }
 
 TEST_F(DistributedTest, AgentsStopWhenTheCoordinatorDiesAndComeBackIdle) {

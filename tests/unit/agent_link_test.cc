@@ -29,6 +29,7 @@ namespace {
 namespace v1 = dbload::v1;
 using std::chrono::milliseconds;
 using SteadyTime = std::chrono::steady_clock::time_point;
+using testing::Contains;
 using testing::HasSubstr;
 using testing::Not;
 
@@ -527,9 +528,18 @@ TEST_F(AgentLinkTest, ClosedLoopFollowsALoadChange) {
   ASSERT_TRUE(WaitForReports("closed-1", 1, milliseconds(3000)));
   EXPECT_EQ(coordinator().Reports("closed-1").front().message.report().connections(), 2u);
 
+  // Own slots 0-1 of 4 (the pool): more clients need slots handed over with the change, from
+  // beyond the agent's own range and within the run's.
   v1::CoordinatorMessage change;
   change.mutable_change()->set_run_id("closed-1");
   change.mutable_change()->mutable_load()->set_clients(4);
+  ASSERT_TRUE(coordinator().Send(change));
+  change.mutable_change()->set_extra_first_slot(3);
+  change.mutable_change()->set_extra_slot_count(2);
+  ASSERT_TRUE(coordinator().Send(change));
+  change.mutable_change()->set_extra_first_slot(1);
+  ASSERT_TRUE(coordinator().Send(change));
+  change.mutable_change()->set_extra_first_slot(2);
   ASSERT_TRUE(coordinator().Send(change));
   FakeCoordinator& c = coordinator();
   EXPECT_TRUE(c.WaitFor(
@@ -547,6 +557,12 @@ TEST_F(AgentLinkTest, ClosedLoopFollowsALoadChange) {
   EXPECT_EQ(executed, counters_.executes.load());
   // 2 then 4 clients at ~1 ms each: well above what 2 alone could do in 3 s.
   EXPECT_GT(executed, 6'000u);
+  std::lock_guard lock(events_mu_);
+  EXPECT_THAT(events_, Contains(HasSubstr("closed-1: 4 clients, but slots for 2")));
+  EXPECT_THAT(events_, Contains(HasSubstr("closed-1: slots 3 + 2 outside the run's spare slots "
+                                          "(2 to 4)")));
+  EXPECT_THAT(events_, Contains(HasSubstr("closed-1: slots 1 + 2 outside")));
+  EXPECT_THAT(events_, Contains(HasSubstr("closed-1: 4 clients (slots 2 to 3 added)")));
 }
 
 TEST_F(AgentLinkTest, StopLoadEndsTheRunEarly) {

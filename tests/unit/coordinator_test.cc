@@ -66,9 +66,10 @@ class FakeAgent {
 
   // The next message of `kind` (heartbeats and other kinds before it are dropped), or nothing
   // if the stream closes or nothing comes in time.
-  std::optional<v1::CoordinatorMessage> Next(Kind kind) {
+  std::optional<v1::CoordinatorMessage> Next(Kind kind,
+                                             std::chrono::milliseconds patience = kPatience) {
     std::unique_lock lock(mu_);
-    const auto deadline = std::chrono::steady_clock::now() + kPatience;
+    const auto deadline = std::chrono::steady_clock::now() + patience;
     while (true) {
       while (!inbox_.empty()) {
         v1::CoordinatorMessage message = std::move(inbox_.front());
@@ -378,7 +379,7 @@ TEST_F(CoordinatorTest, ThreeAgentsSplitTheRateAndTheirReportsMergeExactly) {
     EXPECT_EQ(assignment.agent_index(), i);
     EXPECT_EQ(assignment.agent_count(), 3u);
     EXPECT_EQ(assignment.first_slot(), 8 * i);  // each opens the plan's pool of 8
-    EXPECT_EQ(assignment.total_slots(), 24u);
+    EXPECT_EQ(assignment.total_slots(), 48u);  // and 24 spare ones
     EXPECT_DOUBLE_EQ(assignment.phase(), i / 3.0);
     EXPECT_EQ(assignment.dead_man_timeout_ns(), 5 * kSecond);
     EXPECT_EQ(assignment.queries(), 0u);
@@ -449,7 +450,7 @@ TEST_F(CoordinatorTest, ClosedLoopSevenClientsGoThreeTwoTwoWithExactQueryShares)
     ASSERT_TRUE(assignment.load().has_clients());
     EXPECT_EQ(assignment.load().clients(), expected_clients[i]);
     EXPECT_EQ(assignment.first_slot(), expected_first_slot[i]);
-    EXPECT_EQ(assignment.total_slots(), 7u);
+    EXPECT_EQ(assignment.total_slots(), 14u);  // 7 spare slots for moving lost clients
     queries_sum += assignment.queries();
     budgets.push_back(assignment.queries());
   }
@@ -780,6 +781,119 @@ TEST_F(CoordinatorTest, ALostAgentsRateIsSplitAgainOverTheOthers) {
     ASSERT_TRUE(change.has_value());
     EXPECT_EQ(change->change().run_id(), run_id);
     EXPECT_DOUBLE_EQ(change->change().load().rate(), 150);
+  }
+}
+
+// A restarted agent (the same name) takes a share of the running run again, as NAME#2: the rate
+// is split over three again, it gets spare slots and the rest of the duration, and its reports
+// land on the run's clock; the report lists both lives of a2.
+TEST_F(CoordinatorTest, ARestartedAgentJoinsTheRunningRunAndTakesAShareAgain) {
+  FakeAgent& a0 = Connect("a0");
+  FakeAgent& a1 = Connect("a1");
+  FakeAgent& a2 = Connect("a2");
+  ASSERT_TRUE(WaitForAgents(3));
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit(OpenPlan(300), submitted).ok());  // 10 s, pool 8: slots 0-23, spares 24-47
+  const std::string run_id = submitted.run_id();
+  for (FakeAgent* agent : {&a0, &a1, &a2}) ASSERT_TRUE(agent->Next(Kind::kAssign).has_value());
+  std::mt19937_64 random(8);
+  Union all;
+  clock_.Advance(2 * kSecond);
+  ASSERT_TRUE(a0.Send(Report(run_id, 1, RandomSnapshot(random, 10, all))));
+  ASSERT_TRUE(a1.Send(Report(run_id, 1, RandomSnapshot(random, 10, all))));
+  ASSERT_TRUE(TickUntilExecuted(run_id, 20));
+  clock_.Advance(1500 * kMillisecond);  // 3.5 s: a2 is lost, a0 and a1 take 150/s
+  service_->Tick();
+  EXPECT_EQ(a2.WaitClosed().error_code(), grpc::StatusCode::CANCELLED);
+  for (FakeAgent* agent : {&a0, &a1}) {
+    const auto change = agent->Next(Kind::kChange);
+    ASSERT_TRUE(change.has_value());
+    EXPECT_DOUBLE_EQ(change->change().load().rate(), 150);
+  }
+
+  FakeAgent& again = Connect("a2");
+  ASSERT_TRUE(WaitForAgents(3));
+  clock_.Advance(500 * kMillisecond);  // 4 s into the run
+  service_->Tick();
+  const auto joined = again.Next(Kind::kAssign);
+  ASSERT_TRUE(joined.has_value());
+  const v1::Assignment& assignment = joined->assign();
+  EXPECT_EQ(assignment.run_id(), run_id);
+  EXPECT_DOUBLE_EQ(assignment.load().rate(), 100);
+  EXPECT_EQ(assignment.first_slot(), 24u);
+  EXPECT_EQ(assignment.total_slots(), 48u);
+  EXPECT_EQ(assignment.plan().stop().duration_ns(), 6 * kSecond);
+  EXPECT_EQ(assignment.queries(), 0u);
+  for (FakeAgent* agent : {&a0, &a1}) {
+    const auto change = agent->Next(Kind::kChange);
+    ASSERT_TRUE(change.has_value());
+    EXPECT_DOUBLE_EQ(change->change().load().rate(), 100);
+  }
+  // Only lost agents are replaced: a fourth idle agent stays idle.
+  FakeAgent& spare = Connect("a3");
+  ASSERT_TRUE(WaitForAgents(4));
+  service_->Tick();
+
+  // Its first second is the run's fifth.
+  clock_.Advance(kSecond);
+  ASSERT_TRUE(again.Send(Final(run_id, 1, RandomSnapshot(random, 7, all), 1, "duration")));
+  ASSERT_TRUE(a0.Send(Final(run_id, 2, RandomSnapshot(random, 10, all), 10, "duration")));
+  ASSERT_TRUE(a1.Send(Final(run_id, 2, RandomSnapshot(random, 10, all), 10, "duration")));
+  const std::vector<v1::RunProgress> progress = WatchToEnd(run_id);
+  ASSERT_FALSE(progress.empty());
+  const v1::RunReport report = GetReport(run_id);
+  EXPECT_EQ(report.executed(), 47u);
+  EXPECT_THAT(report.end_reason(), HasSubstr("degraded: agent a2 lost"));
+  std::vector<std::string> names;
+  for (const v1::AgentSummary& agent : report.agents()) names.push_back(agent.name());
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre("a0", "a1", "a2", "a2#2"));
+  double latest = 0;
+  for (const v1::IntervalSample& sample : report.intervals()) {
+    latest = std::max(latest, sample.elapsed_s());
+  }
+  EXPECT_DOUBLE_EQ(latest, 5.0);  // a2#2's 1 s after joining at 4 s (a0, a1 said 2 s)
+  EXPECT_FALSE(spare.Next(Kind::kAssign, std::chrono::milliseconds(200)).has_value());
+}
+
+// Closed loop: a lost agent's clients go to the survivors, on the run's spare slots (after all
+// agents' ranges, each handed out once), so that the database keeps seeing the plan's clients.
+TEST_F(CoordinatorTest, ALostAgentsClientsMoveToTheOthersOnSpareSlots) {
+  FakeAgent& a0 = Connect("a0");
+  FakeAgent& a1 = Connect("a1");
+  FakeAgent& a2 = Connect("a2");
+  ASSERT_TRUE(WaitForAgents(3));
+  v1::Plan plan = ClosedPlan(7, 0);
+  plan.mutable_stop()->set_duration_ns(60 * kSecond);
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit(plan, submitted).ok());
+  const std::string run_id = submitted.run_id();
+  for (FakeAgent* agent : {&a0, &a1, &a2}) {
+    const auto assigned = agent->Next(Kind::kAssign);
+    ASSERT_TRUE(assigned.has_value());
+    EXPECT_EQ(assigned->assign().total_slots(), 14u);
+  }
+  std::mt19937_64 random(7);
+  Union all;
+  clock_.Advance(2 * kSecond);
+  ASSERT_TRUE(a1.Send(Report(run_id, 1, RandomSnapshot(random, 10, all))));
+  ASSERT_TRUE(a2.Send(Report(run_id, 1, RandomSnapshot(random, 10, all))));
+  ASSERT_TRUE(TickUntilExecuted(run_id, 20));
+  // a0 (3 clients, slots 0-2) never reports and is lost at 3.5 s: a1 (2 clients) takes 2 more
+  // on slots 7-8, a2 (2 clients) 1 more on slot 9.
+  clock_.Advance(1500 * kMillisecond);
+  service_->Tick();
+  EXPECT_EQ(a0.WaitClosed().error_code(), grpc::StatusCode::CANCELLED);
+  const uint32_t expected_clients[] = {4, 3};
+  const uint32_t expected_first[] = {7, 9};
+  const uint32_t expected_count[] = {2, 1};
+  FakeAgent* survivors[] = {&a1, &a2};
+  for (size_t i = 0; i < 2; ++i) {
+    const auto change = survivors[i]->Next(Kind::kChange);
+    ASSERT_TRUE(change.has_value());
+    EXPECT_EQ(change->change().run_id(), run_id);
+    EXPECT_EQ(change->change().load().clients(), expected_clients[i]);
+    EXPECT_EQ(change->change().extra_first_slot(), expected_first[i]);
+    EXPECT_EQ(change->change().extra_slot_count(), expected_count[i]);
   }
 }
 

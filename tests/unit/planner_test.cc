@@ -114,7 +114,10 @@ TEST(SplitPlan, ClosedLoopSevenClientsOverThreeAgents) {
   EXPECT_EQ(shares[2].queries, 200u);
   EXPECT_EQ(shares[1].first_slot, 3u);
   EXPECT_EQ(shares[2].first_slot, 5u);
-  EXPECT_EQ(shares[2].total_slots, 7u);
+  // As many spare slots as clients, after the agents' ranges: for moving a lost agent's clients
+  // or an agent that joins.
+  EXPECT_EQ(shares[2].spare_first_slot, 7u);
+  EXPECT_EQ(shares[2].total_slots, 14u);
   EXPECT_EQ(shares[2].agent_count, 3u);
   EXPECT_DOUBLE_EQ(shares[1].phase, 1.0 / 3);
 }
@@ -145,7 +148,8 @@ TEST(SplitPlan, OpenLoopEachAgentOpensThePool) {
   EXPECT_EQ(shares[0].rate, 300);
   EXPECT_EQ(shares[1].rate, 600);
   EXPECT_EQ(shares[1].first_slot, 4u);
-  EXPECT_EQ(shares[1].total_slots, 8u);
+  EXPECT_EQ(shares[1].spare_first_slot, 8u);
+  EXPECT_EQ(shares[1].total_slots, 16u);
   EXPECT_EQ(shares[0].queries, 0u);
 }
 
@@ -198,7 +202,9 @@ TEST(SplitPlan, NeverAssignsMoreThanThePlanAsks) {
         EXPECT_GT(s.clients, 0u);
       }
     }
-    EXPECT_EQ(slots_sum, shares[0].total_slots);
+    // As many spare slots as the agents use, after their ranges.
+    EXPECT_EQ(2 * slots_sum, shares[0].total_slots);
+    EXPECT_EQ(slots_sum, shares[0].spare_first_slot);
     if (open) {
       EXPECT_EQ(rate_sum, rate);
     } else {
