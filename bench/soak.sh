@@ -13,7 +13,8 @@
 #      connection died) and those the killed agent ran after its last report (at most its share
 #      of the rate for 2 s);
 #   3. the run ends by its duration, degraded (the killed agent), with the database restart's
-#      errors counted by class, and the submit exits 0.
+#      errors counted by class, and the submit exits 0; the restarted agent rejoins the run (as
+#      agent-2#2) and takes a share.
 #
 #   bench/soak.sh [-o FILE] [-k]
 #
@@ -217,6 +218,7 @@ quarter_means() { # PROCESS -> "Q2_KIB Q4_KIB"
   echo "|---|---|"
   echo "| state / end | $(q .state) / $(q .end_reason) |"
   echo "| executed, errors | $(q '.executed // 0'), $(q '.errors // 0') |"
+  echo "| per agent (executed) | $(jq -r '[.agents[] | "\(.name) \(.executed)"] | join(", ")' "$REPORT") |"
   echo "| errors by class and code | $(jq -r '[.query_types[] | .name as $q | .error_counts[]? | "\($q) \(.error_class) \(.code) ×\(.count)"] | join(", ")' "$REPORT") |"
   echo "| wanted / actual rate | $(q '.wanted_rate') / $(q '.actual_rate') |"
   echo "| response time p50 / p99 / p99.9 / max ms | $(q '.response_time.p50_ms') / $(q '.response_time.p99_ms') / $(q '.response_time.p999_ms') / $(q '.response_time.max_ms') |"
@@ -230,6 +232,8 @@ quarter_means() { # PROCESS -> "Q2_KIB Q4_KIB"
   check "$((SUBMIT_RC == 0))" "the submit exited 0 (it exited $SUBMIT_RC)"
   check "$(jq -r '(.end_reason // "") | test("^duration")' "$REPORT" | grep -c true)" "the run ended by its duration: $(q .end_reason)"
   check "$(jq -r '(.end_reason // "") | test("degraded: agent agent-2 lost")' "$REPORT" | grep -c true)" "the report says agent-2 was lost (degraded)"
+  REJOINED=$(jq -r '[.agents[] | select(.name == "agent-2#2") | .executed | tonumber] | add // 0' "$REPORT")
+  check "$((REJOINED > 0))" "the restarted agent-2 rejoined the run as agent-2#2 and executed $REJOINED transactions"
   check "$((USERS_GAINED >= INS_OK && USERS_GAINED <= INS_OK + INS_CONN + LOST_BOUND))" \
     "users gained $USERS_GAINED within [$INS_OK, $INS_OK + $INS_CONN connection errors + $LOST_BOUND unreported]"
   check "$((ORDERS_LOST >= DEL_OK && ORDERS_LOST <= DEL_OK + DEL_CONN + LOST_BOUND))" \

@@ -120,12 +120,10 @@ absl::StatusOr<Flags> ParseFlags(const std::string& command, const std::vector<s
     const size_t eq = arg.find('=');
     const std::string name = arg.substr(0, eq);
     // Every command that talks to a coordinator takes the link's TLS and token flags too.
-    if (bool takes_value = false;
-        with_value.contains("--coordinator") && IsSecurityFlag(name, &takes_value)) {
-      if (!takes_value) {
-        flags.switches.insert(name);
-        continue;
-      }
+    bool takes_value = false;
+    const bool security =
+        with_value.contains("--coordinator") && IsSecurityFlag(name, &takes_value);
+    if (with_value.contains(name) || (security && takes_value)) {
       if (eq != std::string::npos) {
         flags.values[name].push_back(arg.substr(eq + 1));
       } else if (i + 1 < args.size()) {
@@ -134,16 +132,7 @@ absl::StatusOr<Flags> ParseFlags(const std::string& command, const std::vector<s
         return absl::InvalidArgumentError(
             absl::StrCat("dbload ", command, ": ", arg, " needs a value"));
       }
-    } else if (with_value.contains(name)) {
-      if (eq != std::string::npos) {
-        flags.values[name].push_back(arg.substr(eq + 1));
-      } else if (i + 1 < args.size()) {
-        flags.values[name].push_back(args[++i]);
-      } else {
-        return absl::InvalidArgumentError(
-            absl::StrCat("dbload ", command, ": ", arg, " needs a value"));
-      }
-    } else if (switches.contains(arg)) {
+    } else if (switches.contains(arg) || security) {
       flags.switches.insert(arg);
     } else {
       return absl::InvalidArgumentError(

@@ -3,7 +3,12 @@
 #include "common/workloads/loader.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/field_error.h"
@@ -39,6 +44,8 @@ struct BoundParam {
   std::unique_ptr<ParamGenerator> generator;  // or:
   int capture = -1;                           // index into the worker's captured values
   const std::vector<std::string>* sample = nullptr;
+  // consume: the positions in the sample of the values this worker's slot owns.
+  const std::vector<uint32_t>* owned = nullptr;
   size_t sample_index = 0;  // which of the scenario's samples
   bool from_sample = false;
   bool consume = false;
@@ -170,6 +177,29 @@ class DeclarativeScenario final : public Scenario {
 
  private:
   friend class DeclarativeWorker;
+
+  // A consumed sample's values, split by the slot that owns them: an integer by its value
+  // modulo `slots` (sequential ids split evenly), anything else by its hash. By value, not by
+  // position in the sample: an agent that reads the sample later (one that joins a running run,
+  // after others have consumed part of it) then gives every slot exactly the values it had.
+  // Built once per sample, on first use; the positions stay valid while the scenario lives.
+  const std::vector<uint32_t>& OwnedPositions(size_t sample, uint32_t slot, uint32_t slots) const {
+    std::lock_guard lock(partition_mu_);
+    auto [it, added] = partitions_.try_emplace({sample, slots});
+    std::vector<std::vector<uint32_t>>& owners = it->second;
+    if (added) {
+      owners.resize(slots);
+      const std::vector<std::string>& values = samples_[sample];
+      for (size_t position = 0; position < values.size(); ++position) {
+        int64_t number = 0;
+        const uint64_t key = absl::SimpleAtoi(values[position], &number)
+                                 ? static_cast<uint64_t>(number)
+                                 : std::hash<std::string>{}(values[position]);
+        owners[key % slots].push_back(static_cast<uint32_t>(position));
+      }
+    }
+    return owners[slot % slots];
+  }
   static std::string SampleKey(const v1::Generator::Sample& sample) {
     return sample.SerializeAsString();
   }
@@ -183,6 +213,9 @@ class DeclarativeScenario final : public Scenario {
   int capture_count_ = 0;
   std::map<std::string, size_t> sample_index_;  // identical samples are read once
   std::vector<std::vector<std::string>> samples_;
+  mutable std::mutex partition_mu_;
+  // (sample, slots) → [slot] → positions (OwnedPositions)
+  mutable std::map<std::pair<size_t, uint32_t>, std::vector<std::vector<uint32_t>>> partitions_;
 };
 
 DeclarativeWorker::DeclarativeWorker(const DeclarativeScenario& scenario, const WorkerSlot& slot)
@@ -207,6 +240,10 @@ DeclarativeWorker::DeclarativeWorker(const DeclarativeScenario& scenario, const 
           const size_t index = scenario.sample_index_.at(DeclarativeScenario::SampleKey(spec.sample()));
           param.sample = index < scenario.samples_.size() ? &scenario.samples_[index] : nullptr;
           param.sample_index = index;
+          if (param.sample != nullptr && spec.sample().consume()) {
+            param.owned =
+                &scenario.OwnedPositions(index, slot.index, std::max<uint32_t>(1, slot.count));
+          }
           param.from_sample = true;
           param.consume = spec.sample().consume();
         } else {
@@ -263,11 +300,11 @@ ExecOutcome DeclarativeWorker::Run(int query_type, Session& session) {
           const std::vector<std::string>& sample = *param.sample;
           size_t index = 0;
           if (param.consume) {
-            // This worker's part of the sample: positions slot, slot + slots, … so that no two
-            // workers of the run (on any agent: all read the same ordered sample) take the same.
+            // This worker's part of the sample: the values its slot owns, so that no two
+            // workers of the run (on any agent) take the same.
             const size_t taken = consumed_[param.sample_index]++;
-            index = slot_.index + taken * slot_.count;
-            if (index >= sample.size()) {
+            if (taken < param.owned->size()) index = (*param.owned)[taken];
+            if (taken >= param.owned->size()) {
               if (plan.transaction) session.Rollback();
               return Failure("dbload-sample",
                              absl::StrCat("this worker's part of the sample (", taken,

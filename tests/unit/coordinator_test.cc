@@ -855,6 +855,43 @@ TEST_F(CoordinatorTest, ARestartedAgentJoinsTheRunningRunAndTakesAShareAgain) {
   EXPECT_FALSE(spare.Next(Kind::kAssign, std::chrono::milliseconds(200)).has_value());
 }
 
+// With a query limit, the joiner's share is what the lost agent had left of its own by its last
+// report.
+TEST_F(CoordinatorTest, AJoinerTakesTheQueriesTheLostAgentHadLeft) {
+  FakeAgent& a0 = Connect("a0");
+  FakeAgent& a1 = Connect("a1");
+  ASSERT_TRUE(WaitForAgents(2));
+  v1::Plan plan = OpenPlan(200);
+  plan.mutable_stop()->set_queries(1000);  // and 10 s: 500 each
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit(plan, submitted).ok());
+  const std::string run_id = submitted.run_id();
+  for (FakeAgent* agent : {&a0, &a1}) {
+    const auto assigned = agent->Next(Kind::kAssign);
+    ASSERT_TRUE(assigned.has_value());
+    EXPECT_EQ(assigned->assign().queries(), 500u);
+  }
+  std::mt19937_64 random(9);
+  Union all;
+  clock_.Advance(2 * kSecond);
+  ASSERT_TRUE(a0.Send(Report(run_id, 1, RandomSnapshot(random, 100, all))));
+  ASSERT_TRUE(a1.Send(Report(run_id, 1, RandomSnapshot(random, 120, all))));
+  ASSERT_TRUE(TickUntilExecuted(run_id, 220));
+  clock_.Advance(2 * kSecond);
+  ASSERT_TRUE(a0.Send(Report(run_id, 2, RandomSnapshot(random, 100, all))));
+  ASSERT_TRUE(TickUntilExecuted(run_id, 320));
+  clock_.Advance(1500 * kMillisecond);
+  service_->Tick();  // a1 silent for 3.5 s: lost with 380 of its 500 left
+  EXPECT_EQ(a1.WaitClosed().error_code(), grpc::StatusCode::CANCELLED);
+  FakeAgent& again = Connect("a1");
+  ASSERT_TRUE(WaitForAgents(2));
+  service_->Tick();
+  const auto joined = again.Next(Kind::kAssign);
+  ASSERT_TRUE(joined.has_value());
+  EXPECT_EQ(joined->assign().queries(), 380u);
+  EXPECT_DOUBLE_EQ(joined->assign().load().rate(), 100);
+}
+
 // Closed loop: a lost agent's clients go to the survivors, on the run's spare slots (after all
 // agents' ranges, each handed out once), so that the database keeps seeing the plan's clients.
 TEST_F(CoordinatorTest, ALostAgentsClientsMoveToTheOthersOnSpareSlots) {

@@ -214,6 +214,41 @@ TEST(DeclarativeWorkloadTest, ConsumedSamplesArePartitionedAcrossWorkersAndRunOu
   EXPECT_THAT(deleted, ElementsAre("exec 0 11", "exec 0 12", "exec 0 13", "exec 0 14", "exec 0 15"));
 }
 
+// An agent that reads the sample later (it joined a running run, after others consumed part
+// of it) gives each slot the same values as the first reading did: a slot's values are those it
+// owns by value, never a neighbour's.
+TEST(DeclarativeWorkloadTest, ALaterReadingOfAConsumedSampleGivesEachSlotTheSameValues) {
+  std::unique_ptr<Scenario> first = ScenarioOf("deletes");
+  RecordingSession setup;
+  setup.sample = {"11", "12", "13", "14", "15", "16", "17", "18"};
+  FakeDriver driver(setup);
+  ASSERT_TRUE(first->Setup(driver).ok());
+  std::set<std::string> deleted;
+  std::unique_ptr<ScenarioWorker> slot0 = first->NewWorker({.run_seed = 1, .index = 0, .count = 2});
+  RecordingSession session0;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(slot0->Run(0, session0).ok());
+    EXPECT_TRUE(deleted.insert(session0.calls.back()).second);
+  }
+  EXPECT_THAT(deleted, ElementsAre("exec 0 12", "exec 0 14"));  // even ids are slot 0's
+
+  // Read again after those two are gone: slot 1 still takes exactly the odd ids.
+  std::unique_ptr<Scenario> later = ScenarioOf("deletes");
+  RecordingSession late_setup;
+  late_setup.sample = {"11", "13", "15", "16", "17", "18"};
+  FakeDriver late_driver(late_setup);
+  ASSERT_TRUE(later->Setup(late_driver).ok());
+  std::unique_ptr<ScenarioWorker> slot1 = later->NewWorker({.run_seed = 1, .index = 1, .count = 2});
+  RecordingSession session1;
+  std::vector<std::string> odd;
+  for (;;) {
+    const db::ExecOutcome outcome = slot1->Run(0, session1);
+    if (!outcome.ok()) break;
+    odd.push_back(session1.calls.back());
+  }
+  EXPECT_THAT(odd, ElementsAre("exec 0 11", "exec 0 13", "exec 0 15", "exec 0 17"));
+}
+
 TEST(DeclarativeWorkloadTest, AScenarioThatSamplesRefusesToStartOnAnEmptySample) {
   std::unique_ptr<Scenario> scenario = ScenarioOf("deletes");
   RecordingSession setup;
