@@ -236,6 +236,26 @@ class CoordinatorTest : public ::testing::Test {
     service_.reset();
   }
 
+  // Submits `plan` to the connected `agents` and takes each one's assignment (in that order):
+  // the run id, or "" after a failure.
+  std::string SubmitAndAssign(const v1::Plan& plan, std::initializer_list<FakeAgent*> agents,
+                              std::vector<v1::Assignment>* assignments = nullptr) {
+    v1::SubmitResponse submitted;
+    if (const grpc::Status status = Submit(plan, submitted); !status.ok()) {
+      ADD_FAILURE() << status.error_message();
+      return "";
+    }
+    for (FakeAgent* agent : agents) {
+      const std::optional<v1::CoordinatorMessage> assigned = agent->Next(Kind::kAssign);
+      if (!assigned.has_value()) {
+        ADD_FAILURE() << "an agent got no assignment";
+        return "";
+      }
+      if (assignments != nullptr) assignments->push_back(assigned->assign());
+    }
+    return submitted.run_id();
+  }
+
   FakeAgent& Connect(const std::string& name, double capacity = 0) {
     agents_.push_back(std::make_unique<FakeAgent>(address_, name, kAgentProtocolVersion, capacity));
     return *agents_.back();
@@ -792,10 +812,9 @@ TEST_F(CoordinatorTest, ARestartedAgentJoinsTheRunningRunAndTakesAShareAgain) {
   FakeAgent& a1 = Connect("a1");
   FakeAgent& a2 = Connect("a2");
   ASSERT_TRUE(WaitForAgents(3));
-  v1::SubmitResponse submitted;
-  ASSERT_TRUE(Submit(OpenPlan(300), submitted).ok());  // 10 s, pool 8: slots 0-23, spares 24-47
-  const std::string run_id = submitted.run_id();
-  for (FakeAgent* agent : {&a0, &a1, &a2}) ASSERT_TRUE(agent->Next(Kind::kAssign).has_value());
+  // 10 s, pool 8: slots 0-23, spares 24-47.
+  const std::string run_id = SubmitAndAssign(OpenPlan(300), {&a0, &a1, &a2});
+  ASSERT_FALSE(run_id.empty());
   std::mt19937_64 random(8);
   Union all;
   clock_.Advance(2 * kSecond);
@@ -863,14 +882,10 @@ TEST_F(CoordinatorTest, AJoinerTakesTheQueriesTheLostAgentHadLeft) {
   ASSERT_TRUE(WaitForAgents(2));
   v1::Plan plan = OpenPlan(200);
   plan.mutable_stop()->set_queries(1000);  // and 10 s: 500 each
-  v1::SubmitResponse submitted;
-  ASSERT_TRUE(Submit(plan, submitted).ok());
-  const std::string run_id = submitted.run_id();
-  for (FakeAgent* agent : {&a0, &a1}) {
-    const auto assigned = agent->Next(Kind::kAssign);
-    ASSERT_TRUE(assigned.has_value());
-    EXPECT_EQ(assigned->assign().queries(), 500u);
-  }
+  std::vector<v1::Assignment> assignments;
+  const std::string run_id = SubmitAndAssign(plan, {&a0, &a1}, &assignments);
+  ASSERT_EQ(assignments.size(), 2u);
+  for (const v1::Assignment& assignment : assignments) EXPECT_EQ(assignment.queries(), 500u);
   std::mt19937_64 random(9);
   Union all;
   clock_.Advance(2 * kSecond);
@@ -901,14 +916,10 @@ TEST_F(CoordinatorTest, ALostAgentsClientsMoveToTheOthersOnSpareSlots) {
   ASSERT_TRUE(WaitForAgents(3));
   v1::Plan plan = ClosedPlan(7, 0);
   plan.mutable_stop()->set_duration_ns(60 * kSecond);
-  v1::SubmitResponse submitted;
-  ASSERT_TRUE(Submit(plan, submitted).ok());
-  const std::string run_id = submitted.run_id();
-  for (FakeAgent* agent : {&a0, &a1, &a2}) {
-    const auto assigned = agent->Next(Kind::kAssign);
-    ASSERT_TRUE(assigned.has_value());
-    EXPECT_EQ(assigned->assign().total_slots(), 14u);
-  }
+  std::vector<v1::Assignment> assignments;
+  const std::string run_id = SubmitAndAssign(plan, {&a0, &a1, &a2}, &assignments);
+  ASSERT_EQ(assignments.size(), 3u);
+  for (const v1::Assignment& assignment : assignments) EXPECT_EQ(assignment.total_slots(), 14u);
   std::mt19937_64 random(7);
   Union all;
   clock_.Advance(2 * kSecond);
