@@ -440,6 +440,10 @@ void CoordinatorService::Impl::AgentGoneLocked(const std::string& agent_name, Ag
   }
   if (run->lost.emplace(name, why).second) {
     Log(absl::StrCat("run ", run->id, ": agent ", name, " lost (", why, "); the run is degraded"));
+    if (options_.metrics != nullptr) {
+      options_.metrics->SetAgentsLost(run->id, run->plan.scenario(),
+                                      static_cast<int>(run->lost.size()));
+    }
     ResplitLocked(*run);
   }
   MaybeFinishLocked(*run);
@@ -939,6 +943,7 @@ void CoordinatorService::Impl::FinishRunLocked(Run& run) {
     const std::string metrics_state =
         run.state == "interrupted" && run.stop_reason == "stopped" ? "stopped" : run.state;
     options_.metrics->SetRunState(run.id, run.plan.scenario(), metrics_state);
+    options_.metrics->SetAgentsLost(run.id, run.plan.scenario(), static_cast<int>(run.lost.size()));
   }
   Log(absl::StrCat("run ", run.id, " ", run.state, ": ", end_reason, "; executed ",
                    run.report.executed(), ", errors ", run.report.errors()));

@@ -172,6 +172,12 @@ void MetricsExporter::SetRunState(const std::string& run_id, const std::string& 
   SeriesFor(run_id, scenario).state = state;
 }
 
+void MetricsExporter::SetAgentsLost(const std::string& run_id, const std::string& scenario,
+                                    int lost) {
+  std::lock_guard lock(mu_);
+  SeriesFor(run_id, scenario).agents_lost = lost;
+}
+
 void MetricsExporter::SetAgentsConnected(int agents) {
   std::lock_guard lock(mu_);
   agents_connected_ = agents;
@@ -204,6 +210,9 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
   MetricFamily info = Family("dbload_run_info", "Runs and their state.", MetricType::Gauge);
   MetricFamily stage = Family("dbload_run_stage", "The stage a run is in (1-based).",
                               MetricType::Gauge);
+  MetricFamily lost = Family("dbload_run_agents_lost",
+                             "Agents lost before their final report (more than 0: degraded).",
+                             MetricType::Gauge);
   MetricFamily agents =
       Family("dbload_agents_connected", "Agents connected to the coordinator.", MetricType::Gauge);
   agents.metric.push_back(Gauge({}, agents_connected_));
@@ -227,6 +236,7 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
     const std::vector<ClientMetric::Label> run_labels = {L("run", run_id)};
     info.metric.push_back(
         Gauge({L("run", run_id), L("scenario", run.scenario), L("state", run.state)}, 1));
+    lost.metric.push_back(Gauge({L("run", run_id)}, run.agents_lost));
     if (run.stage > 0) {
       stage.metric.push_back(Gauge({L("run", run_id), L("stage", run.stage_name)}, run.stage));
     }
@@ -270,7 +280,7 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
     }
   }
   return {queries, response, service, window, lag, target, achieved, clients,
-          in_flight, connections, cpu, info, stage, agents};
+          in_flight, connections, cpu, info, stage, lost, agents};
 }
 
 }  // namespace dbload

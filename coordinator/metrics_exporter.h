@@ -44,6 +44,7 @@ struct RunInterval {
 //   dbload_agent_cpu_seconds_total{run,agent}                             counter
 //   dbload_agents_connected                                               gauge
 //   dbload_run_info{run,scenario,state}                                   gauge (1)
+//   dbload_run_agents_lost{run}     agents lost before their final report (> 0: degraded)
 //   dbload_run_stage{run,stage}     the current stage's 1-based index (plans with stages)
 // Histogram buckets grow by 5 % from 50 µs to 60 s, so histogram_quantile() stays within a
 // few percent; the window quantiles are exact (within the histogram's 0.1 %). Label sets are
@@ -59,6 +60,7 @@ class MetricsExporter final : public prometheus::Collectable {
   void SetRunState(const std::string& run_id, const std::string& scenario,
                    const std::string& state);
   void SetAgentsConnected(int agents);
+  void SetAgentsLost(const std::string& run_id, const std::string& scenario, int lost);
 
   // Called by the exposer's threads.
   std::vector<prometheus::MetricFamily> Collect() const override;
@@ -82,6 +84,7 @@ class MetricsExporter final : public prometheus::Collectable {
   struct RunSeries {
     std::string scenario;
     std::string state = "running";
+    int agents_lost = 0;
     std::vector<std::string> query_type_names;
     std::vector<QueryTypeSeries> query_types;
     std::deque<SparseCounts> lag_window;

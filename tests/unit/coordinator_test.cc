@@ -760,6 +760,7 @@ TEST_F(CoordinatorTest, SilentAgentIsLostAndTheRunIsMarkedDegraded) {
 
   const grpc::Status closed = a1.WaitClosed();
   EXPECT_EQ(closed.error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_EQ(Metric("dbload_run_agents_lost", {{"run", run_id}}), 1.0);  // degraded, live
   const std::vector<v1::RunProgress> progress = WatchToEnd(run_id);
   ASSERT_FALSE(progress.empty());
   EXPECT_EQ(progress.back().state(), "finished");
