@@ -44,7 +44,7 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, absl::string_view f
 // Puts the token on every call of a channel, so that no call site can forget it.
 class TokenInterceptor : public grpc::experimental::Interceptor {
  public:
-  explicit TokenInterceptor(const std::string& header_value) : header_value_(header_value) {}
+  explicit TokenInterceptor(std::string header_value) : header_value_(std::move(header_value)) {}
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     if (methods->QueryInterceptionHookPoint(
             grpc::experimental::InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
@@ -54,7 +54,7 @@ class TokenInterceptor : public grpc::experimental::Interceptor {
   }
 
  private:
-  const std::string& header_value_;  // owned by the factory, which outlives the channel's calls
+  const std::string header_value_;  // a copy: a call may outlive the channel's factory
 };
 
 class TokenInterceptorFactory : public grpc::experimental::ClientInterceptorFactoryInterface {
