@@ -129,6 +129,8 @@ constexpr FieldSpec kStageFields[] = {Value("name"), Value("duration"), Value("q
 constexpr FieldSpec kAgentsFields[] = {Value("min"), Value("wait")};
 constexpr FieldSpec kAbortFields[] = {Value("p99_above"), Value("error_rate_above"),
                                       Value("achieved_below"), Value("for")};
+constexpr FieldSpec kProbeFields[] = {Value("enabled"), Value("interval"), Value("haproxy_stats")};
+constexpr FieldSpec kGeneratorFields[] = {Value("max_agent_cpu"), Value("max_schedule_lag_p99")};
 constexpr FieldSpec kPlanFields[] = {Value("name"),
                                      Map("target", ListOf(kTargetFields)),
                                      Value("workload"),
@@ -140,7 +142,9 @@ constexpr FieldSpec kPlanFields[] = {Value("name"),
                                      Value("seed"),
                                      {"stages", FieldKind::kList, ListOf(kStageFields)},
                                      Map("abort", ListOf(kAbortFields)),
-                                     Map("agents", ListOf(kAgentsFields))};
+                                     Map("agents", ListOf(kAgentsFields)),
+                                     Map("probe", ListOf(kProbeFields)),
+                                     Map("generator", ListOf(kGeneratorFields))};
 
 // Debian's Abseil has its own string_view; the public API speaks std::string_view.
 absl::string_view AsAbsl(std::string_view text) { return {text.data(), text.size()}; }
@@ -542,6 +546,8 @@ class PlanConverter {
                             Level& level);
   absl::Status ConvertAbort(const YAML::Node& node, AbortRules& abort);
   absl::Status ConvertAgents(const YAML::Node& node, dbload::v1::AgentRequirement& agents);
+  absl::Status ConvertProbe(const YAML::Node& node, dbload::v1::ProbeOptions& probe);
+  absl::Status ConvertGenerator(const YAML::Node& node, dbload::v1::GeneratorLimits& limits);
   absl::Status ConvertKnee(const YAML::Node& node, const std::string& path, KneeSearch& knee);
   absl::Status ConvertWorkloadOptions(const YAML::Node& node, Plan& plan);
 
@@ -673,6 +679,10 @@ absl::Status PlanConverter::Convert(const YAML::Node& root, Plan& plan) {
       status = ConvertAbort(value, *plan.mutable_abort());
     } else if (name == "agents") {
       status = ConvertAgents(value, *plan.mutable_agents());
+    } else if (name == "probe") {
+      status = ConvertProbe(value, *plan.mutable_probe());
+    } else if (name == "generator") {
+      status = ConvertGenerator(value, *plan.mutable_generator());
     } else if (name == "seed") {
       absl::StatusOr<uint64_t> seed =
           ReadInteger<uint64_t>(value, name, 0, std::numeric_limits<uint64_t>::max());
@@ -992,6 +1002,63 @@ absl::Status PlanConverter::ConvertAgents(const YAML::Node& node,
       if (!nanos.ok()) return nanos.status();
       if (*nanos < 0) return Error(value, field_path, "must be >= 0");
       agents.set_wait_ns(*nanos);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanConverter::ConvertProbe(const YAML::Node& node, dbload::v1::ProbeOptions& probe) {
+  const std::string path = "probe";
+  absl::StatusOr<MapEntries> fields = ReadMap(node, path, MapSpec(ListOf(kPlanFields), "probe"));
+  if (!fields.ok()) return fields.status();
+  for (const auto& [name, value] : fields->entries) {
+    const std::string field_path = JoinPath(path, name);
+    if (name == "enabled") {
+      absl::StatusOr<std::string> text = ReadText(value, field_path, "true or false");
+      if (!text.ok()) return text.status();
+      if (*text != "true" && *text != "false") {
+        return Error(value, field_path, absl::StrCat("expected true or false, got \"", *text, "\""));
+      }
+      probe.set_disabled(*text == "false");
+    } else if (name == "interval") {
+      absl::StatusOr<int64_t> nanos = ReadDuration(value, field_path);
+      if (!nanos.ok()) return nanos.status();
+      // Faster than 100 ms the probe's own statements would start to count against the run.
+      if (*nanos < 100'000'000 || *nanos > 3'600'000'000'000) {
+        return Error(value, field_path, "must be between 100ms and 1h");
+      }
+      probe.set_interval_ns(*nanos);
+    } else {
+      absl::StatusOr<std::string> text = ReadText(value, field_path, "a unix socket path");
+      if (!text.ok()) return text.status();
+      if (text->empty() || text->front() != '/') {
+        return Error(value, field_path, "must be an absolute path to HAProxy's stats socket");
+      }
+      probe.set_haproxy_stats(*text);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanConverter::ConvertGenerator(const YAML::Node& node,
+                                             dbload::v1::GeneratorLimits& limits) {
+  const std::string path = "generator";
+  absl::StatusOr<MapEntries> fields = ReadMap(node, path, MapSpec(ListOf(kPlanFields), "generator"));
+  if (!fields.ok()) return fields.status();
+  for (const auto& [name, value] : fields->entries) {
+    const std::string field_path = JoinPath(path, name);
+    if (name == "max_agent_cpu") {
+      absl::StatusOr<double> fraction = ReadNumber(value, field_path);
+      if (!fraction.ok()) return fraction.status();
+      if (!(*fraction > 0 && *fraction <= 1)) {
+        return Error(value, field_path, "must be a fraction of the agent's cores, above 0 and at most 1");
+      }
+      limits.set_max_agent_cpu(*fraction);
+    } else {
+      absl::StatusOr<int64_t> nanos = ReadDuration(value, field_path);
+      if (!nanos.ok()) return nanos.status();
+      if (*nanos <= 0) return Error(value, field_path, "must be > 0");
+      limits.set_max_schedule_lag_p99_ns(*nanos);
     }
   }
   return absl::OkStatus();

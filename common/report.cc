@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <cmath>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -113,6 +114,7 @@ v1::IntervalSample RunReportBuilder::AddInterval(const IntervalInfo& info,
   sample.set_warmup(info.warmup);
   sample.set_stage(info.stage);
   sample.set_clients(info.clients);
+  sample.set_max_agent_cpu(info.max_agent_cpu);
   samples_.push_back(sample);
   if (!info.warmup) {
     measured_.Add(snapshot);
@@ -215,6 +217,81 @@ std::string RenderIntervalLine(const v1::IntervalSample& s) {
       s.stage() > 0 ? absl::StrFormat(" stage %d", s.stage()) : "", target, s.achieved_rate(),
       FormatMs(s.p50_ms()), FormatMs(s.p99_ms()), s.errors(), FormatMs(s.schedule_lag_p99_ms()));
 }
+
+namespace {
+
+// The probe's values the text report shows (the JSON has them all): the common names, the
+// server's processes, and the few server-specific ones the published comparisons discussed.
+bool ShownInText(const v1::SaturationDelta& d) {
+  static const std::set<std::string> kShown = {
+      "commits", "rollbacks", "read_bytes", "written_bytes", "rows_inserted", "rows_updated",
+      "rows_deleted", "deadlocks", "lock_waiting", "connections", "database_size_bytes",
+      "blks_hit", "wal_bytes", "temp_bytes", "Innodb_buffer_pool_read_requests",
+      "Innodb_os_log_written", "Innodb_row_lock_waits", "cpu_seconds", "rss_bytes"};
+  return d.source() == "haproxy" || kShown.count(d.name()) > 0;
+}
+
+// 4 significant digits, large values with an SI suffix (sizes, byte counts).
+std::string FormatQuantity(double value) {
+  const double magnitude = std::fabs(value);
+  if (magnitude >= 1e9) return absl::StrFormat("%.4gG", value / 1e9);
+  if (magnitude >= 1e6) return absl::StrFormat("%.4gM", value / 1e6);
+  if (magnitude >= 1e4) return absl::StrFormat("%.4gk", value / 1e3);
+  return absl::StrFormat("%.4g", value);
+}
+
+std::string FormatDelta(const v1::SaturationDelta& d) {
+  if (d.gauge()) return absl::StrCat(FormatQuantity(d.delta()), " max ", FormatQuantity(d.max()));
+  return FormatQuantity(d.per_query());
+}
+
+// Generator health and what the database probe read, for the text report.
+std::string RenderGeneratorAndProbe(const v1::RunReport& r) {
+  std::string out;
+  if (r.stages_size() == 0 && r.generator_limited()) {
+    absl::StrAppend(&out, "\nGENERATOR-LIMITED: ", r.generator_limited_reason(),
+                    "; the database may have more to give\n");
+  }
+  for (const v1::StageReport& stage : r.stages()) {
+    if (!stage.generator_limited()) continue;
+    absl::StrAppend(&out, "\nGENERATOR-LIMITED stage ", stage.index(), " (", stage.name(),
+                    "): ", stage.generator_limited_reason(), "\n");
+  }
+  if (!r.probe_error().empty()) absl::StrAppend(&out, "\nDatabase probe: ", r.probe_error(), "\n");
+  if (r.saturation_size() == 0) return out;
+  absl::StrAppend(&out, absl::StrFormat(
+                            "\nDatabase, as the server counts it (probe: %d readings; counters "
+                            "per executed transaction, levels as the last reading and the highest):\n",
+                            r.probe_samples_size()));
+  std::string header = absl::StrFormat("  %-40s %18s", "source/name", "run");
+  for (const v1::StageReport& stage : r.stages()) {
+    absl::StrAppend(&header, absl::StrFormat(" %18s", absl::StrCat(stage.index(), " ", stage.name())));
+  }
+  absl::StrAppend(&out, header, "\n");
+  for (const v1::SaturationDelta& d : r.saturation()) {
+    if (!ShownInText(d)) continue;
+    std::string line =
+        absl::StrFormat("  %-40s %18s", absl::StrCat(d.source(), "/", d.name()), FormatDelta(d));
+    for (const v1::StageReport& stage : r.stages()) {
+      std::string cell = "-";
+      for (const v1::SaturationDelta& s : stage.saturation()) {
+        if (s.source() == d.source() && s.name() == d.name()) cell = FormatDelta(s);
+      }
+      absl::StrAppend(&line, absl::StrFormat(" %18s", cell));
+    }
+    absl::StrAppend(&out, line, "\n");
+  }
+  if (r.stages_size() > 0) {
+    absl::StrAppend(&out,
+                    "  (stage boundaries fall on the probe's readings, a second apart, and "
+                    "PostgreSQL publishes\n   its counters about once a second: a short stage's "
+                    "values borrow up to a second from its\n   neighbours; the run's span from "
+                    "before the load to after it is whole)\n");
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string RenderReportText(const v1::RunReport& r) {
   std::string out;
@@ -327,6 +404,7 @@ std::string RenderReportText(const v1::RunReport& r) {
       }
     }
   }
+  absl::StrAppend(&out, RenderGeneratorAndProbe(r));
   return out;
 }
 

@@ -32,6 +32,7 @@ class RunReportBuilder {
     bool warmup = false;
     uint32_t stage = 0;
     uint32_t clients = 0;
+    double max_agent_cpu = 0;  // the busiest agent's CPU, as a fraction of its cores
   };
   // Warm-up intervals appear in the time series but not in the totals.
   dbload::v1::IntervalSample AddInterval(const IntervalInfo& info,

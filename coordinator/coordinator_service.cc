@@ -4,6 +4,7 @@
 
 #include <grpcpp/grpcpp.h>
 #include <malloc.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -31,7 +32,10 @@
 #include "common/transport_security.h"
 #include "common/plan_parser.h"
 #include "common/workload.h"
+#include "common/db/driver_factory.h"
+#include "coordinator/db_probe.h"
 #include "coordinator/metrics_exporter.h"
+#include "coordinator/saturation.h"
 #include "coordinator/abort_monitor.h"
 #include "coordinator/knee_search.h"
 #include "coordinator/run_store.h"
@@ -78,6 +82,10 @@ double Seconds(Nanos nanos) { return static_cast<double>(nanos) / kSecond; }
 // --state-dir: how often a running run's report so far is written, i.e. the most a coordinator
 // that dies mid-run can lose of it.
 constexpr Nanos kSaveEvery = 5 * kSecond;
+// How long a run whose agents have all finished waits for the probe's reading after the load,
+// and how long a new run's assignments wait for its first reading.
+constexpr Nanos kProbeFinalWait = 3 * kSecond;
+constexpr Nanos kProbeFirstWait = 2 * kSecond;
 // An agent joins a running run only if at least this much of its duration is left.
 constexpr Nanos kMinJoinTime = 2 * kSecond;
 
@@ -103,6 +111,7 @@ struct AgentGauges {
   uint32_t in_flight = 0;
   uint32_t connections = 0;
   double cpu_seconds = 0;  // reported since the last published interval
+  double cpu_utilization = 0;  // of its latest report, as a fraction of its cores
 };
 
 struct Run {
@@ -138,6 +147,24 @@ struct Run {
   v1::RunReport report;  // once done
   std::deque<v1::RunProgress> progress;
   uint64_t progress_count = 0;  // ever pushed; progress.front() is number count - size
+  // The database probe (none for the noop driver or when the plan turns it off), what it read,
+  // and what the server said it is (filled on the probe's thread, hence the lock).
+  std::unique_ptr<DatabaseProbe> probe;
+  ProbeRecord probe_record;
+  std::string probe_error;  // why there is no probe, or its last error
+  struct Identity {
+    std::mutex mu;
+    ServerIdentity server;
+  };
+  std::shared_ptr<Identity> identity;
+  // When every agent had finished: the run then waits (briefly) for a probe reading taken after
+  // the load, so that the last stage's deltas are whole.
+  std::optional<Nanos> load_ended_at;
+  // Assignments held back until the probe's first reading (or kProbeFirstWait), so that the
+  // run's counters start from before its load.
+  std::vector<std::pair<std::string, v1::CoordinatorMessage>> held_assignments;
+  Nanos hold_deadline = 0;
+  v1::RunManifest manifest;
 };
 
 }  // namespace
@@ -155,6 +182,16 @@ class CoordinatorService::Impl {
   ~Impl() {
     Shutdown(0);
     StopTicker();
+    // Probes' threads call back into this object: end them before its members go.
+    std::vector<std::unique_ptr<DatabaseProbe>> probes;
+    {
+      std::lock_guard lock(mu_);
+      probes.swap(retired_probes_);
+      for (auto& [id, run] : runs_) {
+        if (run->probe != nullptr) probes.push_back(std::move(run->probe));
+      }
+    }
+    probes.clear();
   }
 
   grpc::Service* agent_link_service() { return &agent_link_; }
@@ -231,6 +268,13 @@ class CoordinatorService::Impl {
 
   void TickerLoop();
   void StopTicker();
+  void StartProbeLocked(Run& run);
+  void TakeProbeReadingsLocked(Run& run);
+  // The probe's readings, the generator's limits and the manifest, into a report of the run.
+  void CompleteReportLocked(Run& run, v1::RunReport& report);
+  void OnProbeReadings();
+  // Sends the held assignments once the probe has read (or failed, or kProbeFirstWait passed).
+  void MaybeReleaseAssignmentsLocked(Run& run, bool force = false);
   void Log(const std::string& line) const {
     if (options_.log) options_.log(line);
   }
@@ -282,6 +326,10 @@ class CoordinatorService::Impl {
 
   std::atomic<bool> stop_ticker_{false};
   std::thread ticker_;
+  // Set by probes' threads when a reading arrived; the ticker then finishes runs waiting for it.
+  std::atomic<bool> probe_reading_arrived_{false};
+  // Probes of ended runs, destroyed outside mu_ (their thread may be in a statement).
+  std::vector<std::unique_ptr<DatabaseProbe>> retired_probes_;
 };
 
 // ----- agents -----
@@ -420,6 +468,9 @@ void CoordinatorService::Impl::HandleReportLocked(const std::string& agent_name,
     gauges.in_flight = report->in_flight();
     gauges.connections = report->connections();
     gauges.cpu_seconds += report->cpu_seconds();
+    if (report->interval_s() > 0 && agent.hello.cores() > 0) {
+      gauges.cpu_utilization = report->cpu_seconds() / (report->interval_s() * agent.hello.cores());
+    }
     AdvanceKneesLocked(*run);
   }
   MaybeFinishLocked(*run);
@@ -709,7 +760,8 @@ bool CoordinatorService::Impl::JoinLocked(Run& run, const std::string& name, Age
   run.connection_of[participant] = name;
   run.joined_at_s[participant] = Seconds(elapsed);
   if (!open) run.clients_of[participant] = joiner_slots;
-  run.aggregator->AddAgent({.name = participant, .query_budget = queries});
+  run.aggregator->AddAgent(
+      {.name = participant, .query_budget = queries, .cores = agent.hello.cores()});
   agent.run_id = run.id;
   agent.participant = participant;
   EnqueueLocked(agent, std::move(message));
@@ -724,6 +776,7 @@ bool CoordinatorService::Impl::JoinLocked(Run& run, const std::string& name, Age
 }
 
 void CoordinatorService::Impl::SendStopLocked(Run& run, const std::string& reason) {
+  MaybeReleaseAssignmentsLocked(run, /*force=*/true);  // a stop must find the agents assigned
   v1::CoordinatorMessage message;
   message.mutable_stop()->set_run_id(run.id);
   message.mutable_stop()->set_reason(reason);
@@ -787,7 +840,131 @@ void CoordinatorService::Impl::MaybeFinishLocked(Run& run) {
   for (const std::string& name : run.agents) {
     if (!run.aggregator->agents().at(name).final && run.lost.count(name) == 0) return;
   }
+  if (run.probe != nullptr) {
+    // One more reading after the load, so that the counters cover its last second. A probe
+    // that is down is not waited for, nor one slower than kProbeFinalWait.
+    const Nanos now = clock_.Now();
+    if (!run.load_ended_at) {
+      run.load_ended_at = now;
+      run.probe->RequestReading();
+    }
+    TakeProbeReadingsLocked(run);
+    const bool read_after_load =
+        run.probe_record.last_elapsed_s() >= Seconds(*run.load_ended_at - run.started);
+    if (!read_after_load && run.probe->up() && now - *run.load_ended_at < kProbeFinalWait) return;
+  }
   FinishRunLocked(run);
+}
+
+void CoordinatorService::Impl::StartProbeLocked(Run& run) {
+  const v1::Target& target = run.plan.target();
+  if (target.driver() == "noop" || run.plan.probe().disabled()) return;
+  // The coordinator reads the password itself, from the same file or variable as the agents.
+  absl::StatusOr<std::string> password = ReadTargetPassword(target);
+  if (!password.ok()) {
+    run.probe_error = absl::StrCat("probe off: ", password.status().message(),
+                                   " (on the coordinator's machine)");
+    return;
+  }
+  // The probe connects beside the target database where it can (PostgreSQL's maintenance
+  // database, MySQL without a default one), so that its statements are not counted in the
+  // target's own statistics nor listed among its sessions; failing that, to the target's.
+  v1::Target beside = target;
+  beside.set_database(target.driver() == "postgresql" ? "postgres" : "");
+  absl::StatusOr<std::unique_ptr<db::Driver>> made = db::MakeDriver(target, *password, clock_);
+  absl::StatusOr<std::unique_ptr<db::Driver>> made_beside =
+      db::MakeDriver(beside, *password, clock_);
+  if (!made.ok() || !made_beside.ok()) {
+    run.probe_error =
+        absl::StrCat("probe off: ", (made.ok() ? made_beside : made).status().message());
+    return;
+  }
+  std::shared_ptr<db::Driver> driver = *std::move(made), driver_beside = *std::move(made_beside);
+  const bool local = !target.socket().empty() || IsLoopbackHost(target.host());
+  run.identity = std::make_shared<Run::Identity>();
+  DatabaseProbe::Opener opener = [driver, driver_beside, local, database = target.database(),
+                                  identity = run.identity,
+                                  haproxy = run.plan.probe().haproxy_stats()]()
+      -> absl::StatusOr<std::vector<std::unique_ptr<ProbeSource>>> {
+    absl::StatusOr<std::unique_ptr<SqlProbeSource>> sql =
+        SqlProbeSource::Open(*driver_beside, database, local);
+    if (!sql.ok()) sql = SqlProbeSource::Open(*driver, database, local);
+    if (!sql.ok()) return sql.status();
+    const ServerIdentity server = (*sql)->identity();
+    {
+      std::lock_guard lock(identity->mu);
+      identity->server = server;
+    }
+    std::vector<std::unique_ptr<ProbeSource>> sources;
+    sources.push_back(*std::move(sql));
+    if (server.pid > 0) sources.push_back(std::make_unique<ProcessProbeSource>(server.pid));
+    if (!haproxy.empty()) sources.push_back(std::make_unique<HaproxyProbeSource>(haproxy));
+    return sources;
+  };
+  DatabaseProbe::Options options{
+      .interval = run.plan.probe().interval_ns() > 0 ? run.plan.probe().interval_ns() : kSecond,
+      .on_reading = [this] { probe_reading_arrived_.store(true); },
+      .thread_start = [driver] { driver->ThreadStart(); },
+      .thread_end = [driver] { driver->ThreadEnd(); }};
+  run.probe = std::make_unique<DatabaseProbe>(clock_, std::move(opener), std::move(options));
+}
+
+void CoordinatorService::Impl::TakeProbeReadingsLocked(Run& run) {
+  if (run.probe == nullptr) return;
+  for (const ProbeReading& reading : run.probe->TakeReadings()) {
+    run.probe_record.Add(Seconds(reading.at - run.started), reading.values);
+    if (options_.metrics != nullptr) {
+      options_.metrics->OnProbeReading(run.id, run.plan.scenario(), reading.values);
+    }
+  }
+  const std::string error = run.probe->error();
+  if (!error.empty()) run.probe_error = error;
+  if (options_.metrics != nullptr) {
+    options_.metrics->SetProbeUp(run.id, run.plan.scenario(), run.probe->up());
+  }
+}
+
+void CoordinatorService::Impl::CompleteReportLocked(Run& run, v1::RunReport& report) {
+  run.probe_record.FillReport(report);
+  report.set_probe_error(run.probe_error);
+  MarkGeneratorLimits(run.plan.generator(), report);
+  *report.mutable_manifest() = run.manifest;
+  if (run.identity != nullptr) {
+    std::lock_guard lock(run.identity->mu);
+    const ServerIdentity& server = run.identity->server;
+    report.mutable_manifest()->set_server_product(server.product);
+    report.mutable_manifest()->set_server_version(server.version);
+    report.mutable_manifest()->mutable_server_settings()->insert(server.settings.begin(),
+                                                                 server.settings.end());
+  }
+}
+
+void CoordinatorService::Impl::OnProbeReadings() {
+  std::lock_guard lock(mu_);
+  for (auto& [id, run] : runs_) {
+    if (run->done) continue;
+    MaybeReleaseAssignmentsLocked(*run);
+    if (run->load_ended_at) MaybeFinishLocked(*run);
+  }
+}
+
+void CoordinatorService::Impl::MaybeReleaseAssignmentsLocked(Run& run, bool force) {
+  if (run.held_assignments.empty()) return;
+  TakeProbeReadingsLocked(run);
+  const Nanos now = clock_.Now();
+  const bool probe_done = run.probe == nullptr || !run.probe_record.empty() ||
+                          !run.probe->error().empty();
+  if (!force && !probe_done && now < run.hold_deadline) return;
+  // The run's clock starts with its load; the probe's first reading is then slightly negative.
+  run.started = now;
+  run.last_saved = now;
+  for (auto& [name, message] : run.held_assignments) {
+    auto agent = agents_.find(name);
+    if (agent != agents_.end() && agent->second->run_id == run.id) {
+      EnqueueLocked(*agent->second, std::move(message));
+    }
+  }
+  run.held_assignments.clear();
 }
 
 uint32_t CoordinatorService::Impl::WorkingAgentsLocked(const Run& run) const {
@@ -826,8 +1003,17 @@ RunAggregator::IntervalObserver CoordinatorService::Impl::MetricsObserverLocked(
       // The CPU goes with the first sample of a tick; a tick that crosses the end of the
       // warm-up publishes two samples and must not count it twice.
       interval.agent_cpu_seconds[agent] = gauges.cpu_seconds;
+      interval.agent_cpu_utilization[agent] = gauges.cpu_utilization;
       gauges.cpu_seconds = 0;
     }
+    const v1::GeneratorLimits& limits = run.plan.generator();
+    interval.generator_limited =
+        closed.sample.max_agent_cpu() >
+            (limits.max_agent_cpu() > 0 ? limits.max_agent_cpu() : kDefaultMaxAgentCpu) ||
+        closed.sample.schedule_lag_p99_ms() * 1e6 >
+            static_cast<double>(limits.max_schedule_lag_p99_ns() > 0
+                                    ? limits.max_schedule_lag_p99_ns()
+                                    : kDefaultMaxScheduleLagP99);
     options_.metrics->OnInterval(interval);
   };
 }
@@ -845,6 +1031,7 @@ void CoordinatorService::Impl::PushIntervalsLocked(Run& run, Nanos now) {
     run.last_saved = now;
     v1::RunReport so_far = run.aggregator->ReportSoFar("running", run.started_at);
     so_far.set_state("running");
+    CompleteReportLocked(run, so_far);
     SaveLocked(so_far, run.id);
   }
   for (v1::IntervalSample& sample :
@@ -921,6 +1108,12 @@ void CoordinatorService::Impl::FinishRunLocked(Run& run) {
   run.report.set_run_id(run.id);
   run.report.set_state(run.state == "interrupted" && run.stop_reason == "stopped" ? "stopped"
                                                                                   : run.state);
+  TakeProbeReadingsLocked(run);
+  if (run.probe != nullptr) {
+    run.probe->Stop();
+    retired_probes_.push_back(std::move(run.probe));
+  }
+  CompleteReportLocked(run, run.report);
   for (const auto& [stage, search] : run.knees) {
     v1::StageReport& out = *run.report.mutable_stages(static_cast<int>(stage) - 1);
     out.set_knee(search.knee());
@@ -952,6 +1145,7 @@ void CoordinatorService::Impl::FinishRunLocked(Run& run) {
 // ----- ticks -----
 
 void CoordinatorService::Impl::Tick() {
+  std::vector<std::unique_ptr<DatabaseProbe>> retired;  // destroyed after the lock is released
   std::lock_guard lock(mu_);
   const Nanos now = clock_.Now();
   v1::CoordinatorMessage heartbeat;
@@ -973,6 +1167,9 @@ void CoordinatorService::Impl::Tick() {
   JoinIdleAgentsLocked(now);
   for (auto& [id, run] : runs_) {
     if (run->done) continue;
+    MaybeReleaseAssignmentsLocked(*run);
+    if (!run->held_assignments.empty()) continue;  // its load has not started
+    TakeProbeReadingsLocked(*run);
     PushIntervalsLocked(*run, now);
     if (run->stop_sent_at && now - *run->stop_sent_at >= options_.stop_grace) {
       for (const std::string& name : run->agents) {
@@ -985,13 +1182,15 @@ void CoordinatorService::Impl::Tick() {
     }
     MaybeFinishLocked(*run);
   }
+  retired.swap(retired_probes_);
 }
 
 void CoordinatorService::Impl::TickerLoop() {
   // Sleeps in slices so that StopTicker is noticed promptly on a real clock.
-  constexpr Nanos kSlice = 100 * kMillisecond;
+  constexpr Nanos kSlice = 20 * kMillisecond;
   Nanos next = clock_.Now() + options_.tick_interval;
   while (!stop_ticker_.load()) {
+    if (probe_reading_arrived_.exchange(false)) OnProbeReadings();
     const Nanos now = clock_.Now();
     if (now < next) {
       clock_.SleepUntil(std::min(next, now + kSlice));
@@ -1201,7 +1400,8 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
     run->total_slots = share.total_slots;
     specs.push_back({.name = idle_names[share.agent],
                      .query_budget = share.queries,
-                     .stage_budgets = share.stage_queries});
+                     .stage_budgets = share.stage_queries,
+                     .cores = idle[share.agent]->hello.cores()});
   }
   run->query_types = query_types;
   run->aggregator.emplace(run->id, plan, query_types, specs);
@@ -1217,6 +1417,20 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
   }
   run->started = clock_.Now();
   run->started_at = options_.wall_time();
+  run->manifest.set_dbload_version(DBLOAD_VERSION_STRING);
+  run->manifest.set_seed(plan.seed());
+  if (char host[256] = {}; gethostname(host, sizeof(host) - 1) == 0) {
+    run->manifest.set_coordinator_host(host);
+  }
+  for (const AgentShare& share : shares) {
+    const v1::AgentHello& hello = idle[share.agent]->hello;
+    v1::RunManifest::AgentHost& host = *run->manifest.add_agents();
+    host.set_name(idle_names[share.agent]);
+    host.set_host(hello.host());
+    host.set_cores(hello.cores());
+    host.set_version(hello.version());
+  }
+  StartProbeLocked(*run);
   for (const AgentShare& share : shares) {
     AgentConn& agent = *idle[share.agent];
     v1::CoordinatorMessage message;
@@ -1240,8 +1454,10 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
     for (uint64_t queries : share.stage_queries) assignment.add_stage_queries(queries);
     agent.run_id = run->id;
     agent.participant = idle_names[share.agent];
-    EnqueueLocked(agent, std::move(message));
+    run->held_assignments.emplace_back(idle_names[share.agent], std::move(message));
   }
+  run->hold_deadline = clock_.Now() + kProbeFirstWait;
+  MaybeReleaseAssignmentsLocked(*run);
   runs_[run->id] = run;
   latest_run_ = run->id;
   run->last_saved = run->started;
@@ -1343,6 +1559,7 @@ grpc::Status CoordinatorService::Impl::GetReport(const v1::GetReportRequest& req
     response = run->report;
   } else {
     response = run->aggregator->ReportSoFar("running", run->started_at);
+    CompleteReportLocked(*run, response);
     response.set_run_id(run->id);
     response.set_state("running");
   }

@@ -164,6 +164,22 @@ void MetricsExporter::OnInterval(const RunInterval& interval) {
   for (const auto& [agent, seconds] : interval.agent_cpu_seconds) {
     run.agent_cpu_seconds[agent] += seconds;
   }
+  for (const auto& [agent, fraction] : interval.agent_cpu_utilization) {
+    run.agent_cpu_utilization[agent] = fraction;
+  }
+  run.generator_limited = interval.generator_limited;
+}
+
+void MetricsExporter::OnProbeReading(const std::string& run_id, const std::string& scenario,
+                                     const std::vector<ProbeValue>& values) {
+  std::lock_guard lock(mu_);
+  SeriesFor(run_id, scenario).probe_values = values;
+}
+
+void MetricsExporter::SetProbeUp(const std::string& run_id, const std::string& scenario,
+                                 bool up) {
+  std::lock_guard lock(mu_);
+  SeriesFor(run_id, scenario).probe_up = up;
 }
 
 void MetricsExporter::SetRunState(const std::string& run_id, const std::string& scenario,
@@ -215,6 +231,20 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
                              MetricType::Gauge);
   MetricFamily agents =
       Family("dbload_agents_connected", "Agents connected to the coordinator.", MetricType::Gauge);
+  MetricFamily utilization = Family("dbload_agent_cpu_utilization",
+                                    "An agent's CPU in its latest report, as a fraction of its cores.",
+                                    MetricType::Gauge);
+  MetricFamily generator_limited =
+      Family("dbload_generator_limited",
+             "1 when the last interval went over the generator limits (agent CPU, schedule lag).",
+             MetricType::Gauge);
+  MetricFamily db_counter = Family("dbload_db_counter_total",
+                                   "A cumulative counter the database probe read from the server.",
+                                   MetricType::Counter);
+  MetricFamily db_gauge =
+      Family("dbload_db_gauge", "A level the database probe read from the server.", MetricType::Gauge);
+  MetricFamily probe_up = Family("dbload_probe_up", "1 when the database probe's last attempt succeeded.",
+                                 MetricType::Gauge);
   agents.metric.push_back(Gauge({}, agents_connected_));
 
   const std::vector<double>& bounds = BucketBounds();
@@ -248,6 +278,21 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
     for (const auto& [agent, seconds] : run.agent_cpu_seconds) {
       cpu.metric.push_back(Counter({L("run", run_id), L("agent", agent)}, seconds));
     }
+    for (const auto& [agent, fraction] : run.agent_cpu_utilization) {
+      utilization.metric.push_back(Gauge({L("run", run_id), L("agent", agent)}, fraction));
+    }
+    const std::vector<ClientMetric::Label> run_scenario = {L("run", run_id),
+                                                           L("scenario", run.scenario)};
+    generator_limited.metric.push_back(Gauge(run_scenario, run.generator_limited ? 1 : 0));
+    if (run.probe_up) probe_up.metric.push_back(Gauge(run_scenario, *run.probe_up ? 1 : 0));
+    for (const ProbeValue& value : run.probe_values) {
+      std::vector<ClientMetric::Label> labels = run_scenario;
+      labels.push_back(L("source", value.source));
+      labels.push_back(L("name", value.name));
+      (value.gauge ? db_gauge : db_counter)
+          .metric.push_back(value.gauge ? Gauge(std::move(labels), value.value)
+                                        : Counter(std::move(labels), value.value));
+    }
     const Histogram lag_window = MergeWindow(run.lag_window);
     for (double q : kWindowQuantiles) {
       lag.metric.push_back(Gauge({L("run", run_id), L("quantile", absl::StrFormat("%g", q))},
@@ -279,8 +324,10 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
       }
     }
   }
-  return {queries, response, service, window, lag, target, achieved, clients,
-          in_flight, connections, cpu, info, stage, lost, agents};
+  return {queries,     response,    service,     window,     lag,
+          target,      achieved,    clients,     in_flight,  connections,
+          cpu,         utilization, info,        stage,      lost,
+          agents,      generator_limited, db_counter, db_gauge, probe_up};
 }
 
 }  // namespace dbload

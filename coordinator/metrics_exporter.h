@@ -5,11 +5,13 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/interval_snapshot.h"
+#include "coordinator/db_probe.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
 
@@ -29,8 +31,11 @@ struct RunInterval {
   bool warmup = false;
   uint32_t stage = 0;  // 1-based in plans with stages
   std::string stage_name;
-  // CPU seconds each agent used in the interval.
+  // CPU seconds each agent used in the interval, and its latest CPU as a fraction of its cores.
   std::map<std::string, double> agent_cpu_seconds;
+  std::map<std::string, double> agent_cpu_utilization;
+  // The busiest agent's CPU or the schedule lag went over the plan's generator limits.
+  bool generator_limited = false;
 };
 
 // Publishes runs to Prometheus, following its conventions (seconds, `_total` counters), from
@@ -46,6 +51,12 @@ struct RunInterval {
 //   dbload_run_info{run,scenario,state}                                   gauge (1)
 //   dbload_run_agents_lost{run}     agents lost before their final report (> 0: degraded)
 //   dbload_run_stage{run,stage}     the current stage's 1-based index (plans with stages)
+//   dbload_agent_cpu_utilization{run,agent}  an agent's CPU in its latest report / its cores
+//   dbload_generator_limited{run,scenario}   1 when the last interval went over the generator
+//                                            limits (agent CPU, schedule lag p99)
+//   dbload_db_counter_total / dbload_db_gauge{run,scenario,source,name}
+//                                   what the database probe last read (coordinator/db_probe.h)
+//   dbload_probe_up{run,scenario}   1 when the probe's last attempt succeeded
 // Histogram buckets grow by 5 % from 50 µs to 60 s, so histogram_quantile() stays within a
 // few percent; the window quantiles are exact (within the histogram's 0.1 %). Label sets are
 // bounded: query types come from the scenario, and only the newest kRunsKept runs are kept.
@@ -61,6 +72,10 @@ class MetricsExporter final : public prometheus::Collectable {
                    const std::string& state);
   void SetAgentsConnected(int agents);
   void SetAgentsLost(const std::string& run_id, const std::string& scenario, int lost);
+  // The database probe's latest reading of a run (replaces the previous one), and its health.
+  void OnProbeReading(const std::string& run_id, const std::string& scenario,
+                      const std::vector<ProbeValue>& values);
+  void SetProbeUp(const std::string& run_id, const std::string& scenario, bool up);
 
   // Called by the exposer's threads.
   std::vector<prometheus::MetricFamily> Collect() const override;
@@ -93,6 +108,10 @@ class MetricsExporter final : public prometheus::Collectable {
     uint32_t stage = 0;
     std::string stage_name;
     std::map<std::string, double> agent_cpu_seconds;
+    std::map<std::string, double> agent_cpu_utilization;
+    bool generator_limited = false;
+    std::vector<ProbeValue> probe_values;
+    std::optional<bool> probe_up;  // unset: the run has no probe
     uint64_t order = 0;
   };
 

@@ -43,6 +43,7 @@ void RunAggregator::AddAgent(const AgentSpec& spec) {
   progress.stage_budgets = spec.stage_budgets;
   progress.stage_budgets.resize(stage_count_, 0);
   progress.stage_used.assign(stage_count_, 0);
+  agent_cores_[spec.name] = spec.cores;
   if (staged_) agent_stage_seconds_[spec.name].assign(stage_count_, 0.0);
 }
 
@@ -154,6 +155,7 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
     auto& [agent_executed, agent_seconds] = pending.agent_time[agent];
     agent_executed += executed;
     agent_seconds += report.interval_s();
+    pending.agent_cpu_seconds[agent] += report.cpu_seconds();
   }
   if (!report.fatal_error().empty()) progress.fatal_error = report.fatal_error();
   if (report.final()) {
@@ -193,16 +195,25 @@ v1::IntervalSample RunAggregator::ClosePending(Pending& pending, PendingKey key,
   // Never later than the tick that closes it (an agent's clock may run a little ahead of ours).
   const double stamp_s =
       pending.agents_elapsed_s > 0 ? std::min(pending.agents_elapsed_s, elapsed_s) : elapsed_s;
+  // The busiest agent's CPU over its own intervals' time, as a fraction of its cores.
+  double max_agent_cpu = 0;
+  for (const auto& [agent, cpu_seconds] : pending.agent_cpu_seconds) {
+    const double seconds = pending.agent_time[agent].second;
+    const uint32_t cores = agent_cores_[agent];
+    if (seconds > 0 && cores > 0) max_agent_cpu = std::max(max_agent_cpu, cpu_seconds / (seconds * cores));
+  }
   v1::IntervalSample sample = builder_.AddInterval({.elapsed_s = stamp_s,
                                                     .length_s = length_s,
                                                     .target_rate = target_rate,
                                                     .warmup = !key.measured,
                                                     .stage = key.stage,
-                                                    .clients = clients},
+                                                    .clients = clients,
+                                                    .max_agent_cpu = max_agent_cpu},
                                                    pending.snapshot);
   if (observer) observer(ClosedInterval{sample, pending.snapshot, length_s});
   ResetSnapshot(pending.snapshot);
   pending.agent_time.clear();
+  pending.agent_cpu_seconds.clear();
   pending.agent_target.clear();
   pending.agents_elapsed_s = 0;
   pending.any = false;

@@ -67,6 +67,7 @@ class RunAggregator {
     std::string name;
     uint64_t query_budget = 0;  // share of stop.queries; 0: no count limit
     std::vector<uint64_t> stage_budgets;  // with stages: share of each stage's queries
+    uint32_t cores = 0;  // of the agent's machine, for its CPU as a fraction (0: unknown)
   };
 
   RunAggregator(std::string run_id, const dbload::v1::Plan& plan,
@@ -146,12 +147,14 @@ class RunAggregator {
   double setup_s_ = 0;
   RunReportBuilder builder_;
   std::map<std::string, AgentProgress> agents_;
+  std::map<std::string, uint32_t> agent_cores_;
   // Received since the previous CloseInterval, by warm-up flag and stage.
   struct Pending {
     IntervalSnapshot snapshot;
     bool any = false;
     // Per agent: executed and the length of the agent's own intervals, for the rate.
     std::map<std::string, std::pair<uint64_t, double>> agent_time;
+    std::map<std::string, double> agent_cpu_seconds;
     // Plans with stages, per agent: its target rate and clients in its latest report.
     std::map<std::string, std::pair<double, uint32_t>> agent_target;
     // When the agents' intervals ended, by their own clocks (the latest of them): the sample's

@@ -158,5 +158,54 @@ TEST(MetricsExporterStageTest, TheCurrentStageIsAGaugeNamedByTheStage) {
   EXPECT_EQ(stage.metric[0].gauge.value, 2);
 }
 
+TEST(MetricsExporterProbeTest, ProbeReadingsAreCountersAndGaugesOfTheRun) {
+  MetricsExporter exporter(3);
+  EXPECT_TRUE(FamilyNamed(exporter.Collect(), "dbload_probe_up").metric.empty());
+  exporter.OnProbeReading("r1", "s",
+                          {{.source = "postgresql", .name = "commits", .value = 10, .gauge = false},
+                           {.source = "process", .name = "rss_bytes", .value = 4096, .gauge = true}});
+  exporter.OnProbeReading("r1", "s",
+                          {{.source = "postgresql", .name = "commits", .value = 25, .gauge = false},
+                           {.source = "process", .name = "rss_bytes", .value = 8192, .gauge = true}});
+  exporter.SetProbeUp("r1", "s", true);
+  const std::vector<MetricFamily> families = exporter.Collect();
+  const MetricFamily& counters = FamilyNamed(families, "dbload_db_counter_total");
+  ASSERT_EQ(counters.metric.size(), 1u);  // the latest reading replaces the one before
+  EXPECT_EQ(counters.type, prometheus::MetricType::Counter);
+  EXPECT_EQ(LabelOf(counters.metric[0], "source"), "postgresql");
+  EXPECT_EQ(LabelOf(counters.metric[0], "name"), "commits");
+  EXPECT_EQ(LabelOf(counters.metric[0], "scenario"), "s");
+  EXPECT_EQ(counters.metric[0].counter.value, 25);
+  const MetricFamily& gauges = FamilyNamed(families, "dbload_db_gauge");
+  ASSERT_EQ(gauges.metric.size(), 1u);
+  EXPECT_EQ(gauges.metric[0].gauge.value, 8192);
+  const MetricFamily& up = FamilyNamed(families, "dbload_probe_up");
+  ASSERT_EQ(up.metric.size(), 1u);
+  EXPECT_EQ(up.metric[0].gauge.value, 1);
+}
+
+TEST(MetricsExporterProbeTest, GeneratorLimitAndAgentCpuFollowTheLastInterval) {
+  MetricsExporter exporter(3);
+  std::mt19937_64 random(3);
+  const IntervalSnapshot snapshot = Snapshot(random, 10, 0);
+  exporter.OnInterval({.run_id = "r1", .scenario = "s", .query_types = {"a", "b"},
+                       .merged = &snapshot, .length_s = 1,
+                       .agent_cpu_utilization = {{"agent-1", 0.95}},
+                       .generator_limited = true});
+  std::vector<MetricFamily> families = exporter.Collect();
+  const MetricFamily& limited = FamilyNamed(families, "dbload_generator_limited");
+  ASSERT_EQ(limited.metric.size(), 1u);
+  EXPECT_EQ(limited.metric[0].gauge.value, 1);
+  const MetricFamily& cpu = FamilyNamed(families, "dbload_agent_cpu_utilization");
+  ASSERT_EQ(cpu.metric.size(), 1u);
+  EXPECT_EQ(LabelOf(cpu.metric[0], "agent"), "agent-1");
+  EXPECT_EQ(cpu.metric[0].gauge.value, 0.95);
+  exporter.OnInterval({.run_id = "r1", .scenario = "s", .query_types = {"a", "b"},
+                       .merged = &snapshot, .length_s = 1,
+                       .agent_cpu_utilization = {{"agent-1", 0.3}}});
+  families = exporter.Collect();
+  EXPECT_EQ(FamilyNamed(families, "dbload_generator_limited").metric[0].gauge.value, 0);
+}
+
 }  // namespace
 }  // namespace dbload

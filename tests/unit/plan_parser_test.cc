@@ -251,7 +251,8 @@ TEST(PlanErrorsTest, UnknownFieldSuggestsTheNearestKnownOne) {
 TEST(PlanErrorsTest, UnknownFieldWithoutANearOneListsTheKnownOnes) {
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "colour: red\n"),
             "plans/pg.yaml:10:1: colour: unknown field; a plan has: name, target, workload, "
-            "scenario, workload_options, load, warmup, stop, seed, stages, abort, agents");
+            "scenario, workload_options, load, warmup, stop, seed, stages, abort, agents, probe, "
+            "generator");
   EXPECT_THAT(ErrorOf("stop: {forever: true}\n"),
               HasSubstr("stop.forever: unknown field; stop has: duration, queries"));
 }
@@ -839,6 +840,30 @@ TEST(StagesTest, MistakesNameTheStageAndField) {
                       "load: {closed: {}}\nstages: [{duration: 1s, clients: 2}]\n"
                       "abort: {achieved_below: 0.9}\n"),
               HasSubstr("abort.achieved_below: only an open loop has a target rate"));
+}
+
+TEST(PlanProbeTest, ProbeAndGeneratorLimitsParseAndMistakesNameTheField) {
+  const v1::Plan plan = ParseOk(std::string(kMinimal) +
+                                "probe: {interval: 500ms, haproxy_stats: /run/haproxy.sock}\n"
+                                "generator: {max_agent_cpu: 0.8, max_schedule_lag_p99: 2ms}\n");
+  EXPECT_FALSE(plan.probe().disabled());
+  EXPECT_EQ(plan.probe().interval_ns(), 500 * kMs);
+  EXPECT_EQ(plan.probe().haproxy_stats(), "/run/haproxy.sock");
+  EXPECT_EQ(plan.generator().max_agent_cpu(), 0.8);
+  EXPECT_EQ(plan.generator().max_schedule_lag_p99_ns(), 2 * kMs);
+  EXPECT_TRUE(ParseOk(std::string(kMinimal) + "probe: {enabled: false}\n").probe().disabled());
+  EXPECT_THAT(ErrorOf(std::string(kMinimal) + "probe: {enabled: no}\n"),
+              HasSubstr("probe.enabled: expected true or false, got \"no\""));
+  EXPECT_THAT(ErrorOf(std::string(kMinimal) + "probe: {interval: 10ms}\n"),
+              HasSubstr("probe.interval: must be between 100ms and 1h"));
+  EXPECT_THAT(ErrorOf(std::string(kMinimal) + "probe: {haproxy_stats: stats.sock}\n"),
+              HasSubstr("probe.haproxy_stats: must be an absolute path"));
+  EXPECT_THAT(ErrorOf(std::string(kMinimal) + "probe: {intervall: 1s}\n"),
+              HasSubstr("probe.intervall: unknown field; did you mean 'interval'?"));
+  EXPECT_THAT(ErrorOf(std::string(kMinimal) + "generator: {max_agent_cpu: 90}\n"),
+              HasSubstr("generator.max_agent_cpu: must be a fraction of the agent's cores"));
+  EXPECT_THAT(ErrorOf(std::string(kMinimal) + "generator: {max_schedule_lag_p99: 0s}\n"),
+              HasSubstr("generator.max_schedule_lag_p99: must be > 0"));
 }
 
 TEST(StagesTest, SetReachesIntoAStageByIndex) {

@@ -1,0 +1,605 @@
+#include "coordinator/db_probe.h"
+
+#include <dirent.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace dbload {
+namespace {
+
+constexpr char kPostgresSource[] = "postgresql";
+constexpr char kMySqlSource[] = "mysql";
+
+// One statement, one text column "name=value" per row. Everything comes from the server's own
+// statistics views; nothing here scans user tables except the size functions.
+// %DB% is the target database's name as a literal: the probe connects to the maintenance
+// database "postgres" where it can, so that its own transactions never count in the target's.
+constexpr char kPostgresReading[] = R"sql(
+SELECT x.n || '=' || x.v FROM pg_stat_database d, pg_stat_bgwriter b, pg_stat_wal w,
+LATERAL (VALUES
+  ('xact_commit', d.xact_commit::text), ('xact_rollback', d.xact_rollback::text),
+  ('blks_read', d.blks_read::text), ('blks_hit', d.blks_hit::text),
+  ('tup_returned', d.tup_returned::text), ('tup_fetched', d.tup_fetched::text),
+  ('tup_inserted', d.tup_inserted::text), ('tup_updated', d.tup_updated::text),
+  ('tup_deleted', d.tup_deleted::text), ('temp_files', d.temp_files::text),
+  ('temp_bytes', d.temp_bytes::text), ('deadlocks', d.deadlocks::text),
+  ('conflicts', d.conflicts::text),
+  ('wal_bytes', w.wal_bytes::text), ('wal_records', w.wal_records::text),
+  ('checkpoints_timed', b.checkpoints_timed::text), ('checkpoints_req', b.checkpoints_req::text),
+  ('buffers_checkpoint', b.buffers_checkpoint::text), ('buffers_clean', b.buffers_clean::text),
+  ('buffers_backend', b.buffers_backend::text),
+  ('database_size_bytes', pg_database_size(d.datid)::text),
+  ('connections', (SELECT count(*) FROM pg_stat_activity a
+                   WHERE a.datid = d.datid AND a.backend_type = 'client backend')::text),
+  ('connections_active', (SELECT count(*) FROM pg_stat_activity a
+                          WHERE a.datid = d.datid AND a.state = 'active')::text),
+  ('connections_idle', (SELECT count(*) FROM pg_stat_activity a
+                        WHERE a.datid = d.datid AND a.state = 'idle')::text),
+  ('connections_idle_in_transaction', (SELECT count(*) FROM pg_stat_activity a
+      WHERE a.datid = d.datid AND a.state LIKE 'idle in transaction%')::text),
+  ('lock_waiting', (SELECT count(*) FROM pg_stat_activity a
+                    WHERE a.datid = d.datid AND a.wait_event_type = 'Lock')::text)
+) AS x(n, v)
+WHERE d.datname = %DB%)sql";
+
+constexpr char kPostgresIdentity[] = R"sql(
+SELECT 'version=' || version()
+UNION ALL SELECT 'pid=' || pg_backend_pid()
+UNION ALL SELECT name || '=' || current_setting(name) FROM pg_settings WHERE name IN
+  ('server_version', 'block_size', 'shared_buffers', 'max_connections', 'work_mem',
+   'effective_cache_size', 'synchronous_commit', 'fsync', 'full_page_writes', 'wal_level',
+   'checkpoint_timeout', 'max_wal_size', 'random_page_cost', 'default_transaction_isolation'))sql";
+
+// The counters and gauges read from MySQL's / MariaDB's global status, by their canonical
+// names (information_schema spells them in capitals).
+constexpr const char* kMySqlCounters[] = {
+    "Questions", "Com_select", "Com_insert", "Com_update", "Com_delete", "Com_commit",
+    "Com_rollback", "Handler_commit", "Handler_rollback", "Handler_write", "Handler_update",
+    "Handler_delete", "Handler_read_key", "Handler_read_next", "Handler_read_rnd_next",
+    "Innodb_rows_read",
+    "Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted", "Innodb_data_read",
+    "Innodb_data_written", "Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_requests",
+    "Innodb_os_log_written", "Innodb_row_lock_waits", "Innodb_row_lock_time", "Innodb_deadlocks",
+    "Created_tmp_disk_tables", "Bytes_received", "Bytes_sent"};
+constexpr const char* kMySqlGauges[] = {"Threads_connected", "Threads_running",
+                                        "Innodb_row_lock_current_waits",
+                                        "Innodb_buffer_pool_pages_dirty", "data_bytes",
+                                        "index_bytes"};
+
+std::string MySqlReading(absl::string_view status_table, absl::string_view database_literal) {
+  std::vector<std::string> names;
+  for (const char* name : kMySqlCounters) names.push_back(absl::StrCat("'", name, "'"));
+  for (const char* name : kMySqlGauges) names.push_back(absl::StrCat("'", name, "'"));
+  return absl::StrCat(
+      "SELECT CONCAT(VARIABLE_NAME, '=', VARIABLE_VALUE) FROM ", status_table,
+      " WHERE UPPER(VARIABLE_NAME) IN (", absl::AsciiStrToUpper(absl::StrJoin(names, ",")),
+      ") UNION ALL SELECT CONCAT('data_bytes=', COALESCE(SUM(DATA_LENGTH), 0)) FROM "
+      "information_schema.TABLES WHERE TABLE_SCHEMA = ", database_literal,
+      " UNION ALL SELECT CONCAT('index_bytes=', COALESCE(SUM(INDEX_LENGTH), 0)) FROM "
+      "information_schema.TABLES WHERE TABLE_SCHEMA = ", database_literal);
+}
+
+constexpr char kMySqlIdentity[] =
+    "SELECT CONCAT('version=', VERSION()) UNION ALL "
+    "SELECT CONCAT('version_comment=', @@version_comment) UNION ALL "
+    "SELECT CONCAT('pid_file=', @@pid_file) UNION ALL "
+    "SELECT CONCAT('innodb_buffer_pool_size=', @@innodb_buffer_pool_size) UNION ALL "
+    "SELECT CONCAT('innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit) "
+    "UNION ALL SELECT CONCAT('innodb_log_file_size=', @@innodb_log_file_size) UNION ALL "
+    "SELECT CONCAT('innodb_doublewrite=', @@innodb_doublewrite) UNION ALL "
+    "SELECT CONCAT('sync_binlog=', @@sync_binlog) UNION ALL "
+    "SELECT CONCAT('log_bin=', @@log_bin) UNION ALL "
+    "SELECT CONCAT('max_connections=', @@max_connections)";
+
+bool IsGauge(absl::string_view source, absl::string_view name) {
+  if (source == kMySqlSource) {
+    for (const char* gauge : kMySqlGauges) {
+      if (name == gauge) return true;
+    }
+    return false;
+  }
+  return name == "database_size_bytes" || absl::StartsWith(name, "connections") ||
+         name == "lock_waiting";
+}
+
+// information_schema spells status names in capitals; the report uses the server's documented
+// spelling.
+std::string CanonicalMySqlName(absl::string_view name) {
+  for (const char* known : kMySqlCounters) {
+    if (absl::EqualsIgnoreCase(name, known)) return known;
+  }
+  for (const char* known : kMySqlGauges) {
+    if (absl::EqualsIgnoreCase(name, known)) return known;
+  }
+  return std::string(name);
+}
+
+// Rows of "name=value" into a map.
+absl::StatusOr<std::map<std::string, std::string>> SplitRows(const std::vector<std::string>& rows,
+                                                            absl::string_view what) {
+  std::map<std::string, std::string> out;
+  for (const std::string& row : rows) {
+    const size_t eq = row.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InternalError(absl::StrCat(what, ": malformed row \"", row, "\""));
+    }
+    out[row.substr(0, eq)] = row.substr(eq + 1);
+  }
+  return out;
+}
+
+// A string literal for either dialect: quotes doubled, and for MySQL backslashes too (it reads
+// them as escapes unless NO_BACKSLASH_ESCAPES).
+std::string Literal(absl::string_view text, bool mysql) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out += '\'';
+    if (c == '\\' && mysql) out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The command name of a process (/proc/PID/comm), empty when there is none.
+std::string CommandOf(const std::string& proc_root, int pid) {
+  absl::StatusOr<std::string> comm = ReadSmallFile(absl::StrCat(proc_root, "/", pid, "/comm"));
+  return comm.ok() ? std::string(absl::StripTrailingAsciiWhitespace(*comm)) : std::string();
+}
+
+}  // namespace
+
+// ----- parsers -----
+
+absl::Status ParseNameValueRows(const std::vector<std::string>& rows, const std::string& source,
+                                std::vector<ProbeValue>& out) {
+  std::vector<ProbeValue> parsed;
+  for (const std::string& row : rows) {
+    const size_t eq = row.find('=');
+    double value = 0;
+    if (eq == std::string::npos || eq == 0 ||
+        !absl::SimpleAtod(absl::string_view(row).substr(eq + 1), &value)) {
+      return absl::InternalError(
+          absl::StrCat(source, " probe: expected name=number, got \"", row, "\""));
+    }
+    std::string name = source == kMySqlSource ? CanonicalMySqlName(row.substr(0, eq))
+                                              : row.substr(0, eq);
+    const bool gauge = IsGauge(source, name);
+    parsed.push_back({.source = source, .name = std::move(name), .value = value, .gauge = gauge});
+  }
+  out.insert(out.end(), parsed.begin(), parsed.end());
+  return absl::OkStatus();
+}
+
+absl::Status ParseHaproxyStat(const std::string& csv, std::vector<ProbeValue>& out) {
+  std::vector<absl::string_view> lines = absl::StrSplit(csv, '\n', absl::SkipWhitespace());
+  if (lines.empty() || !absl::StartsWith(lines[0], "# ")) {
+    return absl::InternalError("haproxy probe: \"show stat\" did not start with its CSV header");
+  }
+  std::vector<absl::string_view> header = absl::StrSplit(lines[0].substr(2), ',');
+  auto column = [&](absl::string_view name) -> int {
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (header[i] == name) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  const int svname = column("svname"), scur = column("scur"), stot = column("stot"),
+            qcur = column("qcur"), econ = column("econ"), eresp = column("eresp"),
+            ereq = column("ereq"), status = column("status");
+  for (int index : {svname, scur, stot, qcur, econ, eresp, ereq, status}) {
+    if (index < 0) {
+      return absl::InternalError(
+          "haproxy probe: \"show stat\" lacks one of svname, scur, stot, qcur, econ, eresp, "
+          "ereq, status");
+    }
+  }
+  double sessions = 0, current = 0, queue = 0, connection_errors = 0, response_errors = 0,
+         request_errors = 0, servers_up = 0;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::vector<absl::string_view> fields = absl::StrSplit(lines[i], ',');
+    if (fields.size() < header.size()) {
+      return absl::InternalError(absl::StrCat("haproxy probe: line ", i + 1, " of \"show stat\" has ",
+                                              fields.size(), " fields, the header ",
+                                              header.size()));
+    }
+    auto number = [&](int index) {
+      double value = 0;
+      return absl::SimpleAtod(fields[index], &value) ? value : 0.0;  // empty: not applicable
+    };
+    if (fields[svname] == "FRONTEND") {
+      sessions += number(stot);
+      current += number(scur);
+      request_errors += number(ereq);
+    } else if (fields[svname] == "BACKEND") {
+      queue += number(qcur);
+      connection_errors += number(econ);
+      response_errors += number(eresp);
+    } else if (absl::StartsWith(fields[status], "UP")) {
+      servers_up += 1;
+    }
+  }
+  const std::string source = "haproxy";
+  out.push_back({source, "sessions", sessions, false});
+  out.push_back({source, "request_errors", request_errors, false});
+  out.push_back({source, "connection_errors", connection_errors, false});
+  out.push_back({source, "response_errors", response_errors, false});
+  out.push_back({source, "current_sessions", current, true});
+  out.push_back({source, "queue", queue, true});
+  out.push_back({source, "servers_up", servers_up, true});
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ProcStat> ParseProcStat(const std::string& text) {
+  // "PID (comm) state ppid …": comm may hold spaces and parentheses, so fields are counted from
+  // the last ')'. After it: state(3) ppid(4) … utime(14) stime(15) cutime(16) cstime(17).
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return absl::InternalError("/proc stat: no command name");
+  std::vector<absl::string_view> fields =
+      absl::StrSplit(absl::string_view(text).substr(close + 1), ' ', absl::SkipEmpty());
+  if (fields.size() < 15) return absl::InternalError("/proc stat: too few fields");
+  ProcStat stat;
+  uint64_t utime = 0, stime = 0, cutime = 0, cstime = 0;
+  if (!absl::SimpleAtoi(fields[1], &stat.ppid) || !absl::SimpleAtoi(fields[11], &utime) ||
+      !absl::SimpleAtoi(fields[12], &stime) || !absl::SimpleAtoi(fields[13], &cutime) ||
+      !absl::SimpleAtoi(fields[14], &cstime)) {
+    return absl::InternalError("/proc stat: malformed number");
+  }
+  stat.own_ticks = utime + stime;
+  stat.children_ticks = cutime + cstime;
+  return stat;
+}
+
+// ----- SQL -----
+
+SqlProbeSource::SqlProbeSource(std::unique_ptr<db::Session> session, db::Dialect dialect,
+                               const std::string& database)
+    : session_(std::move(session)),
+      dialect_(dialect),
+      source_(dialect == db::Dialect::kPostgreSql ? kPostgresSource : kMySqlSource) {
+  const bool mysql = dialect == db::Dialect::kMySql;
+  if (mysql) {
+    reading_ = MySqlReading("information_schema.GLOBAL_STATUS", Literal(database, true));
+    fallback_reading_ = MySqlReading("performance_schema.global_status", Literal(database, true));
+  } else {
+    reading_ = absl::StrReplaceAll(kPostgresReading, {{"%DB%", Literal(database, false)}});
+  }
+}
+
+absl::StatusOr<std::unique_ptr<SqlProbeSource>> SqlProbeSource::Open(db::Driver& driver,
+                                                                     const std::string& database,
+                                                                     bool server_is_local) {
+  if (driver.dialect() == db::Dialect::kNoop) {
+    return absl::InvalidArgumentError("the noop driver has no server to probe");
+  }
+  absl::StatusOr<std::unique_ptr<db::Session>> session = driver.Connect();
+  if (!session.ok()) return session.status();
+  std::unique_ptr<SqlProbeSource> source(
+      new SqlProbeSource(*std::move(session), driver.dialect(), database));
+  const bool postgres = driver.dialect() == db::Dialect::kPostgreSql;
+  if (postgres) {
+    // Tells the probe's session apart from the load's in pg_stat_activity.
+    db::ExecOutcome named = source->session_->ExecuteSql("SET application_name = 'dbload probe'");
+    if (!named.ok()) return absl::InternalError(named.error->message);
+  }
+  absl::StatusOr<std::vector<std::string>> rows =
+      source->session_->FetchColumn(postgres ? kPostgresIdentity : kMySqlIdentity, 100);
+  if (!rows.ok()) return rows.status();
+  absl::StatusOr<std::map<std::string, std::string>> identity = SplitRows(*rows, "identity");
+  if (!identity.ok()) return identity.status();
+  ServerIdentity& id = source->identity_;
+  id.version = (*identity)["version"];
+  id.product = postgres ? "PostgreSQL"
+               : absl::StrContains(id.version, "MariaDB") ? "MariaDB"
+                                                          : "MySQL";
+  for (const auto& [name, value] : *identity) {
+    if (name != "version" && name != "pid" && name != "pid_file") id.settings[name] = value;
+  }
+  if (postgres) {
+    double block_size = 0;
+    if (absl::SimpleAtod(id.settings["block_size"], &block_size) && block_size > 0) {
+      source->block_size_ = block_size;
+    }
+  }
+  if (server_is_local) {
+    // The server's main process, checked to be one by its command name, so that a server in a
+    // container (its PIDs are not ours) is not confused with whatever has that PID here.
+    int pid = 0;
+    if (postgres) {
+      int backend = 0;
+      if (absl::SimpleAtoi((*identity)["pid"], &backend)) {
+        absl::StatusOr<std::string> stat = ReadSmallFile(absl::StrCat("/proc/", backend, "/stat"));
+        absl::StatusOr<ProcStat> parsed = stat.ok() ? ParseProcStat(*stat)
+                                                    : absl::StatusOr<ProcStat>(stat.status());
+        if (parsed.ok() && CommandOf("/proc", backend) == "postgres" &&
+            CommandOf("/proc", parsed->ppid) == "postgres") {
+          pid = parsed->ppid;
+        }
+      }
+    } else {
+      absl::StatusOr<std::string> pid_text = ReadSmallFile((*identity)["pid_file"]);
+      int candidate = 0;
+      if (pid_text.ok() &&
+          absl::SimpleAtoi(absl::StripAsciiWhitespace(*pid_text), &candidate)) {
+        const std::string command = CommandOf("/proc", candidate);
+        if (command == "mariadbd" || command == "mysqld") pid = candidate;
+      }
+    }
+    id.pid = pid;
+  }
+  return source;
+}
+
+absl::Status SqlProbeSource::Read(std::vector<ProbeValue>& out) {
+  const bool postgres = dialect_ == db::Dialect::kPostgreSql;
+  ++statements_;
+  absl::StatusOr<std::vector<std::string>> rows = session_->FetchColumn(reading_, 200);
+  if (!rows.ok() && !postgres) {
+    // MySQL 8 moved the status table to performance_schema (MariaDB keeps both).
+    ++statements_;
+    rows = session_->FetchColumn(fallback_reading_, 200);
+  }
+  if (!rows.ok()) return rows.status();
+  std::vector<ProbeValue> values;
+  if (absl::Status parsed = ParseNameValueRows(*rows, source_, values); !parsed.ok()) {
+    return parsed;
+  }
+  std::map<std::string, double> by_name;
+  for (const ProbeValue& value : values) by_name[value.name] = value.value;
+  auto common = [&](const char* name, double value, bool gauge) {
+    values.push_back({.source = source_, .name = name, .value = value, .gauge = gauge});
+  };
+  if (postgres) {
+    common("commits", by_name["xact_commit"], false);
+    common("rollbacks", by_name["xact_rollback"], false);
+    common("rows_inserted", by_name["tup_inserted"], false);
+    common("rows_updated", by_name["tup_updated"], false);
+    common("rows_deleted", by_name["tup_deleted"], false);
+    common("read_bytes", by_name["blks_read"] * block_size_, false);
+    common("written_bytes",
+           (by_name["buffers_checkpoint"] + by_name["buffers_clean"] + by_name["buffers_backend"]) *
+               block_size_,
+           false);
+  } else {
+    // MySQL 8 counts InnoDB's rows; MariaDB 10.6+ dropped those counters, and its handler
+    // counters are the rows every engine wrote (internal temporary tables included).
+    auto rows = [&](const char* innodb, const char* handler) {
+      return by_name.count(innodb) > 0 ? by_name[innodb] : by_name[handler];
+    };
+    common("commits", by_name["Handler_commit"], false);
+    common("rollbacks", by_name["Handler_rollback"], false);
+    common("rows_inserted", rows("Innodb_rows_inserted", "Handler_write"), false);
+    common("rows_updated", rows("Innodb_rows_updated", "Handler_update"), false);
+    common("rows_deleted", rows("Innodb_rows_deleted", "Handler_delete"), false);
+    common("read_bytes", by_name["Innodb_data_read"], false);
+    common("written_bytes", by_name["Innodb_data_written"], false);
+    common("deadlocks", by_name["Innodb_deadlocks"], false);
+    common("connections", by_name["Threads_connected"], true);
+    common("connections_active", by_name["Threads_running"], true);
+    common("lock_waiting", by_name["Innodb_row_lock_current_waits"], true);
+    common("database_size_bytes", by_name["data_bytes"] + by_name["index_bytes"], true);
+  }
+  out.insert(out.end(), values.begin(), values.end());
+  return absl::OkStatus();
+}
+
+// ----- /proc -----
+
+ProcessProbeSource::ProcessProbeSource(int pid, std::string proc_root)
+    : pid_(pid), proc_root_(std::move(proc_root)), ticks_per_second_(sysconf(_SC_CLK_TCK)) {
+  if (ticks_per_second_ <= 0) ticks_per_second_ = 100;
+}
+
+absl::Status ProcessProbeSource::Read(std::vector<ProbeValue>& out) {
+  absl::StatusOr<std::string> root_text = ReadSmallFile(absl::StrCat(proc_root_, "/", pid_, "/stat"));
+  if (!root_text.ok()) return root_text.status();
+  absl::StatusOr<ProcStat> root = ParseProcStat(*root_text);
+  if (!root.ok()) return root.status();
+  // The main process's own time, its reaped children's (PostgreSQL's ended backends), and the
+  // live children's own.
+  uint64_t ticks = root->own_ticks + root->children_ticks;
+  std::vector<int> pids = {pid_};
+  DIR* dir = opendir(proc_root_.c_str());
+  if (dir == nullptr) {
+    return absl::InternalError(absl::StrCat("cannot list ", proc_root_, ": ", std::strerror(errno)));
+  }
+  while (dirent* entry = readdir(dir)) {
+    int pid = 0;
+    if (!absl::SimpleAtoi(entry->d_name, &pid) || pid == pid_) continue;
+    absl::StatusOr<std::string> text = ReadSmallFile(absl::StrCat(proc_root_, "/", pid, "/stat"));
+    if (!text.ok()) continue;  // ended meanwhile
+    absl::StatusOr<ProcStat> stat = ParseProcStat(*text);
+    if (!stat.ok() || stat->ppid != pid_) continue;
+    ticks += stat->own_ticks;
+    pids.push_back(pid);
+  }
+  closedir(dir);
+  double pss_bytes = 0;
+  for (int pid : pids) {
+    absl::StatusOr<std::string> rollup =
+        ReadSmallFile(absl::StrCat(proc_root_, "/", pid, "/smaps_rollup"));
+    if (!rollup.ok()) continue;  // ended meanwhile, or a kernel without smaps_rollup
+    for (absl::string_view line : absl::StrSplit(*rollup, '\n')) {
+      if (!absl::ConsumePrefix(&line, "Pss:")) continue;
+      double kilobytes = 0;
+      line = absl::StripAsciiWhitespace(line);
+      absl::ConsumeSuffix(&line, "kB");
+      if (absl::SimpleAtod(absl::StripAsciiWhitespace(line), &kilobytes)) {
+        pss_bytes += kilobytes * 1024;
+      }
+      break;
+    }
+  }
+  out.push_back({.source = "process",
+                 .name = "cpu_seconds",
+                 .value = static_cast<double>(ticks) / static_cast<double>(ticks_per_second_),
+                 .gauge = false});
+  out.push_back({.source = "process", .name = "rss_bytes", .value = pss_bytes, .gauge = true});
+  out.push_back({.source = "process",
+                 .name = "processes",
+                 .value = static_cast<double>(pids.size()),
+                 .gauge = true});
+  return absl::OkStatus();
+}
+
+// ----- HAProxy -----
+
+HaproxyProbeSource::HaproxyProbeSource(std::string socket_path)
+    : socket_path_(std::move(socket_path)) {}
+
+absl::Status HaproxyProbeSource::Read(std::vector<ProbeValue>& out) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (socket_path_.size() >= sizeof(address.sun_path)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("probe.haproxy_stats: socket path too long: ", socket_path_));
+  }
+  std::memcpy(address.sun_path, socket_path_.c_str(), socket_path_.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
+  // HAProxy answers at once; a stuck one must not stall the probe for long.
+  timeval timeout{.tv_sec = 2, .tv_usec = 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+  std::string answer;
+  absl::Status status = absl::OkStatus();
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    status = absl::UnavailableError(absl::StrCat("probe.haproxy_stats: cannot connect to ",
+                                                 socket_path_, ": ", std::strerror(errno)));
+  } else {
+    static constexpr char kCommand[] = "show stat\n";
+    if (write(fd, kCommand, sizeof(kCommand) - 1) != static_cast<ssize_t>(sizeof(kCommand) - 1)) {
+      status = absl::UnavailableError(absl::StrCat("probe.haproxy_stats: write to ", socket_path_,
+                                                   ": ", std::strerror(errno)));
+    }
+    char buffer[8192];
+    while (status.ok() && answer.size() < (1 << 20)) {
+      const ssize_t got = read(fd, buffer, sizeof(buffer));
+      if (got == 0) break;
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        status = absl::UnavailableError(absl::StrCat("probe.haproxy_stats: read from ",
+                                                     socket_path_, ": ", std::strerror(errno)));
+        break;
+      }
+      answer.append(buffer, static_cast<size_t>(got));
+    }
+  }
+  close(fd);
+  if (!status.ok()) return status;
+  return ParseHaproxyStat(answer, out);
+}
+
+// ----- the probe's thread -----
+
+DatabaseProbe::DatabaseProbe(Clock& clock, Opener opener, Options options)
+    : clock_(clock), opener_(std::move(opener)), options_(std::move(options)) {
+  if (options_.interval <= 0) options_.interval = kSecond;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+DatabaseProbe::~DatabaseProbe() {
+  Stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void DatabaseProbe::Stop() {
+  std::lock_guard lock(mu_);
+  stopping_ = true;
+  cv_.notify_all();
+}
+
+void DatabaseProbe::RequestReading() {
+  std::lock_guard lock(mu_);
+  reading_requested_ = true;
+  cv_.notify_all();
+}
+
+std::vector<ProbeReading> DatabaseProbe::TakeReadings() {
+  std::lock_guard lock(mu_);
+  return std::exchange(readings_, {});
+}
+
+std::string DatabaseProbe::error() const {
+  std::lock_guard lock(mu_);
+  return error_;
+}
+
+bool DatabaseProbe::up() const {
+  std::lock_guard lock(mu_);
+  return up_;
+}
+
+void DatabaseProbe::Loop() {
+  if (options_.thread_start) options_.thread_start();
+  std::vector<std::unique_ptr<ProbeSource>> sources;
+  // Real time: the probe waits for a database, not for the run's simulated events.
+  auto next = std::chrono::steady_clock::now();
+  while (true) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait_until(lock, next, [this] { return stopping_ || reading_requested_; });
+      if (stopping_) break;
+      reading_requested_ = false;
+    }
+    next = std::chrono::steady_clock::now() + std::chrono::nanoseconds(options_.interval);
+    std::string error;
+    ProbeReading reading;
+    if (sources.empty()) {
+      absl::StatusOr<std::vector<std::unique_ptr<ProbeSource>>> opened = opener_();
+      if (opened.ok()) {
+        sources = *std::move(opened);
+      } else {
+        error = std::string(opened.status().message());
+      }
+    }
+    if (!sources.empty()) {
+      for (const std::unique_ptr<ProbeSource>& source : sources) {
+        if (absl::Status read = source->Read(reading.values); !read.ok()) {
+          error = absl::StrCat(source->name(), ": ", read.message());
+          break;
+        }
+      }
+      reading.at = clock_.Now();
+      // After a failure everything is opened again: a new connection, named as the probe's, and
+      // the server's PID anew (a restarted server has a new one).
+      if (!error.empty()) sources.clear();
+    }
+    {
+      std::lock_guard lock(mu_);
+      up_ = error.empty();
+      error_ = error;
+      if (error.empty()) readings_.push_back(std::move(reading));
+    }
+    if (options_.on_reading) options_.on_reading();
+  }
+  sources.clear();  // closes the connection on this thread (Connector/C++ wants that)
+  if (options_.thread_end) options_.thread_end();
+}
+
+}  // namespace dbload

@@ -1,0 +1,64 @@
+#ifndef DBLOAD_COORDINATOR_SATURATION_H_
+#define DBLOAD_COORDINATOR_SATURATION_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "coordinator/db_probe.h"
+#include "dbload/v1/plan.pb.h"
+#include "dbload/v1/report.pb.h"
+
+namespace dbload {
+
+// Defaults of a plan's `generator` limits.
+inline constexpr double kDefaultMaxAgentCpu = 0.9;
+inline constexpr Nanos kDefaultMaxScheduleLagP99 = 10 * kMillisecond;
+
+// One run's probe readings, kept compactly (one key list, one row of numbers per reading), and
+// what the report makes of them.
+class ProbeRecord {
+ public:
+  // `elapsed_s`: when the reading was taken, on the run's clock.
+  void Add(double elapsed_s, const std::vector<ProbeValue>& values);
+  bool empty() const { return rows_.empty(); }
+  // The elapsed time of the newest reading (-1 when none).
+  double last_elapsed_s() const { return rows_.empty() ? -1 : rows_.back().elapsed_s; }
+
+  // Sets the report's probe_samples and the saturation of the measured run and of each stage.
+  // Spans come from the report's intervals: the measured run from the end of the warm-up, a
+  // stage from the end of the previous one, to its last interval. A boundary's reading is the
+  // first one at or after it; the end of the run (and of its last stage) is the newest reading,
+  // which the coordinator takes after the load. Readings are a probe interval apart and
+  // PostgreSQL publishes a busy backend's counters about once a second, so a boundary between
+  // stages is exact only to about a second (SaturationDelta.from_s/to_s name the readings);
+  // the run's own delta, from before the load to after it, is whole.
+  void FillReport(dbload::v1::RunReport& report) const;
+
+ private:
+  struct Key {
+    std::string source, name;
+    bool gauge = false;
+  };
+  struct Row {
+    double elapsed_s = 0;
+    std::vector<double> values;  // by key index; NaN where the reading lacked the key
+  };
+  size_t ReadingAtOrAfter(double elapsed_s) const;  // the newest when none is
+  void AddSpan(size_t first, size_t last, uint64_t queries,
+               google::protobuf::RepeatedPtrField<dbload::v1::SaturationDelta>& out) const;
+
+  std::vector<Key> keys_;
+  std::map<std::string, size_t> index_;  // "source/name" -> key index
+  std::vector<Row> rows_;
+};
+
+// Marks the stages (or, without stages, the run) in which the generator may have limited the
+// load: the busiest agent's CPU over `max_agent_cpu` of its cores in some interval, or the
+// schedule lag p99 of the stage over `max_schedule_lag_p99`. Zero limits take the defaults.
+void MarkGeneratorLimits(const dbload::v1::GeneratorLimits& limits,
+                         dbload::v1::RunReport& report);
+
+}  // namespace dbload
+
+#endif  // DBLOAD_COORDINATOR_SATURATION_H_

@@ -1,0 +1,346 @@
+// The database probe and the generator-limited mark end to end: the real `dbload` (and a real
+// dbload-coordinator with a real agent) against real PostgreSQL 15, MariaDB 10.11 and HAProxy
+// from tests/harness/dbenv. What the probe reports is checked against what the workload did
+// (rows inserted, exactly) and against what the servers say of themselves (settings read with
+// psql / mariadb), never only against dbload's own numbers.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/report.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/harness/child_process.h"
+#include "tests/harness/http_get.h"
+#include "tests/harness/sql_clients.h"
+#include "tests/harness/test_servers.h"
+
+#ifndef DBLOAD_BINARY
+#error "DBLOAD_BINARY, DBLOAD_COORDINATOR_BINARY and DBLOAD_AGENT_BINARY must be defined"
+#endif
+
+namespace dbload {
+namespace {
+
+using ::dbload::testing::Child;
+using ::dbload::testing::ProcessResult;
+using ::dbload::testing::RunProcess;
+using ::dbload::testing::TestServers;
+using ::dbload::testing::TestServersEnvironment;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr std::chrono::seconds kChildTimeout{60};
+
+ProcessResult RunDbload(std::vector<std::string> args) {
+  args.insert(args.begin(), DBLOAD_BINARY);
+  return RunProcess(args, kChildTimeout);
+}
+
+const v1::SaturationDelta* Find(
+    const google::protobuf::RepeatedPtrField<v1::SaturationDelta>& deltas,
+    const std::string& source, const std::string& name) {
+  for (const v1::SaturationDelta& delta : deltas) {
+    if (delta.source() == source && delta.name() == name) return &delta;
+  }
+  ADD_FAILURE() << "no saturation value " << source << "/" << name;
+  return nullptr;
+}
+
+// The value of `source/name` over the run, or -1 (and a failure) when the report lacks it.
+double DeltaOf(const google::protobuf::RepeatedPtrField<v1::SaturationDelta>& deltas,
+               const std::string& source, const std::string& name) {
+  const v1::SaturationDelta* delta = Find(deltas, source, name);
+  return delta == nullptr ? -1 : delta->delta();
+}
+
+double MaxOf(const google::protobuf::RepeatedPtrField<v1::SaturationDelta>& deltas,
+             const std::string& source, const std::string& name) {
+  const v1::SaturationDelta* delta = Find(deltas, source, name);
+  return delta == nullptr ? -1 : delta->max();
+}
+
+class ProbeTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    char pattern[] = "/tmp/dbload_probe_test.XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = new std::string(pattern);
+    // Nothing but the case itself may write in database bench (see cli_test.cc).
+    ASSERT_EQ(RunProcess(testing::PsqlArgs(servers(), "postgres",
+                                           "ALTER SYSTEM SET autovacuum = off"))
+                  .exit_code,
+              0);
+    ASSERT_EQ(
+        RunProcess(testing::PsqlArgs(servers(), "postgres", "SELECT pg_reload_conf()")).exit_code,
+        0);
+  }
+  static void TearDownTestSuite() {
+    std::error_code ignored;
+    std::filesystem::remove_all(*dir_, ignored);
+    delete dir_;
+  }
+
+  static TestServers& servers() { return TestServersEnvironment::Servers(); }
+
+  static std::string WriteFile(const std::string& name, const std::string& content) {
+    const std::string path = *dir_ + "/" + name;
+    std::ofstream(path, std::ios::trunc) << content;
+    return path;
+  }
+
+  // A plan for the oltp workload; `target` is the YAML of its target block's fields.
+  static std::string Plan(const std::string& name, const std::string& driver, int port,
+                          const std::string& password, const std::string& rest) {
+    return WriteFile(absl::StrCat(name, ".yaml"),
+                     absl::StrCat("name: ", name, "\ntarget:\n  driver: ", driver,
+                                  "\n  host: 127.0.0.1\n  port: ", port,
+                                  "\n  user: bench\n  database: bench\n  ", password,
+                                  "\nworkload: oltp\nworkload_options:\n  table_size: 1000\n",
+                                  rest));
+  }
+  static std::string PgPassword() {
+    return absl::StrCat("password_file: ", servers().Get("PG_PASSWORD_FILE"));
+  }
+
+  // Runs `plan` after a fresh prepare, and returns its report (stdout in `out`).
+  static v1::RunReport RunFresh(const std::string& plan, std::vector<std::string> extra,
+                                std::string* out = nullptr) {
+    EXPECT_EQ(RunDbload({"cleanup", plan}).exit_code, 0);
+    const ProcessResult prepare = RunDbload({"prepare", plan});
+    EXPECT_EQ(prepare.exit_code, 0) << prepare.Describe();
+    const std::string report_path = plan + ".json";
+    std::vector<std::string> args = {"run", plan, "--report", report_path};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const ProcessResult run = RunDbload(args);
+    EXPECT_EQ(run.exit_code, 0) << run.Describe();
+    if (out != nullptr) *out = run.out;
+    return ReadReport(report_path);
+  }
+
+  static v1::RunReport ReadReport(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<v1::RunReport> report = ParseReportJson(text.str());
+    EXPECT_TRUE(report.ok()) << path << ": " << report.status();
+    return report.ok() ? *report : v1::RunReport();
+  }
+
+  static std::string* dir_;
+};
+
+std::string* ProbeTest::dir_ = nullptr;
+
+TEST_F(ProbeTest, PostgresCountsEveryInsertedRowAndTheStagesAddUpToTheRun) {
+  const std::string plan =
+      Plan("pg_insert", "postgresql", servers().GetInt("PG_PORT"), PgPassword(),
+           "scenario: insert\nload: {closed: {}}\nstages:\n"
+           "  - {name: first, queries: 1500, clients: 2}\n"
+           "  - {name: second, queries: 1500, clients: 2}\n");
+  std::string out;
+  const v1::RunReport report = RunFresh(plan, {}, &out);
+  ASSERT_EQ(report.executed(), 3000u);
+  ASSERT_EQ(report.errors(), 0u);
+  EXPECT_TRUE(report.probe_error().empty()) << report.probe_error();
+
+  // The server's own count of inserted tuples in bench, from before the load to after it.
+  EXPECT_EQ(DeltaOf(report.saturation(), "postgresql", "tup_inserted"), 3000);
+  EXPECT_EQ(DeltaOf(report.saturation(), "postgresql", "rows_inserted"), 3000);
+  EXPECT_DOUBLE_EQ(Find(report.saturation(), "postgresql", "rows_inserted")->per_query(), 1.0);
+  // Autocommit inserts: one commit each, plus a few per connection (start-up, prepares) that
+  // the probe cannot tell apart; its own transactions run in database postgres, not here.
+  const double commits = DeltaOf(report.saturation(), "postgresql", "commits");
+  EXPECT_GE(commits, 3000);
+  EXPECT_LE(commits, 3000 + 2 * 3);
+  // Each insert writes WAL: at least its 120-character c and 60-character pad.
+  EXPECT_GT(Find(report.saturation(), "postgresql", "wal_bytes")->per_query(), 180);
+  ASSERT_EQ(report.stages_size(), 2);
+  EXPECT_EQ(DeltaOf(report.stages(0).saturation(), "postgresql", "rows_inserted") +
+                DeltaOf(report.stages(1).saturation(), "postgresql", "rows_inserted"),
+            3000);
+  // The server runs here: its processes' CPU and memory.
+  EXPECT_GT(DeltaOf(report.saturation(), "process", "cpu_seconds"), 0);
+  EXPECT_GT(DeltaOf(report.saturation(), "process", "rss_bytes"), 1e6);
+  EXPECT_GE(MaxOf(report.saturation(), "process", "processes"), 4);  // postmaster, 2 backends, …
+
+  // The manifest says what the server says of itself.
+  const v1::RunManifest& manifest = report.manifest();
+  EXPECT_EQ(manifest.server_product(), "PostgreSQL");
+  EXPECT_TRUE(absl::StartsWith(manifest.server_version(), "PostgreSQL 15")) << manifest.server_version();
+  EXPECT_EQ(manifest.server_settings().at("shared_buffers"),
+            absl::StripAsciiWhitespace(testing::Psql(servers(), "postgres", "SHOW shared_buffers")));
+  ASSERT_EQ(manifest.agents_size(), 1);
+  EXPECT_EQ(manifest.agents(0).cores(), std::thread::hardware_concurrency());
+  EXPECT_EQ(manifest.seed(), report.plan().seed());
+
+  // Its cost: one statement per reading, a reading a second (and one after the load).
+  EXPECT_GE(report.probe_samples_size(), 2);
+  EXPECT_LE(report.probe_samples_size(), report.total_duration_s() + 3);
+  EXPECT_LE(report.probe_samples_size(), report.executed() / 100) << "more than 1 % of the queries";
+
+  EXPECT_THAT(out, HasSubstr("Database, as the server counts it"));
+  EXPECT_THAT(out, HasSubstr("postgresql/rows_inserted"));
+}
+
+TEST_F(ProbeTest, MariaDbThroughHaproxyShowsTheProxyAndTheServer) {
+  const std::string plan = Plan(
+      "my_insert", "mysql", servers().GetInt("HAPROXY_MARIADB_PORT"),
+      absl::StrCat("password_file: ", servers().Get("MARIADB_PASSWORD_FILE"), "\n  pool: 3"),
+      absl::StrCat("scenario: insert\nload: {closed: {clients: 3, think_time: 1ms}}\n"
+                   "stop: {duration: 3s}\nprobe: {haproxy_stats: ",
+                   servers().Get("HAPROXY_STATS_SOCKET"), "}\n"));
+  const v1::RunReport report = RunFresh(plan, {});
+  ASSERT_GT(report.executed(), 300u);
+  ASSERT_EQ(report.errors(), 0u);
+  EXPECT_TRUE(report.probe_error().empty()) << report.probe_error();
+  // MariaDB 10.11 counts rows written by its handlers (it has no Innodb_rows_* any more).
+  EXPECT_EQ(DeltaOf(report.saturation(), "mysql", "Handler_write"), report.executed());
+  EXPECT_EQ(DeltaOf(report.saturation(), "mysql", "rows_inserted"), report.executed());
+  EXPECT_GE(MaxOf(report.saturation(), "mysql", "connections"), 4);  // 3 of the load, the probe
+  // HAProxy in front: both of dbenv's servers up, the load's sessions through it.
+  EXPECT_EQ(DeltaOf(report.saturation(), "haproxy", "servers_up"), 2);
+  EXPECT_GE(MaxOf(report.saturation(), "haproxy", "current_sessions"), 3);
+  EXPECT_GT(DeltaOf(report.saturation(), "process", "cpu_seconds"), 0);
+  EXPECT_GT(DeltaOf(report.saturation(), "process", "rss_bytes"), 1e6);
+  EXPECT_EQ(report.manifest().server_product(), "MariaDB");
+  EXPECT_EQ(report.manifest().server_settings().at("innodb_buffer_pool_size"),
+            absl::StripAsciiWhitespace(
+                testing::Mariadb(servers(), "SELECT @@innodb_buffer_pool_size")));
+}
+
+TEST_F(ProbeTest, ProbeTurnedOffReadsNothing) {
+  const std::string plan =
+      Plan("pg_off", "postgresql", servers().GetInt("PG_PORT"), PgPassword(),
+           "scenario: point_select\nload: {closed: {clients: 1}}\nstop: {queries: 500}\n");
+  std::string out;
+  const v1::RunReport report = RunFresh(plan, {"--set", "probe.enabled=false"}, &out);
+  EXPECT_EQ(report.executed(), 500u);
+  EXPECT_EQ(report.probe_samples_size(), 0);
+  EXPECT_EQ(report.saturation_size(), 0);
+  EXPECT_TRUE(report.probe_error().empty());
+  EXPECT_THAT(out, Not(HasSubstr("Database, as the server counts it")));
+}
+
+TEST_F(ProbeTest, AnImpossibleRateIsMarkedGeneratorLimitedAndAnEasyOneIsNot) {
+  const std::string noop = WriteFile(
+      "noop.yaml",
+      "name: noop\ntarget: {driver: noop, pool: 2}\nworkload: oltp\nscenario: point_select\n"
+      "load: {open: {rate: 50000000}}\nstop: {duration: 2s}\n");
+  const ProcessResult run = RunDbload({"run", noop, "--report", noop + ".json"});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const v1::RunReport limited = ReadReport(noop + ".json");
+  EXPECT_TRUE(limited.generator_limited());
+  EXPECT_FALSE(limited.generator_limited_reason().empty());
+  EXPECT_THAT(run.out, HasSubstr("GENERATOR-LIMITED: "));
+  EXPECT_EQ(limited.probe_samples_size(), 0) << "the noop driver has no server to probe";
+
+  const std::string easy =
+      Plan("pg_easy", "postgresql", servers().GetInt("PG_PORT"), PgPassword(),
+           "scenario: point_select\nload: {open: {rate: 200}}\nstop: {duration: 2s}\n");
+  const v1::RunReport fine = RunFresh(easy, {});
+  EXPECT_EQ(fine.executed(), 400u);
+  EXPECT_FALSE(fine.generator_limited()) << fine.generator_limited_reason();
+}
+
+// A coordinator daemon that cannot read a plan's password runs the plan without a probe and
+// says why; with a password it can read, /metrics carries what the probe read.
+TEST_F(ProbeTest, CoordinatorWithoutThePasswordSaysSoAndMetricsCarryTheProbe) {
+  const std::string password = [] {
+    std::ifstream in(servers().Get("PG_PASSWORD_FILE"));
+    std::string line;
+    std::getline(in, line);
+    return line;
+  }();
+  unsetenv("DBLOAD_PROBE_TEST_PASSWORD");
+  Child coordinator({DBLOAD_COORDINATOR_BINARY, "--listen", "127.0.0.1:0", "--metrics",
+                     "127.0.0.1:0"});
+  ASSERT_TRUE(coordinator.PumpUntil(
+      [](const std::string& out) { return absl::StrContains(out, "/metrics\n"); },
+      std::chrono::seconds(10)))
+      << coordinator.out() << coordinator.err();
+  std::string address, metrics_port;
+  for (absl::string_view line : absl::StrSplit(coordinator.out(), '\n')) {
+    if (absl::ConsumePrefix(&line, "listening on ")) address = std::string(line);
+    if (absl::ConsumePrefix(&line, "metrics on http://127.0.0.1:")) {
+      metrics_port = std::string(line.substr(0, line.find('/')));
+    }
+  }
+  ASSERT_FALSE(address.empty());
+  int port = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(metrics_port, &port)) << coordinator.out();
+  // Only the agent has the password in its environment.
+  setenv("DBLOAD_PROBE_TEST_PASSWORD", password.c_str(), 1);
+  Child agent({DBLOAD_AGENT_BINARY, "--coordinator", address, "--name", "probe-agent"});
+  unsetenv("DBLOAD_PROBE_TEST_PASSWORD");
+
+  const std::string by_env =
+      Plan("pg_env", "postgresql", servers().GetInt("PG_PORT"),
+           "password_env: DBLOAD_PROBE_TEST_PASSWORD",
+           "scenario: point_select\nload: {closed: {clients: 1}}\nstop: {queries: 300}\n");
+  setenv("DBLOAD_PROBE_TEST_PASSWORD", password.c_str(), 1);  // for prepare, here
+  EXPECT_EQ(RunDbload({"cleanup", by_env}).exit_code, 0);
+  ASSERT_EQ(RunDbload({"prepare", by_env}).exit_code, 0);
+  unsetenv("DBLOAD_PROBE_TEST_PASSWORD");
+  const std::string submit_wait = "--wait-for-agents";
+  ProcessResult submitted = RunDbload({"submit", by_env, "--coordinator", address, submit_wait,
+                                       "10s", "--wait", "--report", by_env + ".json"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.Describe();
+  const v1::RunReport without = ReadReport(by_env + ".json");
+  EXPECT_EQ(without.executed(), 300u);
+  EXPECT_THAT(without.probe_error(), HasSubstr("DBLOAD_PROBE_TEST_PASSWORD"));
+  EXPECT_THAT(without.probe_error(), HasSubstr("coordinator"));
+  EXPECT_EQ(without.probe_samples_size(), 0);
+  EXPECT_THAT(submitted.out, HasSubstr("Database probe: probe off"));
+
+  const std::string by_file =
+      Plan("pg_file", "postgresql", servers().GetInt("PG_PORT"), PgPassword(),
+           "scenario: point_select\nload: {closed: {clients: 1}}\nstop: {queries: 300}\n");
+  submitted = RunDbload({"submit", by_file, "--coordinator", address, submit_wait, "10s",
+                         "--wait", "--report", by_file + ".json"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.Describe();
+  const v1::RunReport with = ReadReport(by_file + ".json");
+  EXPECT_TRUE(with.probe_error().empty()) << with.probe_error();
+  EXPECT_GT(with.probe_samples_size(), 0);
+  std::string error;
+  const std::optional<std::string> page = testing::HttpGet(port, "/metrics", error);
+  ASSERT_TRUE(page.has_value()) << error;
+  const std::string run_label = absl::StrCat("run=\"", with.run_id(), "\"");
+  bool commits = false, up = false;
+  for (absl::string_view line : absl::StrSplit(*page, '\n')) {
+    if (!absl::StrContains(line, run_label)) continue;
+    if (absl::StartsWith(line, "dbload_db_counter_total{") &&
+        absl::StrContains(line, "name=\"commits\"") &&
+        absl::StrContains(line, "source=\"postgresql\"")) {
+      double value = 0;
+      ASSERT_TRUE(absl::SimpleAtod(line.substr(line.rfind(' ') + 1), &value)) << line;
+      EXPECT_GE(value, 300) << "the server's commits in bench, cumulative";
+      commits = true;
+    }
+    if (absl::StartsWith(line, "dbload_probe_up{")) {
+      EXPECT_TRUE(absl::EndsWith(line, " 1")) << line;
+      up = true;
+    }
+  }
+  EXPECT_TRUE(commits && up) << *page;
+}
+
+}  // namespace
+}  // namespace dbload
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  dbload::testing::TestServersEnvironment::Register({"postgres", "mariadb", "haproxy"});
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,177 @@
+// The probe's parsers and its /proc reader, on text captured from the real servers' formats and
+// on a /proc tree made in a temp dir. The SQL sources against real servers are covered by
+// tests/integration/probe_test.cc.
+#include "coordinator/db_probe.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace dbload {
+namespace {
+
+using ::testing::HasSubstr;
+
+double ValueOf(const std::vector<ProbeValue>& values, const std::string& name) {
+  for (const ProbeValue& value : values) {
+    if (value.name == name) return value.value;
+  }
+  ADD_FAILURE() << "no value named " << name;
+  return -1;
+}
+
+const ProbeValue* Find(const std::vector<ProbeValue>& values, const std::string& name) {
+  for (const ProbeValue& value : values) {
+    if (value.name == name) return &value;
+  }
+  return nullptr;
+}
+
+TEST(ParseNameValueRowsTest, ReadsCountersAndGaugesOfPostgres) {
+  std::vector<ProbeValue> out;
+  ASSERT_TRUE(ParseNameValueRows({"xact_commit=41", "connections=3", "database_size_bytes=7.5e6"},
+                                 "postgresql", out)
+                  .ok());
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].source, "postgresql");
+  EXPECT_FALSE(out[0].gauge);
+  EXPECT_EQ(out[0].value, 41);
+  EXPECT_TRUE(out[1].gauge);
+  EXPECT_TRUE(out[2].gauge);
+  EXPECT_EQ(out[2].value, 7.5e6);
+}
+
+TEST(ParseNameValueRowsTest, SpellsMySqlNamesAsDocumented) {
+  // information_schema.GLOBAL_STATUS answers in capitals.
+  std::vector<ProbeValue> out;
+  ASSERT_TRUE(ParseNameValueRows({"COM_SELECT=10", "THREADS_RUNNING=2"}, "mysql", out).ok());
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].name, "Com_select");
+  EXPECT_FALSE(out[0].gauge);
+  EXPECT_EQ(out[1].name, "Threads_running");
+  EXPECT_TRUE(out[1].gauge);
+}
+
+TEST(ParseNameValueRowsTest, RefusesMalformedRowsAndKeepsNothing) {
+  std::vector<ProbeValue> out;
+  absl::Status status = ParseNameValueRows({"a=1", "b=x"}, "postgresql", out);
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("\"b=x\""));
+  EXPECT_TRUE(out.empty());
+  EXPECT_FALSE(ParseNameValueRows({"=1"}, "postgresql", out).ok());
+  EXPECT_FALSE(ParseNameValueRows({"novalue"}, "postgresql", out).ok());
+}
+
+// The header and rows as HAProxy 2.6 prints them (columns trimmed after the ones used).
+constexpr char kShowStat[] =
+    "# pxname,svname,qcur,qmax,scur,smax,slim,stot,bin,bout,dreq,dresp,ereq,econ,eresp,wretr,"
+    "wredis,status\n"
+    "postgres,FRONTEND,,,3,5,2000,120,1,2,0,0,4,,,,,OPEN\n"
+    "postgres,pg1,0,0,3,5,,120,1,2,,0,,1,2,0,0,UP\n"
+    "postgres,BACKEND,2,0,3,5,200,120,1,2,0,0,,1,2,0,0,UP\n"
+    "mariadb,FRONTEND,,,1,1,2000,7,1,2,0,0,0,,,,,OPEN\n"
+    "mariadb,my1,0,0,1,1,,7,1,2,,0,,0,0,0,0,DOWN\n"
+    "mariadb,BACKEND,0,0,1,1,200,7,1,2,0,0,,5,0,0,0,UP\n"
+    "\n";
+
+TEST(ParseHaproxyStatTest, SumsFrontendsBackendsAndServers) {
+  std::vector<ProbeValue> out;
+  ASSERT_TRUE(ParseHaproxyStat(kShowStat, out).ok());
+  EXPECT_EQ(ValueOf(out, "sessions"), 127);
+  EXPECT_EQ(ValueOf(out, "current_sessions"), 4);
+  EXPECT_EQ(ValueOf(out, "request_errors"), 4);
+  EXPECT_EQ(ValueOf(out, "queue"), 2);
+  EXPECT_EQ(ValueOf(out, "connection_errors"), 6);
+  EXPECT_EQ(ValueOf(out, "response_errors"), 2);
+  EXPECT_EQ(ValueOf(out, "servers_up"), 1);
+  EXPECT_TRUE(Find(out, "queue")->gauge);
+  EXPECT_FALSE(Find(out, "sessions")->gauge);
+}
+
+TEST(ParseHaproxyStatTest, RefusesWhatIsNotShowStat) {
+  std::vector<ProbeValue> out;
+  EXPECT_FALSE(ParseHaproxyStat("Unknown command\n", out).ok());
+  EXPECT_FALSE(ParseHaproxyStat("# pxname,svname\npg,FRONTEND\n", out).ok());
+  EXPECT_FALSE(ParseHaproxyStat(
+                   "# pxname,svname,qcur,scur,stot,ereq,econ,eresp,status\npg,FRONTEND,1\n", out)
+                   .ok());
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(ParseProcStatTest, CountsFieldsAfterTheCommandName) {
+  // A command name with spaces and a parenthesis must not shift the fields.
+  absl::StatusOr<ProcStat> stat = ParseProcStat(
+      "4242 (postgres: bench (x)) S 4200 4200 4200 0 -1 4194560 1 0 0 0 170 30 12 8 20 0 1 0 "
+      "100 1000 10 18446744073709551615\n");
+  ASSERT_TRUE(stat.ok()) << stat.status();
+  EXPECT_EQ(stat->ppid, 4200);
+  EXPECT_EQ(stat->own_ticks, 200u);
+  EXPECT_EQ(stat->children_ticks, 20u);
+  EXPECT_FALSE(ParseProcStat("garbage").ok());
+  EXPECT_FALSE(ParseProcStat("1 (x) S 1 2").ok());
+}
+
+class FakeProc {
+ public:
+  FakeProc() {
+    char pattern[] = "/tmp/dbload-proc.XXXXXX";
+    root_ = mkdtemp(pattern);
+  }
+  ~FakeProc() { std::filesystem::remove_all(root_); }
+  void Add(int pid, int ppid, int own_ticks, int children_ticks, int pss_kb) {
+    const std::string dir = root_ + "/" + std::to_string(pid);
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/stat") << pid << " (postgres) S " << ppid
+                                 << " 1 1 0 -1 0 0 0 0 0 " << own_ticks << " 0 "
+                                 << children_ticks << " 0 20 0 1 0\n";
+    std::ofstream(dir + "/smaps_rollup")
+        << "00400000-ffffffff ---p 00000000 00:00 0 [rollup]\nRss: 99999 kB\nPss: " << pss_kb
+        << " kB\n";
+  }
+  const std::string& root() const { return root_; }
+
+ private:
+  std::string root_;
+};
+
+TEST(ProcessProbeSourceTest, SumsTheServerAndItsChildrenOnly) {
+  FakeProc proc;
+  proc.Add(100, 1, 50, 30, 1000);  // the postmaster; 30 ticks of reaped backends
+  proc.Add(101, 100, 10, 0, 200);  // a backend
+  proc.Add(102, 100, 5, 0, 300);   // another
+  proc.Add(200, 1, 999, 0, 5000);  // someone else's process
+  proc.Add(103, 101, 7, 0, 400);   // a grandchild: not the server's (PostgreSQL has none)
+  ProcessProbeSource source(100, proc.root());
+  std::vector<ProbeValue> out;
+  ASSERT_TRUE(source.Read(out).ok());
+  const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  EXPECT_DOUBLE_EQ(ValueOf(out, "cpu_seconds"), (50 + 30 + 10 + 5) * tick);
+  EXPECT_EQ(ValueOf(out, "rss_bytes"), (1000 + 200 + 300) * 1024.0);
+  EXPECT_EQ(ValueOf(out, "processes"), 3);
+  EXPECT_TRUE(Find(out, "rss_bytes")->gauge);
+  EXPECT_FALSE(Find(out, "cpu_seconds")->gauge);
+}
+
+TEST(ProcessProbeSourceTest, FailsWhenTheServerIsGone) {
+  FakeProc proc;
+  ProcessProbeSource source(100, proc.root());
+  std::vector<ProbeValue> out;
+  EXPECT_FALSE(source.Read(out).ok());
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(HaproxyProbeSourceTest, NamesTheSocketItCannotReach) {
+  HaproxyProbeSource source("/nonexistent/haproxy.sock");
+  std::vector<ProbeValue> out;
+  absl::Status status = source.Read(out);
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("/nonexistent/haproxy.sock"));
+}
+
+}  // namespace
+}  // namespace dbload

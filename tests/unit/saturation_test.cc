@@ -1,0 +1,150 @@
+// What the report makes of the probe's readings (per-stage deltas, per-query values) and of the
+// generator's health, on hand-made readings and intervals with known answers.
+#include "coordinator/saturation.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace dbload {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::IntervalSample Interval(double elapsed_s, uint32_t stage, bool warmup = false,
+                            double max_agent_cpu = 0) {
+  v1::IntervalSample sample;
+  sample.set_elapsed_s(elapsed_s);
+  sample.set_stage(stage);
+  sample.set_warmup(warmup);
+  sample.set_max_agent_cpu(max_agent_cpu);
+  return sample;
+}
+
+std::vector<ProbeValue> Reading(double commits, double connections) {
+  return {{.source = "postgresql", .name = "commits", .value = commits, .gauge = false},
+          {.source = "postgresql", .name = "connections", .value = connections, .gauge = true}};
+}
+
+const v1::SaturationDelta& Named(
+    const google::protobuf::RepeatedPtrField<v1::SaturationDelta>& deltas,
+    const std::string& name) {
+  for (const v1::SaturationDelta& delta : deltas) {
+    if (delta.name() == name) return delta;
+  }
+  static const v1::SaturationDelta kNone;
+  ADD_FAILURE() << "no delta named " << name;
+  return kNone;
+}
+
+// Two stages of 2 s after a 1 s warm-up; readings every second and one after the load.
+v1::RunReport TwoStageReport() {
+  v1::RunReport report;
+  *report.add_intervals() = Interval(1.0, 1, /*warmup=*/true);
+  *report.add_intervals() = Interval(2.0, 1);
+  *report.add_intervals() = Interval(3.0, 1);
+  *report.add_intervals() = Interval(4.0, 2);
+  *report.add_intervals() = Interval(5.0, 2);
+  report.set_executed(400);
+  report.set_errors(0);
+  for (uint32_t i = 1; i <= 2; ++i) {
+    v1::StageReport& stage = *report.add_stages();
+    stage.set_index(i);
+    stage.set_executed(i == 1 ? 100 : 300);
+  }
+  return report;
+}
+
+TEST(ProbeRecordTest, StagesDeltasAddUpToTheRunsAndUseTheNewestReadingLast) {
+  ProbeRecord record;
+  record.Add(0.0, Reading(0, 0));
+  record.Add(1.02, Reading(50, 4));    // first reading after the warm-up: the start
+  record.Add(2.02, Reading(100, 4));
+  record.Add(3.02, Reading(160, 5));   // first after stage 1's end (3.0)
+  record.Add(4.02, Reading(300, 5));
+  record.Add(5.02, Reading(420, 3));
+  record.Add(5.03, Reading(470, 1));   // after the load: the end of the run and of stage 2
+  v1::RunReport report = TwoStageReport();
+  record.FillReport(report);
+
+  ASSERT_EQ(report.probe_samples_size(), 7);
+  EXPECT_EQ(report.probe_samples(1).values().at("postgresql/commits"), 50);
+
+  const v1::SaturationDelta& run = Named(report.saturation(), "commits");
+  EXPECT_EQ(run.delta(), 420);  // 470 − 50
+  EXPECT_DOUBLE_EQ(run.per_query(), 420.0 / 400);
+  EXPECT_DOUBLE_EQ(run.from_s(), 1.02);
+  EXPECT_DOUBLE_EQ(run.to_s(), 5.03);
+
+  const v1::SaturationDelta& first = Named(report.stages(0).saturation(), "commits");
+  const v1::SaturationDelta& second = Named(report.stages(1).saturation(), "commits");
+  EXPECT_EQ(first.delta(), 110);  // 160 − 50
+  EXPECT_EQ(second.delta(), 310);  // 470 − 160
+  EXPECT_EQ(first.delta() + second.delta(), run.delta());
+  EXPECT_DOUBLE_EQ(first.per_query(), 110.0 / 100);
+  EXPECT_DOUBLE_EQ(second.from_s(), 3.02);
+
+  // Gauges: the newest reading of the span, and its range.
+  const v1::SaturationDelta& connections = Named(report.stages(0).saturation(), "connections");
+  EXPECT_TRUE(connections.gauge());
+  EXPECT_EQ(connections.delta(), 5);
+  EXPECT_EQ(connections.min(), 4);
+  EXPECT_EQ(connections.max(), 5);
+  EXPECT_EQ(connections.per_query(), 0);
+}
+
+TEST(ProbeRecordTest, AValueMissingFromAReadingIsLeftOutNotZeroed) {
+  ProbeRecord record;
+  record.Add(0.5, Reading(0, 0));
+  // A source that came up later: its first value appears in the second reading.
+  std::vector<ProbeValue> later = Reading(10, 1);
+  later.push_back({.source = "haproxy", .name = "sessions", .value = 7, .gauge = false});
+  record.Add(3.5, later);
+  record.Add(5.5, Reading(30, 1));
+  v1::RunReport report = TwoStageReport();
+  record.FillReport(report);
+  for (const v1::SaturationDelta& delta : report.saturation()) {
+    EXPECT_NE(delta.name(), "sessions") << "a counter without both ends has no delta";
+  }
+  EXPECT_EQ(report.probe_samples(0).values().count("haproxy/sessions"), 0u);
+  EXPECT_EQ(report.probe_samples(1).values().at("haproxy/sessions"), 7);
+}
+
+TEST(ProbeRecordTest, NoReadingsLeaveTheReportWithoutSaturation) {
+  ProbeRecord record;
+  v1::RunReport report = TwoStageReport();
+  record.FillReport(report);
+  EXPECT_EQ(report.saturation_size(), 0);
+  EXPECT_EQ(report.probe_samples_size(), 0);
+  EXPECT_EQ(report.stages(0).saturation_size(), 0);
+}
+
+TEST(MarkGeneratorLimitsTest, MarksTheStageWhoseAgentRanOutOfCpu) {
+  v1::RunReport report = TwoStageReport();
+  *report.add_intervals() = Interval(5.5, 2, false, /*max_agent_cpu=*/0.97);
+  *report.add_intervals() = Interval(0.5, 1, /*warmup=*/true, /*max_agent_cpu=*/1.0);  // ignored
+  report.mutable_stages(0)->mutable_schedule_lag()->set_p99_ms(0.2);
+  report.mutable_stages(1)->mutable_schedule_lag()->set_p99_ms(0.3);
+  MarkGeneratorLimits({}, report);
+  EXPECT_FALSE(report.stages(0).generator_limited());
+  EXPECT_TRUE(report.stages(0).generator_limited_reason().empty());
+  EXPECT_TRUE(report.stages(1).generator_limited());
+  EXPECT_THAT(report.stages(1).generator_limited_reason(), HasSubstr("97% of its cores"));
+  EXPECT_TRUE(report.generator_limited());
+}
+
+TEST(MarkGeneratorLimitsTest, ScheduleLagOverThePlansLimitMarksTheStage) {
+  v1::RunReport report = TwoStageReport();
+  report.mutable_stages(0)->mutable_schedule_lag()->set_p99_ms(4);
+  v1::GeneratorLimits limits;
+  limits.set_max_schedule_lag_p99_ns(2 * kMillisecond);
+  MarkGeneratorLimits(limits, report);
+  EXPECT_TRUE(report.stages(0).generator_limited());
+  EXPECT_THAT(report.stages(0).generator_limited_reason(), HasSubstr("schedule lag p99 4 ms"));
+  EXPECT_FALSE(report.stages(1).generator_limited());
+  // The default limit (10 ms) would not have marked it.
+  MarkGeneratorLimits({}, report);
+  EXPECT_FALSE(report.stages(0).generator_limited());
+}
+
+}  // namespace
+}  // namespace dbload
