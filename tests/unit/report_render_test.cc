@@ -366,6 +366,47 @@ TEST(HtmlTest, SelfContainedAndEmptyDataGivesNotes) {
   EXPECT_THAT(page, HasSubstr("No intervals in this report."));
 }
 
+TEST(HtmlTest, ManifestStagesAndPlansAreShown) {
+  v1::RunReport r = SimpleReport("shown", 100, 1, 5);
+  v1::RunManifest& m = *r.mutable_manifest();
+  m.set_dbload_version("9.9.9");
+  m.set_server_product("PostgreSQL");
+  m.set_server_version("PostgreSQL 15.14 on x86_64");
+  m.set_seed(42);
+  (*m.mutable_server_settings())["shared_buffers"] = "256MB";
+  (*m.mutable_server_settings())["fsync"] = "off";
+  v1::RunManifest::AgentHost* agent = m.add_agents();
+  agent->set_name("agent-1");
+  agent->set_host("loadbox");
+  agent->set_cores(8);
+  for (int i = 0; i < 2; ++i) {
+    v1::StageReport* s = r.add_stages();
+    s->set_name(i == 0 ? "steady" : "peak");
+    s->set_index(i + 1);
+    s->set_generator_limited(i == 1);
+    s->set_generator_limited_reason(i == 1 ? "agent-1 CPU 97% over 90%" : "");
+  }
+  v1::QueryPlan* plan = r.mutable_stages(1)->add_explains();
+  plan->set_query_type("insert_user");
+  plan->set_statement("INSERT INTO users VALUES (1)");
+  plan->set_plan("Insert on users\n  ->  Result");
+  const std::string page = RenderReportHtml(r);
+  EXPECT_THAT(page, HasSubstr("<h2>Manifest</h2>"));
+  EXPECT_THAT(page, HasSubstr("<tr><th>server version</th><td>PostgreSQL 15.14 on x86_64</td></tr>"));
+  EXPECT_THAT(page, HasSubstr("<tr><th>seed</th><td>42</td></tr>"));
+  // Settings sorted by name.
+  EXPECT_LT(page.find("<th>fsync</th>"), page.find("<th>shared_buffers</th>"));
+  EXPECT_THAT(page, HasSubstr("<td class=\"text\">loadbox</td><td>8</td>"));
+  EXPECT_THAT(page, HasSubstr("<tr class=\"generator-limited\"><td>2</td><td class=\"text\">peak"));
+  EXPECT_THAT(page, HasSubstr("limited: agent-1 CPU 97% over 90%</td>"));
+  EXPECT_EQ(Count(page, "class=\"generator-limited\""), 1u);
+  EXPECT_THAT(page, HasSubstr("<h3>Stage 2: peak</h3>\n<h3>insert_user</h3>\n"
+                              "<pre class=\"statement\">INSERT INTO users VALUES (1)</pre>\n"
+                              "<pre class=\"plan\">Insert on users\n  -&gt;  Result</pre>"));
+  // Without a manifest there is no empty section.
+  EXPECT_THAT(RenderReportHtml(SimpleReport("bare", 1, 1, 1)), Not(HasSubstr("Manifest")));
+}
+
 TEST(HtmlTest, JsonQuoteKeepsScriptsClosed) {
   EXPECT_EQ(JsonQuote("a\"b\\c\n<&>"), "\"a\\\"b\\\\c\\n\\u003c\\u0026\\u003e\"");
   EXPECT_EQ(JsonQuote(std::string("\x01", 1)), "\"\\u0001\"");
