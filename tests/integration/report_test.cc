@@ -33,6 +33,9 @@
 #ifndef DBLOAD_BINARY
 #error "DBLOAD_BINARY must be defined (the path of the dbload executable)"
 #endif
+#ifndef DBLOAD_COORDINATOR_BINARY
+#error "DBLOAD_COORDINATOR_BINARY must be defined (the path of dbload-coordinator)"
+#endif
 
 namespace dbload {
 namespace {
@@ -380,6 +383,36 @@ TEST_F(ReportTest, ComparisonHtmlRendersInChromium) {
     }
   }
   EXPECT_THAT(dom, HasSubstr("<h2>stage high</h2>"));
+}
+
+TEST_F(ReportTest, ACoordinatorsReportRendersAsTheSavedFile) {
+  // A coordinator that finds the report in its state dir (as after a restart) serves it; every
+  // format of `report RUN --coordinator` is the saved file's.
+  const v1::RunReport report = Load("a.json");
+  ASSERT_FALSE(report.run_id().empty());
+  const std::string state = Path("state");
+  std::filesystem::create_directories(state + "/runs");
+  std::filesystem::copy_file(Path("a.json"), state + "/runs/" + report.run_id() + ".json");
+  testing::Child coordinator(
+      {DBLOAD_COORDINATOR_BINARY, "--listen", "127.0.0.1:0", "--state-dir", state});
+  ASSERT_TRUE(coordinator.PumpUntil(
+      [](const std::string& out) { return out.find('\n') != std::string::npos; },
+      std::chrono::seconds(10)))
+      << coordinator.out() << coordinator.err();
+  const std::string first_line = coordinator.out().substr(0, coordinator.out().find('\n'));
+  ASSERT_TRUE(absl::StartsWith(first_line, "listening on ")) << first_line;
+  const std::string address = first_line.substr(std::strlen("listening on "));
+  for (const std::string format : {"csv", "html"}) {
+    const ProcessResult saved = RunDbload({"report", Path("a.json"), "--format", format});
+    ASSERT_EQ(saved.exit_code, 0) << saved.Describe();
+    const std::string output = Path(absl::StrCat("remote.", format));
+    const ProcessResult remote = RunDbload({"report", report.run_id(), "--coordinator", address,
+                                            "--format", format, "--output", output});
+    ASSERT_EQ(remote.exit_code, 0) << remote.Describe();
+    absl::StatusOr<std::string> written = testing::ReadFile(output);
+    ASSERT_TRUE(written.ok()) << written.status();
+    EXPECT_EQ(*written, saved.out) << format;
+  }
 }
 
 TEST_F(ReportTest, TheNetworkCheckCatchesARequest) {
