@@ -156,9 +156,8 @@ absl::StatusOr<Comparison> CompareReports(const std::vector<ReportFile>& reports
   for (const ReportFile& r : reports) run.numbers.push_back(ScopeNumbers(r.report));
   comparison.cases.push_back(std::move(run));
   if (by_query_type) {
-    for (const std::string& type : UnionOfNames(reports, [](const v1::RunReport& r) {
-           return QueryTypeNames(r.query_types());
-         })) {
+    for (const std::string& type : UnionOfNames(
+             reports, [](const v1::RunReport& r) { return QueryTypeNames(r.query_types()); })) {
       ComparisonCase c{.scope = "whole run", .query_type = type, .numbers = {}};
       for (const ReportFile& r : reports) {
         c.numbers.push_back(
@@ -185,9 +184,9 @@ absl::StatusOr<Comparison> CompareReports(const std::vector<ReportFile>& reports
       ComparisonCase c{.scope = scope, .query_type = type, .numbers = {}};
       for (const ReportFile& r : reports) {
         const v1::StageReport* stage = FindStage(r.report, name);
-        c.numbers.push_back(stage == nullptr ? std::nullopt
-                                             : QueryTypeNumbers(stage->query_types(), type,
-                                                                stage->duration_s()));
+        c.numbers.push_back(
+            stage == nullptr ? std::nullopt
+                             : QueryTypeNumbers(stage->query_types(), type, stage->duration_s()));
       }
       comparison.cases.push_back(std::move(c));
     }
@@ -213,8 +212,8 @@ std::string RatioPhrase(double baseline, double value, const std::string& what) 
   const std::string words = RatioWords(baseline, value);
   if (!words.empty()) return absl::StrCat(words, " ", what);
   if (baseline <= 0 && value <= 0) return absl::StrCat("same ", what, " (0)");
-  return absl::StrCat(what, ": not comparable (0 in ", baseline <= 0 ? "the baseline" : "this report",
-                      ")");
+  return absl::StrCat(what, ": not comparable (0 in ",
+                      baseline <= 0 ? "the baseline" : "this report", ")");
 }
 
 namespace {
@@ -238,8 +237,8 @@ const Metric kMetrics[] = {
     {"p99 (ms)", "p99 latency", false, [](const CaseNumbers& n) { return n.p99_ms; }, FormatMs},
     {"p99.9 (ms)", "p99.9 latency", false, [](const CaseNumbers& n) { return n.p999_ms; },
      FormatMs},
-    {"errors", nullptr, false,
-     [](const CaseNumbers& n) { return static_cast<double>(n.errors); }, FormatCount},
+    {"errors", nullptr, false, [](const CaseNumbers& n) { return static_cast<double>(n.errors); },
+     FormatCount},
 };
 
 // A cell: the value, and for a compared report its ratio to the baseline in parentheses.
@@ -265,8 +264,9 @@ std::string SummaryLine(const Comparison& c, const ComparisonCase& row, size_t i
   const auto name = [label](const std::string& text) {
     return label == nullptr ? text : label(text);
   };
-  return absl::StrCat(name(c.labels[i]), " vs ", name(c.labels[0]), ": ", absl::StrJoin(phrases, ", "),
-                      "; errors ", row.numbers[i]->errors, " vs ", row.numbers[0]->errors);
+  return absl::StrCat(name(c.labels[i]), " vs ", name(c.labels[0]), ": ",
+                      absl::StrJoin(phrases, ", "), "; errors ", row.numbers[i]->errors, " vs ",
+                      row.numbers[0]->errors);
 }
 
 // User-written names as Markdown text: the characters that would start markup or end a table
@@ -289,8 +289,8 @@ std::string MarkdownEscape(absl::string_view text) {
 }  // namespace
 
 std::string RenderComparisonText(const Comparison& c) {
-  std::string out = absl::StrCat("Comparison of ", c.labels.size(), " reports (baseline: ",
-                                 c.labels[0], ")\n");
+  std::string out =
+      absl::StrCat("Comparison of ", c.labels.size(), " reports (baseline: ", c.labels[0], ")\n");
   for (size_t i = 0; i < c.labels.size(); ++i) {
     absl::StrAppend(&out, "  ", c.labels[i], ": ", c.paths[i], i == 0 ? " (baseline)" : "", "\n");
   }
@@ -335,15 +335,16 @@ std::string RenderComparisonText(const Comparison& c) {
 }
 
 std::string RenderComparisonMarkdown(const Comparison& c) {
-  std::string out = absl::StrCat("## dbload comparison\n\nBaseline: **", MarkdownEscape(c.labels[0]),
-                                 "**\n\n");
+  std::string out =
+      absl::StrCat("## dbload comparison\n\nBaseline: **", MarkdownEscape(c.labels[0]), "**\n\n");
   for (size_t i = 0; i < c.labels.size(); ++i) {
     absl::StrAppend(&out, "- **", MarkdownEscape(c.labels[i]), "**: ", MarkdownEscape(c.paths[i]),
                     i == 0 ? " (baseline)" : "", "\n");
   }
   for (const ComparisonCase& row : c.cases) {
     absl::StrAppend(&out, "\n### ", MarkdownEscape(row.Title()), "\n\n| metric |");
-    for (const std::string& label : c.labels) absl::StrAppend(&out, " ", MarkdownEscape(label), " |");
+    for (const std::string& label : c.labels)
+      absl::StrAppend(&out, " ", MarkdownEscape(label), " |");
     absl::StrAppend(&out, "\n|---|");
     for (size_t i = 0; i < c.labels.size(); ++i) absl::StrAppend(&out, "---:|");
     absl::StrAppend(&out, "\n");
@@ -366,10 +367,11 @@ std::string RenderComparisonMarkdown(const Comparison& c) {
 
 std::string RenderComparisonHtml(const Comparison& c, const std::vector<ReportFile>& reports) {
   std::string out = html::PageStart("dbload comparison");
-  absl::StrAppend(&out, "<h1>dbload comparison</h1>\n<table>\n<tr><th class=\"text\">report</th>"
-                        "<th class=\"text\">file</th><th class=\"text\">plan</th>"
-                        "<th class=\"text\">run</th><th class=\"text\">started</th>"
-                        "<th class=\"text\">ended by</th></tr>\n");
+  absl::StrAppend(&out,
+                  "<h1>dbload comparison</h1>\n<table>\n<tr><th class=\"text\">report</th>"
+                  "<th class=\"text\">file</th><th class=\"text\">plan</th>"
+                  "<th class=\"text\">run</th><th class=\"text\">started</th>"
+                  "<th class=\"text\">ended by</th></tr>\n");
   for (size_t i = 0; i < reports.size(); ++i) {
     const v1::RunReport& r = reports[i].report;
     absl::StrAppend(&out, "<tr><td class=\"text\">", HtmlEscape(c.labels[i]),
@@ -383,7 +385,8 @@ std::string RenderComparisonHtml(const Comparison& c, const std::vector<ReportFi
   for (const ComparisonCase& row : c.cases) {
     absl::StrAppend(&out, "<h2>", HtmlEscape(row.Title()),
                     "</h2>\n<table class=\"comparison\">\n<tr><th class=\"text\">metric</th>");
-    for (const std::string& label : c.labels) absl::StrAppend(&out, "<th>", HtmlEscape(label), "</th>");
+    for (const std::string& label : c.labels)
+      absl::StrAppend(&out, "<th>", HtmlEscape(label), "</th>");
     absl::StrAppend(&out, "</tr>\n");
     for (const Metric& m : kMetrics) {
       absl::StrAppend(&out, "<tr><td class=\"text\">", HtmlEscape(m.name), "</td>");
@@ -404,7 +407,8 @@ std::string RenderComparisonHtml(const Comparison& c, const std::vector<ReportFi
     absl::StrAppend(&out, "</table>\n");
     for (size_t i = 1; i < c.labels.size(); ++i) {
       const std::string summary = SummaryLine(c, row, i);
-      if (!summary.empty()) absl::StrAppend(&out, "<p class=\"summary\">", HtmlEscape(summary), "</p>\n");
+      if (!summary.empty())
+        absl::StrAppend(&out, "<p class=\"summary\">", HtmlEscape(summary), "</p>\n");
     }
   }
   html::ChartSpec rate{.title = "Achieved rate over time",
@@ -431,12 +435,12 @@ std::string RenderComparisonHtml(const Comparison& c, const std::vector<ReportFi
     spectrum.series.push_back(html::SpectrumSeries(
         c.labels[i], PercentileSpectrum(MergedResponseHistogram(reports[i].report.query_types()))));
   }
-  absl::StrAppend(&out, "<h2>Charts</h2>\n",
-                  html::ChartDiv("compare-rate", "No intervals in these reports."),
-                  html::ChartDiv("compare-spectrum", "No response-time histograms in these reports."));
-  absl::StrAppend(&out, html::PageEnd(absl::StrCat("{\"charts\":{\"compare-rate\":",
-                                                   html::ChartJson(rate), ",\"compare-spectrum\":",
-                                                   html::ChartJson(spectrum), "}}")));
+  absl::StrAppend(
+      &out, "<h2>Charts</h2>\n", html::ChartDiv("compare-rate", "No intervals in these reports."),
+      html::ChartDiv("compare-spectrum", "No response-time histograms in these reports."));
+  absl::StrAppend(
+      &out, html::PageEnd(absl::StrCat("{\"charts\":{\"compare-rate\":", html::ChartJson(rate),
+                                       ",\"compare-spectrum\":", html::ChartJson(spectrum), "}}")));
   return out;
 }
 

@@ -23,11 +23,11 @@ std::string CsvField(absl::string_view text) {
 
 namespace {
 
-constexpr const char* kColumns[] = {
-    "scope",   "query_type", "executed", "errors",   "wanted_rate", "actual_rate",
-    "duration_s", "min_ms",  "mean_ms",  "max_ms",   "stddev_ms",   "p50_ms",
-    "p75_ms",  "p90_ms",     "p95_ms",   "p99_ms",   "p99.9_ms",    "p99.99_ms",
-    "generator_limited"};
+constexpr const char* kColumns[] = {"scope",       "query_type",  "executed",         "errors",
+                                    "wanted_rate", "actual_rate", "duration_s",       "min_ms",
+                                    "mean_ms",     "max_ms",      "stddev_ms",        "p50_ms",
+                                    "p75_ms",      "p90_ms",      "p95_ms",           "p99_ms",
+                                    "p99.9_ms",    "p99.99_ms",   "generator_limited"};
 
 std::string Number(double value, int decimals) { return absl::StrFormat("%.*f", decimals, value); }
 
@@ -35,26 +35,25 @@ std::string Number(double value, int decimals) { return absl::StrFormat("%.*f", 
 void AppendRow(std::string& out, const std::string& scope, const std::string& query_type,
                uint64_t executed, uint64_t errors, double wanted_rate, double actual_rate,
                double duration_s, const v1::LatencySummary& s, bool generator_limited) {
-  const std::vector<std::string> fields = {
-      CsvField(scope),
-      CsvField(query_type),
-      absl::StrCat(executed),
-      absl::StrCat(errors),
-      wanted_rate < 0 ? "" : Number(wanted_rate, 3),
-      Number(actual_rate, 3),
-      Number(duration_s, 3),
-      Number(s.min_ms(), 6),
-      Number(s.mean_ms(), 6),
-      Number(s.max_ms(), 6),
-      Number(s.stddev_ms(), 6),
-      Number(s.p50_ms(), 6),
-      Number(s.p75_ms(), 6),
-      Number(s.p90_ms(), 6),
-      Number(s.p95_ms(), 6),
-      Number(s.p99_ms(), 6),
-      Number(s.p999_ms(), 6),
-      Number(s.p9999_ms(), 6),
-      generator_limited ? "true" : "false"};
+  const std::vector<std::string> fields = {CsvField(scope),
+                                           CsvField(query_type),
+                                           absl::StrCat(executed),
+                                           absl::StrCat(errors),
+                                           wanted_rate < 0 ? "" : Number(wanted_rate, 3),
+                                           Number(actual_rate, 3),
+                                           Number(duration_s, 3),
+                                           Number(s.min_ms(), 6),
+                                           Number(s.mean_ms(), 6),
+                                           Number(s.max_ms(), 6),
+                                           Number(s.stddev_ms(), 6),
+                                           Number(s.p50_ms(), 6),
+                                           Number(s.p75_ms(), 6),
+                                           Number(s.p90_ms(), 6),
+                                           Number(s.p95_ms(), 6),
+                                           Number(s.p99_ms(), 6),
+                                           Number(s.p999_ms(), 6),
+                                           Number(s.p9999_ms(), 6),
+                                           generator_limited ? "true" : "false"};
   absl::StrAppend(&out, absl::StrJoin(fields, ","), "\r\n");
 }
 

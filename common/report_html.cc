@@ -22,12 +22,23 @@ std::string HtmlEscape(absl::string_view text) {
   out.reserve(text.size());
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out.push_back(c);
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
     }
   }
   return out;
@@ -38,14 +49,30 @@ std::string JsonQuote(absl::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '<': out += "\\u003c"; break;
-      case '>': out += "\\u003e"; break;
-      case '&': out += "\\u0026"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
       default:
         if (c < 0x20) {
           absl::StrAppend(&out, absl::StrFormat("\\u%04x", c));
@@ -54,8 +81,8 @@ std::string JsonQuote(absl::string_view text) {
                    (static_cast<unsigned char>(text[i + 2]) == 0xA8 ||
                     static_cast<unsigned char>(text[i + 2]) == 0xA9)) {
           // U+2028 / U+2029: valid in JSON, line terminators in older JavaScript.
-          absl::StrAppend(&out, static_cast<unsigned char>(text[i + 2]) == 0xA8 ? "\\u2028"
-                                                                                : "\\u2029");
+          absl::StrAppend(&out,
+                          static_cast<unsigned char>(text[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029");
           i += 2;
         } else {
           out.push_back(static_cast<char>(c));
@@ -128,11 +155,11 @@ std::string NumberArray(const std::vector<double>& values) {
 }  // namespace
 
 std::string ChartJson(const ChartSpec& chart) {
-  std::string out = absl::StrCat("{\"title\":", JsonQuote(chart.title),
-                                 ",\"x_label\":", JsonQuote(chart.x_label),
-                                 ",\"y_label\":", JsonQuote(chart.y_label), ",\"x_scale\":",
-                                 chart.percentile_x ? "\"percentile\"" : "\"linear\"",
-                                 ",\"empty\":", JsonQuote(chart.empty), ",\"series\":[");
+  std::string out =
+      absl::StrCat("{\"title\":", JsonQuote(chart.title), ",\"x_label\":", JsonQuote(chart.x_label),
+                   ",\"y_label\":", JsonQuote(chart.y_label),
+                   ",\"x_scale\":", chart.percentile_x ? "\"percentile\"" : "\"linear\"",
+                   ",\"empty\":", JsonQuote(chart.empty), ",\"series\":[");
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const Series& s = chart.series[i];
     absl::StrAppend(&out, i > 0 ? "," : "", "{\"name\":", JsonQuote(s.name),
@@ -198,18 +225,21 @@ std::string LatencyRow(absl::string_view name, const v1::LatencySummary& s) {
 }
 
 std::string TargetText(const v1::Target& target) {
-  const std::string where = target.socket().empty() ? absl::StrCat(target.host(), ":", target.port())
-                                                    : target.socket();
+  const std::string where =
+      target.socket().empty() ? absl::StrCat(target.host(), ":", target.port()) : target.socket();
   return absl::StrCat(target.driver(), " ", where,
                       target.database().empty() ? "" : absl::StrCat("/", target.database()));
 }
 
 std::string ManifestSection(const v1::RunManifest& m) {
   std::string out = "<h2>Manifest</h2>\n<table class=\"meta\">\n";
-  if (!m.dbload_version().empty()) absl::StrAppend(&out, MetaRow("dbload version", m.dbload_version()));
-  if (!m.coordinator_host().empty()) absl::StrAppend(&out, MetaRow("coordinator host", m.coordinator_host()));
+  if (!m.dbload_version().empty())
+    absl::StrAppend(&out, MetaRow("dbload version", m.dbload_version()));
+  if (!m.coordinator_host().empty())
+    absl::StrAppend(&out, MetaRow("coordinator host", m.coordinator_host()));
   if (!m.server_product().empty()) absl::StrAppend(&out, MetaRow("server", m.server_product()));
-  if (!m.server_version().empty()) absl::StrAppend(&out, MetaRow("server version", m.server_version()));
+  if (!m.server_version().empty())
+    absl::StrAppend(&out, MetaRow("server version", m.server_version()));
   absl::StrAppend(&out, MetaRow("seed", absl::StrCat(m.seed())));
   absl::StrAppend(&out, "</table>\n");
   if (m.agents_size() > 0) {
@@ -243,9 +273,9 @@ std::string SummarySection(const v1::RunReport& r) {
     }
   }
   absl::StrAppend(&out, MetaRow("Errors", absl::StrCat(r.errors())));
-  absl::StrAppend(&out, MetaRow("Wanted queries rate", r.wanted_rate() > 0
-                                                           ? Rate(r.wanted_rate())
-                                                           : "as fast as the clients go (closed loop)"));
+  absl::StrAppend(&out, MetaRow("Wanted queries rate",
+                                r.wanted_rate() > 0 ? Rate(r.wanted_rate())
+                                                    : "as fast as the clients go (closed loop)"));
   absl::StrAppend(&out, MetaRow("Actual queries rate", Rate(r.actual_rate())));
   if (r.plan().load().has_open()) {
     absl::StrAppend(&out, MetaRow("Not started (no free connection before the end)",
@@ -262,7 +292,8 @@ std::string SummarySection(const v1::RunReport& r) {
                   LatencyRow("schedule lag", r.schedule_lag()));
   if (r.query_types_size() > 1) {
     for (const auto& q : r.query_types()) {
-      absl::StrAppend(&out, LatencyRow(absl::StrCat(q.name(), " response time"), q.response_time()));
+      absl::StrAppend(&out,
+                      LatencyRow(absl::StrCat(q.name(), " response time"), q.response_time()));
     }
   }
   absl::StrAppend(&out, "</table>\n");
@@ -296,23 +327,21 @@ std::string StagesSection(const v1::RunReport& r) {
         open ? absl::StrFormat("%.0f", s.wanted_rate()) : absl::StrCat("&lt;=", s.max_clients());
     absl::StrAppend(
         &out, "<tr", s.generator_limited() ? " class=\"generator-limited\"" : "", ">",
-        Td(absl::StrCat(s.index())), TdText(s.name()), Td(absl::StrFormat("%.1f s", s.duration_s())),
-        Td(absl::StrCat(s.executed())), "<td>", load, "</td>",
-        Td(absl::StrFormat("%.0f", s.actual_rate())), Td(absl::StrCat(s.errors())),
+        Td(absl::StrCat(s.index())), TdText(s.name()),
+        Td(absl::StrFormat("%.1f s", s.duration_s())), Td(absl::StrCat(s.executed())), "<td>", load,
+        "</td>", Td(absl::StrFormat("%.0f", s.actual_rate())), Td(absl::StrCat(s.errors())),
         Td(FormatMs(s.response_time().mean_ms())), Td(FormatMs(s.response_time().p50_ms())),
         Td(FormatMs(s.response_time().p99_ms())), Td(FormatMs(s.response_time().p999_ms())),
         Td(FormatMs(s.response_time().max_ms())),
-        s.generator_limited()
-            ? absl::StrCat("<td class=\"text warn\">&#9888; limited: ",
-                           HtmlEscape(s.generator_limited_reason()), "</td>")
-            : TdText("ok"),
+        s.generator_limited() ? absl::StrCat("<td class=\"text warn\">&#9888; limited: ",
+                                             HtmlEscape(s.generator_limited_reason()), "</td>")
+                              : TdText("ok"),
         "</tr>\n");
   }
   absl::StrAppend(&out, "</table>\n");
   for (const v1::StageReport& s : r.stages()) {
     if (s.knee_steps_size() == 0) continue;
-    absl::StrAppend(&out, "<h3>Knee search, stage ", s.index(), " (", HtmlEscape(s.name()),
-                    "): ",
+    absl::StrAppend(&out, "<h3>Knee search, stage ", s.index(), " (", HtmlEscape(s.name()), "): ",
                     s.knee() > 0 ? absl::StrFormat("highest level that met the SLO: %.6g", s.knee())
                                  : std::string("no step met the SLO"),
                     "</h3>\n<table>\n<tr>", Th("step"), Th("level"), ThText("SLO"), Th("judged"),
@@ -322,7 +351,8 @@ std::string StagesSection(const v1::RunReport& r) {
       absl::StrAppend(&out, "<tr>", Td(absl::StrCat(i + 1)), Td(absl::StrFormat("%.6g", k.level())),
                       TdText(k.met() ? "met" : "missed"), Td(Seconds(k.judged_s())),
                       Td(absl::StrCat(k.executed())), Td(FormatMs(k.p99_ms())),
-                      Td(absl::StrFormat("%.0f", k.achieved_rate())), TdText(k.missed()), "</tr>\n");
+                      Td(absl::StrFormat("%.0f", k.achieved_rate())), TdText(k.missed()),
+                      "</tr>\n");
     }
     absl::StrAppend(&out, "</table>\n");
   }
@@ -445,7 +475,8 @@ std::vector<html::VerticalLine> TimeMarks(const v1::RunReport& r) {
     const v1::IntervalSample& before = r.intervals(i - 1);
     const v1::IntervalSample& now = r.intervals(i);
     if (before.warmup() && !now.warmup()) {
-      marks.push_back({.x = before.elapsed_s(), .label = "end of warm-up", .css_class = "warmup-end"});
+      marks.push_back(
+          {.x = before.elapsed_s(), .label = "end of warm-up", .css_class = "warmup-end"});
     }
     if (now.stage() != before.stage() && now.stage() > 0) {
       std::string name = absl::StrCat("stage ", now.stage());
@@ -557,10 +588,9 @@ std::string ReportDataJson(const v1::RunReport& r) {
     absl::StrAppend(&panels, i > 0 ? "," : "", html::ChartJson(probe[i]));
   }
   panels += "]";
-  return absl::StrCat("{\"charts\":{\"rate\":", html::ChartJson(rate),
-                      ",\"latency\":", html::ChartJson(latency),
-                      ",\"spectrum\":", html::ChartJson(spectrum), ",\"saturation\":", panels,
-                      "}}");
+  return absl::StrCat(
+      "{\"charts\":{\"rate\":", html::ChartJson(rate), ",\"latency\":", html::ChartJson(latency),
+      ",\"spectrum\":", html::ChartJson(spectrum), ",\"saturation\":", panels, "}}");
 }
 
 }  // namespace
@@ -574,23 +604,23 @@ std::string RenderReportHtml(const v1::RunReport& r) {
   absl::StrAppend(&out, MetaRow("Ended by", r.end_reason()));
   absl::StrAppend(&out, MetaRow("Started", r.started_at()));
   absl::StrAppend(&out, MetaRow("Target", TargetText(r.plan().target())));
-  absl::StrAppend(&out, MetaRow("Workload", absl::StrCat(r.plan().workload(), " / ",
-                                                         r.plan().scenario())));
+  absl::StrAppend(
+      &out, MetaRow("Workload", absl::StrCat(r.plan().workload(), " / ", r.plan().scenario())));
   absl::StrAppend(&out, MetaRow("dbload", r.dbload_version()));
   absl::StrAppend(&out, "</table>\n");
   if (r.has_manifest()) absl::StrAppend(&out, ManifestSection(r.manifest()));
   absl::StrAppend(&out, SummarySection(r), StagesSection(r));
-  absl::StrAppend(&out, "<h2>Charts</h2>\n",
-                  html::ChartDiv("rate", "No intervals in this report."),
+  absl::StrAppend(&out, "<h2>Charts</h2>\n", html::ChartDiv("rate", "No intervals in this report."),
                   html::ChartDiv("latency", "No intervals in this report."),
                   html::ChartDiv("spectrum", "No response-time histogram in this report."));
   absl::StrAppend(&out, "<h2>Database saturation</h2>\n");
   if (!r.probe_error().empty()) {
     absl::StrAppend(&out, "<p class=\"warn\">Probe: ", HtmlEscape(r.probe_error()), "</p>\n");
   }
-  absl::StrAppend(&out, html::ChartDiv("saturation",
-                                       "No database probe data in this report (the probe was "
-                                       "off or read nothing)."),
+  absl::StrAppend(&out,
+                  html::ChartDiv("saturation",
+                                 "No database probe data in this report (the probe was "
+                                 "off or read nothing)."),
                   SaturationTable(r), ExplainSection(r), AgentsAndRowsSection(r));
   absl::StrAppend(&out, html::PageEnd(ReportDataJson(r)));
   return out;

@@ -5,6 +5,8 @@
 // SVG holds a line with as many points as the report has data, stage boundaries are drawn, the
 // script reported no error, a hostile plan name stays text, and the page made no network
 // request (Chromium's own net log, with a control page proving that the check catches one).
+#include "common/report.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,7 +24,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/histogram.h"
-#include "common/report.h"
 #include "common/report_html.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -110,14 +111,14 @@ class ReportTest : public ::testing::Test {
         << kChromium << " is missing: scripts/setup installs Debian's chromium package";
     // Two short two-stage runs over the same stages and query type: an open loop (with a
     // hostile plan name, which every page must show as text) and a closed loop.
-    const std::string open = WritePlan(
-        "open.yaml", kHostileName, "load: {open: {arrival: uniform}}\n",
-        absl::StrCat("  - {name: low, duration: 2s, rate: 200}\n  - {name: '", kHighStage,
-                     "', duration: 2s, rate: 400}\n"));
-    const std::string closed = WritePlan(
-        "closed.yaml", "closed-pg", "load: {closed: {think_time: 0s}}\n",
-        absl::StrCat("  - {name: low, duration: 2s, clients: 1}\n  - {name: '", kHighStage,
-                     "', duration: 2s, clients: 2}\n"));
+    const std::string open =
+        WritePlan("open.yaml", kHostileName, "load: {open: {arrival: uniform}}\n",
+                  absl::StrCat("  - {name: low, duration: 2s, rate: 200}\n  - {name: '", kHighStage,
+                               "', duration: 2s, rate: 400}\n"));
+    const std::string closed =
+        WritePlan("closed.yaml", "closed-pg", "load: {closed: {think_time: 0s}}\n",
+                  absl::StrCat("  - {name: low, duration: 2s, clients: 1}\n  - {name: '",
+                               kHighStage, "', duration: 2s, clients: 2}\n"));
     const ProcessResult cleanup = RunDbload({"cleanup", open});
     ASSERT_EQ(cleanup.exit_code, 0) << cleanup.Describe();
     const ProcessResult prepare = RunDbload({"prepare", open});
@@ -142,8 +143,9 @@ class ReportTest : public ::testing::Test {
                                const std::string& load, const std::string& stages) {
     testing::TestServers& servers = TestServersEnvironment::Servers();
     const std::string yaml = absl::StrCat(
-        "name: '", name, "'\ntarget: {driver: postgresql, host: 127.0.0.1, port: ",
-        servers.Get("PG_PORT"), ", user: bench, password_file: ", servers.Get("PG_PASSWORD_FILE"),
+        "name: '", name,
+        "'\ntarget: {driver: postgresql, host: 127.0.0.1, port: ", servers.Get("PG_PORT"),
+        ", user: bench, password_file: ", servers.Get("PG_PASSWORD_FILE"),
         ", database: bench, pool: 2, connect_timeout: 5s}\n",
         "workload: oltp\nscenario: point_select\nworkload_options: {tables: 1, table_size: 1000}\n",
         load, "stages:\n", stages, "seed: 7\n");
@@ -225,8 +227,8 @@ TEST_F(ReportTest, HtmlReportChartsRenderInChromium) {
   const size_t intervals = report.intervals_size();
   const std::string rate = ChartSection(dom, "rate");
   EXPECT_THAT(rate, HasSubstr("<svg class=\"chart\""));
-  EXPECT_EQ(Polylines(rate), (std::map<std::string, size_t>{{"achieved", intervals},
-                                                            {"target", intervals}}));
+  EXPECT_EQ(Polylines(rate),
+            (std::map<std::string, size_t>{{"achieved", intervals}, {"target", intervals}}));
   const std::string latency = ChartSection(dom, "latency");
   EXPECT_EQ(Polylines(latency), (std::map<std::string, size_t>{
                                     {"p50", intervals}, {"p99", intervals}, {"p99.9", intervals}}));
@@ -248,8 +250,8 @@ TEST_F(ReportTest, HtmlReportChartsRenderInChromium) {
   EXPECT_EQ(Count(saturation, "<svg"), 0u);
   // The tables: the report's own numbers.
   EXPECT_THAT(dom, HasSubstr(absl::StrCat("<td>", report.executed(), "</td>")));
-  EXPECT_THAT(dom, HasSubstr(absl::StrCat("<td>", FormatMs(report.response_time().p99_ms()),
-                                          "</td>")));
+  EXPECT_THAT(dom,
+              HasSubstr(absl::StrCat("<td>", FormatMs(report.response_time().p99_ms()), "</td>")));
   EXPECT_THAT(dom, HasSubstr(absl::StrCat("<td class=\"text\">", kHighStageHtml, "</td>")));
 }
 
@@ -309,8 +311,8 @@ TEST_F(ReportTest, CsvAndJsonCarryTheReportsNumbers) {
   // header + (all + point_select) × (run, low, high)
   ASSERT_EQ(rows.size(), 7u) << csv.out;
   EXPECT_THAT(rows[0], ::testing::StartsWith("scope,query_type,executed,errors,wanted_rate,"));
-  EXPECT_EQ(rows[1].rfind(absl::StrCat("run,all,", report.executed(), ",", report.errors(), ","), 0),
-            0u)
+  EXPECT_EQ(
+      rows[1].rfind(absl::StrCat("run,all,", report.executed(), ",", report.errors(), ","), 0), 0u)
       << rows[1];
   EXPECT_EQ(rows[3].rfind(absl::StrCat("stage 1: low,all,", report.stages(0).executed(), ","), 0),
             0u)
@@ -344,10 +346,10 @@ TEST_F(ReportTest, ComparisonRatiosAreTheJsonNumbers) {
   EXPECT_THAT(text.out, HasSubstr(absl::StrCat("baseline: ", kHostileName)));
   const auto expect_case = [&](const std::string& title, const v1::LatencySummary& la,
                                const v1::LatencySummary& lb, double ra, double rb) {
-    const std::string phrases = absl::StrCat(
-        Phrase(ra, rb, "throughput"), ", ", Phrase(la.mean_ms(), lb.mean_ms(), "mean latency"),
-        ", ", Phrase(la.p50_ms(), lb.p50_ms(), "p50 latency"), ", ",
-        Phrase(la.p99_ms(), lb.p99_ms(), "p99 latency"));
+    const std::string phrases = absl::StrCat(Phrase(ra, rb, "throughput"), ", ",
+                                             Phrase(la.mean_ms(), lb.mean_ms(), "mean latency"),
+                                             ", ", Phrase(la.p50_ms(), lb.p50_ms(), "p50 latency"),
+                                             ", ", Phrase(la.p99_ms(), lb.p99_ms(), "p99 latency"));
     const size_t at = text.out.find(absl::StrCat("\n", title, "\n"));
     ASSERT_NE(at, std::string::npos) << title << "\n" << text.out;
     const std::string block = text.out.substr(at, text.out.find("\n\n", at + 1) - at);

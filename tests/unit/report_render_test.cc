@@ -155,16 +155,16 @@ TEST(CsvTest, OneRowPerScopeAndQueryTypeWithTheReportsNumbers) {
     scopes.push_back(rows[i][0]);
     types.push_back(rows[i][1]);
   }
-  EXPECT_THAT(scopes, ElementsAre("run", "run", "run", "stage 1: warm\nup", "stage 1: warm\nup",
-                                  "stage 1: warm\nup", "stage 2: hold", "stage 2: hold",
-                                  "stage 2: hold"));
+  EXPECT_THAT(scopes,
+              ElementsAre("run", "run", "run", "stage 1: warm\nup", "stage 1: warm\nup",
+                          "stage 1: warm\nup", "stage 2: hold", "stage 2: hold", "stage 2: hold"));
   EXPECT_THAT(types, ElementsAre("all", "read, \"fast\"", "write", "all", "read, \"fast\"", "write",
                                  "all", "read, \"fast\"", "write"));
   // run / all: the report's own numbers.
-  EXPECT_THAT(rows[1], ElementsAre("run", "all", "3000", "7", "200.000", "150.000", "20.000",
-                                   "0.150000", "2.000000", "36.000000", "1.000000", "1.500000",
-                                   "2.250000", "3.000000", "4.500000", "9.000000", "12.000000",
-                                   "24.000000", "true"));
+  EXPECT_THAT(rows[1],
+              ElementsAre("run", "all", "3000", "7", "200.000", "150.000", "20.000", "0.150000",
+                          "2.000000", "36.000000", "1.000000", "1.500000", "2.250000", "3.000000",
+                          "4.500000", "9.000000", "12.000000", "24.000000", "true"));
   // A query type: its executed over the scope's duration, no wanted rate of its own.
   EXPECT_EQ(rows[3][2], "1000");
   EXPECT_EQ(rows[3][3], "4");
@@ -243,12 +243,11 @@ TEST(CompareTest, StagesMatchByNameAndQueryTypesWhereBothHaveThem) {
   EXPECT_THAT(c->labels, ElementsAre("run.json", "other.json"));
   std::vector<std::string> titles;
   for (const auto& row : c->cases) titles.push_back(row.Title());
-  EXPECT_THAT(titles,
-              ElementsAre("whole run", "whole run, query type insert_user",
-                          "whole run, query type select_user", "stage warm",
-                          "stage warm, query type insert_user", "stage hold",
-                          "stage hold, query type insert_user", "stage extra",
-                          "stage extra, query type insert_user"));
+  EXPECT_THAT(titles, ElementsAre("whole run", "whole run, query type insert_user",
+                                  "whole run, query type select_user", "stage warm",
+                                  "stage warm, query type insert_user", "stage hold",
+                                  "stage hold, query type insert_user", "stage extra",
+                                  "stage extra, query type insert_user"));
   // warm: only the baseline has it; hold is stage 2 of a and stage 1 of b.
   EXPECT_FALSE(c->cases[3].numbers[1].has_value());
   ASSERT_TRUE(c->cases[5].numbers[0] && c->cases[5].numbers[1]);
@@ -392,7 +391,8 @@ TEST(HtmlTest, ManifestStagesAndPlansAreShown) {
   plan->set_plan("Insert on users\n  ->  Result");
   const std::string page = RenderReportHtml(r);
   EXPECT_THAT(page, HasSubstr("<h2>Manifest</h2>"));
-  EXPECT_THAT(page, HasSubstr("<tr><th>server version</th><td>PostgreSQL 15.14 on x86_64</td></tr>"));
+  EXPECT_THAT(page,
+              HasSubstr("<tr><th>server version</th><td>PostgreSQL 15.14 on x86_64</td></tr>"));
   EXPECT_THAT(page, HasSubstr("<tr><th>seed</th><td>42</td></tr>"));
   // Settings sorted by name.
   EXPECT_LT(page.find("<th>fsync</th>"), page.find("<th>shared_buffers</th>"));
@@ -411,8 +411,7 @@ TEST(HtmlTest, JsonQuoteKeepsScriptsClosed) {
   EXPECT_EQ(JsonQuote("a\"b\\c\n<&>"), "\"a\\\"b\\\\c\\n\\u003c\\u0026\\u003e\"");
   EXPECT_EQ(JsonQuote(std::string("\x01", 1)), "\"\\u0001\"");
   EXPECT_EQ(JsonQuote("\xe2\x80\xa8"), "\"\\u2028\"");
-  EXPECT_EQ(HtmlEscape("<a href='x'>&\"</a>"),
-            "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
+  EXPECT_EQ(HtmlEscape("<a href='x'>&\"</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
 }
 
 TEST(HtmlTest, PercentileSpectrumRunsFromTheMinimumToTheMaximum) {
@@ -440,8 +439,7 @@ TEST(ReportBuilderTest, IntervalsCarryP999) {
   IntervalSnapshot snapshot;
   snapshot.query_types.resize(1);
   for (int64_t us = 1; us <= 1000; ++us) snapshot.query_types[0].response_time.Record(us * 1000);
-  const v1::IntervalSample sample =
-      builder.AddInterval({.elapsed_s = 1, .length_s = 1}, snapshot);
+  const v1::IntervalSample sample = builder.AddInterval({.elapsed_s = 1, .length_s = 1}, snapshot);
   EXPECT_NEAR(sample.p999_ms(), 0.999, 0.999 * 0.002);
   EXPECT_NEAR(sample.p99_ms(), 0.990, 0.990 * 0.002);
 }
