@@ -31,6 +31,9 @@
 #include "common/db/driver_factory.h"
 #include "common/plan_parser.h"
 #include "common/report.h"
+#include "common/report_compare.h"
+#include "common/report_csv.h"
+#include "common/report_html.h"
 #include "common/field_error.h"
 #include "common/workload.h"
 #include "common/workload_parser.h"
@@ -59,8 +62,14 @@ Commands:
         of a running coordinator); the tables, indexes and checks are done here.
   cleanup PLAN.yaml [--set PATH=VALUE ...]
         Drop the tables that prepare created (and only those).
-  report FILE.json
-        Print a saved JSON report as text.
+  report FILE.json [--format text|json|csv|html] [--output FILE]
+        Print a saved JSON report (default: text). csv: one row per scope (the run, each
+        stage) and query type; html: one self-contained page with charts (no network).
+        --output FILE writes it there instead (whole or not at all).
+  compare A.json B.json [C.json ...] [--format text|markdown|html] [--output FILE]
+        Compare reports, the first as the baseline: the whole run and each stage (matched by
+        name), per query type; throughput, mean, p50, p99, p99.9 and errors, with ratios
+        ("4.87x higher throughput").
   workloads
         List the built-in workloads and their scenarios.
   workload check FILE.yaml [--set OPTION=VALUE ...]
@@ -83,8 +92,8 @@ They, and prepare --coordinator, take the link's TLS and token options:
         Stop a run; its agents send their final reports.
   agents --coordinator ADDR
         List the connected agents: name, host, cores, version, run.
-  report [RUN] --coordinator ADDR [--format text|json]
-        Print a run's report (so far, while it runs).
+  report [RUN] --coordinator ADDR [--format text|json|csv|html] [--output FILE]
+        Print a run's report (so far, while it runs), as report FILE.json does.
 
 Exit codes: 0 success; 1 the run ended by a fatal database error (or failed); 2 bad input or
 set-up failure (plan, database unreachable, wrong password, missing table, coordinator
@@ -615,18 +624,53 @@ int AgentsCommand(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+// The report in the format asked for (checked by ReportFormatOf).
+std::string RenderReportAs(const v1::RunReport& report, const std::string& format) {
+  if (format == "json") return RenderReportJson(report);
+  if (format == "csv") return RenderReportCsv(report);
+  if (format == "html") return RenderReportHtml(report);
+  return RenderReportText(report);
+}
+
+absl::StatusOr<std::string> FormatOf(const std::string& command, const Flags& flags,
+                                     const std::vector<std::string>& formats) {
+  const std::string format = flags.Get("--format", formats.front());
+  if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("dbload ", command, ": --format: expected ",
+                                                   absl::StrJoin(formats, ", "), "; got \"",
+                                                   format, "\""));
+  }
+  return format;
+}
+
+// To stdout, or with --output FILE into FILE, written whole or not at all (temporary + rename).
+int Emit(const std::string& command, const Flags& flags, const std::string& content) {
+  const std::string output = flags.Get("--output");
+  if (output.empty()) {
+    std::cout << content;
+    return kExitOk;
+  }
+  if (absl::Status written = WriteFileAtomically(output, content); !written.ok()) {
+    return Fail(absl::Status(written.code(), absl::StrCat("dbload ", command, ": --output ",
+                                                          output, ": ", written.message())));
+  }
+  return kExitOk;
+}
+
+const std::vector<std::string> kReportFormats = {"text", "json", "csv", "html"};
+
 int ReportFileCommand(const std::vector<std::string>& args) {
-  if (args.size() != 1)
+  absl::StatusOr<Flags> flags = ParseFlags("report", args, {"--format", "--output"}, {});
+  if (!flags.ok()) return Fail(flags.status());
+  absl::StatusOr<std::string> format = FormatOf("report", *flags, kReportFormats);
+  if (!format.ok()) return Fail(format.status());
+  if (flags->positional.size() != 1)
     return Fail(absl::InvalidArgumentError(
         "dbload report: give one JSON report file, or [RUN] --coordinator ADDR"));
-  std::ifstream in(args[0], std::ios::binary);
-  if (!in) return Fail(absl::NotFoundError(absl::StrCat("dbload report: cannot read ", args[0])));
-  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  absl::StatusOr<v1::RunReport> report = ParseReportJson(json);
-  if (!report.ok())
-    return Fail(absl::InvalidArgumentError(absl::StrCat(args[0], ": ", report.status().message())));
-  std::cout << RenderReportText(*report);
-  return kExitOk;
+  absl::StatusOr<ReportFile> file = LoadReportFile(flags->positional[0]);
+  if (!file.ok()) return Fail(absl::Status(file.status().code(),
+                                           absl::StrCat("dbload report: ", file.status().message())));
+  return Emit("report", *flags, RenderReportAs(file->report, *format));
 }
 
 int ReportCommand(const std::vector<std::string>& args) {
@@ -634,13 +678,11 @@ int ReportCommand(const std::vector<std::string>& args) {
     return arg == "--coordinator" || absl::StartsWith(arg, "--coordinator=");
   });
   if (!remote) return ReportFileCommand(args);
-  absl::StatusOr<Flags> flags = ParseFlags("report", args, {"--coordinator", "--format"}, {});
+  absl::StatusOr<Flags> flags =
+      ParseFlags("report", args, {"--coordinator", "--format", "--output"}, {});
   if (!flags.ok()) return Fail(flags.status());
-  const std::string format = flags->Get("--format", "text");
-  if (format != "text" && format != "json") {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("dbload report: --format: expected text or json, got \"", format, "\"")));
-  }
+  absl::StatusOr<std::string> format = FormatOf("report", *flags, kReportFormats);
+  if (!format.ok()) return Fail(format.status());
   absl::StatusOr<RunRef> ref = ParseRunRef("report", *flags, /*takes_run=*/true);
   if (!ref.ok()) return Fail(ref.status());
   v1::GetReportRequest request;
@@ -648,8 +690,37 @@ int ReportCommand(const std::vector<std::string>& args) {
   v1::RunReport report;
   const grpc::Status got = ref->stub->GetReport(CallContext().get(), request, &report);
   if (!got.ok()) return Fail(RunCallError(*ref, got));
-  std::cout << (format == "json" ? RenderReportJson(report) : RenderReportText(report));
-  return kExitOk;
+  return Emit("report", *flags, RenderReportAs(report, *format));
+}
+
+// `dbload compare A.json B.json […]`: the first report is the baseline.
+int CompareCommand(const std::vector<std::string>& args) {
+  absl::StatusOr<Flags> flags = ParseFlags("compare", args, {"--format", "--output"}, {});
+  if (!flags.ok()) return Fail(flags.status());
+  absl::StatusOr<std::string> format = FormatOf("compare", *flags, {"text", "markdown", "html"});
+  if (!format.ok()) return Fail(format.status());
+  if (flags->positional.size() < 2) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "dbload compare: give at least 2 JSON report files (the first is the baseline), got ",
+        flags->positional.size())));
+  }
+  std::vector<ReportFile> reports;
+  for (const std::string& path : flags->positional) {
+    absl::StatusOr<ReportFile> file = LoadReportFile(path);
+    if (!file.ok()) {
+      return Fail(absl::Status(file.status().code(),
+                               absl::StrCat("dbload compare: ", file.status().message())));
+    }
+    reports.push_back(*std::move(file));
+  }
+  absl::StatusOr<Comparison> comparison = CompareReports(reports);
+  if (!comparison.ok()) {
+    return Fail(absl::Status(comparison.status().code(),
+                             absl::StrCat("dbload compare: ", comparison.status().message())));
+  }
+  if (*format == "markdown") return Emit("compare", *flags, RenderComparisonMarkdown(*comparison));
+  if (*format == "html") return Emit("compare", *flags, RenderComparisonHtml(*comparison, reports));
+  return Emit("compare", *flags, RenderComparisonText(*comparison));
 }
 
 // Opens one session for set-up work (prepare, cleanup).
@@ -876,6 +947,7 @@ int Main(int argc, char** argv) {
   if (command == "prepare") return PrepareCommand(args, /*cleanup=*/false);
   if (command == "cleanup") return PrepareCommand(args, /*cleanup=*/true);
   if (command == "report") return ReportCommand(args);
+  if (command == "compare") return CompareCommand(args);
   if (command == "submit") return SubmitCommand(args);
   if (command == "watch") return WatchCommand(args);
   if (command == "stop") return StopCommand(args);

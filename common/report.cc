@@ -26,12 +26,6 @@ double Ms(double nanos) { return nanos / 1e6; }
 // ISO 8601 duration with millisecond precision, as the shop comparison prints it: PT10.173S.
 std::string IsoDuration(double seconds) { return absl::StrFormat("PT%.3fS", seconds); }
 
-std::string FormatMs(double ms) {
-  if (ms >= 100) return absl::StrFormat("%.1f", ms);
-  if (ms >= 1) return absl::StrFormat("%.3f", ms);
-  return absl::StrFormat("%.4f", ms);
-}
-
 void AppendLatencyBlock(std::string& out, const std::string& title,
                         const v1::LatencySummary& s) {
   absl::StrAppend(&out, title, " (ms): Min ", FormatMs(s.min_ms()), "  Max ", FormatMs(s.max_ms()),
@@ -70,6 +64,12 @@ std::string DescribeTarget(const v1::Target& target) {
 }
 
 }  // namespace
+
+std::string FormatMs(double ms) {
+  if (ms >= 100) return absl::StrFormat("%.1f", ms);
+  if (ms >= 1) return absl::StrFormat("%.3f", ms);
+  return absl::StrFormat("%.4f", ms);
+}
 
 v1::LatencySummary Summarize(const Histogram& h) {
   v1::LatencySummary s;
@@ -110,6 +110,7 @@ v1::IntervalSample RunReportBuilder::AddInterval(const IntervalInfo& info,
   sample.set_errors(snapshot.Errors());
   sample.set_p50_ms(Ms(response.ValueAtPercentile(50)));
   sample.set_p99_ms(Ms(response.ValueAtPercentile(99)));
+  sample.set_p999_ms(Ms(response.ValueAtPercentile(99.9)));
   sample.set_schedule_lag_p99_ms(Ms(snapshot.schedule_lag.ValueAtPercentile(99)));
   sample.set_warmup(info.warmup);
   sample.set_stage(info.stage);
@@ -432,8 +433,7 @@ absl::StatusOr<v1::RunReport> ParseReportJson(const std::string& json) {
   return report;
 }
 
-absl::Status SaveReportJson(const std::string& path, const v1::RunReport& report) {
-  const std::string content = RenderReportJson(report);
+absl::Status WriteFileAtomically(const std::string& path, const std::string& content) {
   const std::string temporary = path + ".tmp";
   const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -465,6 +465,10 @@ absl::Status SaveReportJson(const std::string& path, const v1::RunReport& report
         absl::StrCat("cannot rename ", temporary, " to ", path, ": ", why));
   }
   return absl::OkStatus();
+}
+
+absl::Status SaveReportJson(const std::string& path, const v1::RunReport& report) {
+  return WriteFileAtomically(path, RenderReportJson(report));
 }
 
 }  // namespace dbload

@@ -14,6 +14,9 @@ namespace dbload {
 
 inline constexpr uint32_t kReportFormatVersion = 1;
 
+// Milliseconds as every report prints them: 4 decimals below 1 ms, 3 below 100 ms, then 1.
+std::string FormatMs(double ms);
+
 // Every summary statistic of one histogram, in milliseconds.
 dbload::v1::LatencySummary Summarize(const Histogram& histogram);
 
@@ -66,6 +69,8 @@ absl::StatusOr<dbload::v1::RunReport> ParseReportJson(const std::string& json);
 // Writes the report's JSON next to `path`, flushes it to disk and renames it into place, so that
 // a reader (or a restarted coordinator) never sees half a report.
 absl::Status SaveReportJson(const std::string& path, const dbload::v1::RunReport& report);
+// The same for any content: PATH.tmp, written, flushed, renamed to PATH (mode 0644).
+absl::Status WriteFileAtomically(const std::string& path, const std::string& content);
 
 }  // namespace dbload
 

@@ -1,0 +1,86 @@
+#include "common/report_csv.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace dbload {
+
+namespace v1 = dbload::v1;
+
+std::string CsvField(absl::string_view text) {
+  if (text.find_first_of(",\"\r\n") == absl::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+namespace {
+
+constexpr const char* kColumns[] = {"scope",       "query_type",  "executed",         "errors",
+                                    "wanted_rate", "actual_rate", "duration_s",       "min_ms",
+                                    "mean_ms",     "max_ms",      "stddev_ms",        "p50_ms",
+                                    "p75_ms",      "p90_ms",      "p95_ms",           "p99_ms",
+                                    "p99.9_ms",    "p99.99_ms",   "generator_limited"};
+
+std::string Number(double value, int decimals) { return absl::StrFormat("%.*f", decimals, value); }
+
+// One row. `wanted_rate` < 0: unknown for this row (query types have no target of their own).
+void AppendRow(std::string& out, const std::string& scope, const std::string& query_type,
+               uint64_t executed, uint64_t errors, double wanted_rate, double actual_rate,
+               double duration_s, const v1::LatencySummary& s, bool generator_limited) {
+  const std::vector<std::string> fields = {CsvField(scope),
+                                           CsvField(query_type),
+                                           absl::StrCat(executed),
+                                           absl::StrCat(errors),
+                                           wanted_rate < 0 ? "" : Number(wanted_rate, 3),
+                                           Number(actual_rate, 3),
+                                           Number(duration_s, 3),
+                                           Number(s.min_ms(), 6),
+                                           Number(s.mean_ms(), 6),
+                                           Number(s.max_ms(), 6),
+                                           Number(s.stddev_ms(), 6),
+                                           Number(s.p50_ms(), 6),
+                                           Number(s.p75_ms(), 6),
+                                           Number(s.p90_ms(), 6),
+                                           Number(s.p95_ms(), 6),
+                                           Number(s.p99_ms(), 6),
+                                           Number(s.p999_ms(), 6),
+                                           Number(s.p9999_ms(), 6),
+                                           generator_limited ? "true" : "false"};
+  absl::StrAppend(&out, absl::StrJoin(fields, ","), "\r\n");
+}
+
+// The "all" row and one per query type of a run or a stage. A query type's rate is its executed
+// ÷ the scope's duration, as the report computes the scope's own actual rate.
+template <typename Scope>
+void AppendScope(std::string& out, const std::string& name, const Scope& scope, double duration_s,
+                 bool generator_limited) {
+  AppendRow(out, name, "all", scope.executed(), scope.errors(), scope.wanted_rate(),
+            scope.actual_rate(), duration_s, scope.response_time(), generator_limited);
+  for (const v1::QueryTypeReport& q : scope.query_types()) {
+    AppendRow(out, name, q.name(), q.executed(), q.errors(), -1,
+              duration_s > 0 ? q.executed() / duration_s : 0, duration_s, q.response_time(),
+              generator_limited);
+  }
+}
+
+}  // namespace
+
+std::string RenderReportCsv(const v1::RunReport& report) {
+  std::string out = absl::StrCat(absl::StrJoin(kColumns, ","), "\r\n");
+  AppendScope(out, "run", report, report.queries_duration_s(), report.generator_limited());
+  for (const v1::StageReport& stage : report.stages()) {
+    AppendScope(out, absl::StrCat("stage ", stage.index(), ": ", stage.name()), stage,
+                stage.duration_s(), stage.generator_limited());
+  }
+  return out;
+}
+
+}  // namespace dbload

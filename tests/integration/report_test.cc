@@ -1,0 +1,474 @@
+// Reports users share, from real runs: the `dbload` executable runs two short two-stage plans
+// against a real PostgreSQL (tests/harness/dbenv), then renders their JSON reports as CSV,
+// HTML and comparisons, and a real headless Chromium opens the HTML pages. The checks are on
+// what Chromium made of them (--dump-dom: the DOM after the inline script ran): every chart's
+// SVG holds a line with as many points as the report has data, stage boundaries are drawn, the
+// script reported no error, a hostile plan name stays text, and the page made no network
+// request (Chromium's own net log, with a control page proving that the check catches one).
+#include "common/report.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "common/histogram.h"
+#include "common/report_html.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "tests/harness/child_process.h"
+#include "tests/harness/test_servers.h"
+
+#ifndef DBLOAD_BINARY
+#error "DBLOAD_BINARY must be defined (the path of the dbload executable)"
+#endif
+#ifndef DBLOAD_COORDINATOR_BINARY
+#error "DBLOAD_COORDINATOR_BINARY must be defined (the path of dbload-coordinator)"
+#endif
+
+namespace dbload {
+namespace {
+
+namespace v1 = dbload::v1;
+using ::dbload::testing::ProcessResult;
+using ::dbload::testing::RunProcess;
+using ::dbload::testing::TestServersEnvironment;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kChromium[] = "/usr/bin/chromium";
+constexpr char kHostileName[] = "</script><img src=x onerror=alert(1)>";
+// The second stage's name: markup too, so that it reaches the pages' embedded data (chart
+// labels) as well as their tables.
+constexpr char kHighStage[] = "high</script><b>";
+constexpr char kHighStageHtml[] = "high&lt;/script&gt;&lt;b&gt;";
+
+ProcessResult RunDbload(std::vector<std::string> args) {
+  args.insert(args.begin(), DBLOAD_BINARY);
+  return RunProcess(args, std::chrono::seconds(60));
+}
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// The part of a dumped DOM that belongs to one chart container (up to the next one).
+std::string ChartSection(const std::string& dom, const std::string& chart) {
+  const size_t start = dom.find(absl::StrCat("data-chart=\"", chart, "\""));
+  if (start == std::string::npos) return "";
+  size_t end = dom.find("data-chart=\"", start + 1);
+  if (end == std::string::npos) end = dom.find("<script", start);
+  return dom.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// Each plotted line of a section: its series name → its number of points.
+std::map<std::string, size_t> Polylines(const std::string& section) {
+  std::map<std::string, size_t> lines;
+  static const std::regex kPolyline(R"re(<polyline points="([^"]*)"[^>]*?data-series="([^"]*)")re");
+  for (auto it = std::sregex_iterator(section.begin(), section.end(), kPolyline);
+       it != std::sregex_iterator(); ++it) {
+    const std::string points = (*it)[1];
+    lines[(*it)[2]] = points.empty() ? 0 : Count(points, " ") + 1;
+  }
+  return lines;
+}
+
+size_t StageChanges(const v1::RunReport& report) {
+  size_t changes = 0;
+  for (int i = 1; i < report.intervals_size(); ++i) {
+    changes += report.intervals(i).stage() != report.intervals(i - 1).stage() &&
+               report.intervals(i).stage() > 0;
+  }
+  return changes;
+}
+
+size_t SpectrumPoints(const google::protobuf::RepeatedPtrField<v1::QueryTypeReport>& types) {
+  return PercentileSpectrum(MergedResponseHistogram(types)).size();
+}
+
+class ReportTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    char pattern[] = "/tmp/dbload_report_test.XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr) << std::strerror(errno);
+    dir_ = new std::string(pattern);
+    ASSERT_EQ(chmod(dir_->c_str(), 0755), 0);
+    ASSERT_EQ(access(kChromium, X_OK), 0)
+        << kChromium << " is missing: scripts/setup installs Debian's chromium package";
+    // Two short two-stage runs over the same stages and query type: an open loop (with a
+    // hostile plan name, which every page must show as text) and a closed loop.
+    const std::string open =
+        WritePlan("open.yaml", kHostileName, "load: {open: {arrival: uniform}}\n",
+                  absl::StrCat("  - {name: low, duration: 2s, rate: 200}\n  - {name: '", kHighStage,
+                               "', duration: 2s, rate: 400}\n"));
+    const std::string closed =
+        WritePlan("closed.yaml", "closed-pg", "load: {closed: {think_time: 0s}}\n",
+                  absl::StrCat("  - {name: low, duration: 2s, clients: 1}\n  - {name: '",
+                               kHighStage, "', duration: 2s, clients: 2}\n"));
+    const ProcessResult cleanup = RunDbload({"cleanup", open});
+    ASSERT_EQ(cleanup.exit_code, 0) << cleanup.Describe();
+    const ProcessResult prepare = RunDbload({"prepare", open});
+    ASSERT_EQ(prepare.exit_code, 0) << prepare.Describe();
+    for (const auto& [plan, report] : {std::pair{open, Path("a.json")}, {closed, Path("b.json")}}) {
+      const ProcessResult run = RunDbload({"run", plan, "--report", report});
+      ASSERT_EQ(run.exit_code, 0) << run.Describe();
+    }
+  }
+
+  static void TearDownTestSuite() {
+    if (dir_ == nullptr) return;
+    std::error_code ignored;
+    std::filesystem::remove_all(*dir_, ignored);
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  static std::string Path(const std::string& name) { return *dir_ + "/" + name; }
+
+  static std::string WritePlan(const std::string& file, const std::string& name,
+                               const std::string& load, const std::string& stages) {
+    testing::TestServers& servers = TestServersEnvironment::Servers();
+    const std::string yaml = absl::StrCat(
+        "name: '", name,
+        "'\ntarget: {driver: postgresql, host: 127.0.0.1, port: ", servers.Get("PG_PORT"),
+        ", user: bench, password_file: ", servers.Get("PG_PASSWORD_FILE"),
+        ", database: bench, pool: 2, connect_timeout: 5s}\n",
+        "workload: oltp\nscenario: point_select\nworkload_options: {tables: 1, table_size: 1000}\n",
+        load, "stages:\n", stages, "seed: 7\n");
+    std::ofstream(Path(file)) << yaml;
+    return Path(file);
+  }
+
+  static v1::RunReport Load(const std::string& name) {
+    absl::StatusOr<std::string> json = testing::ReadFile(Path(name));
+    EXPECT_TRUE(json.ok()) << json.status();
+    absl::StatusOr<v1::RunReport> report = ParseReportJson(json.ok() ? *json : "");
+    EXPECT_TRUE(report.ok()) << report.status();
+    return report.ok() ? *report : v1::RunReport();
+  }
+
+  // Chromium, headless, on a local file: the DOM after the page's scripts ran. Name resolution
+  // is mapped to nothing (no request could leave this machine anyway), and every request is
+  // written to a net log, which `page_requests` receives: the URLs the page itself asked for
+  // (requests isolated under file://; the browser's own background requests are not).
+  static std::string DumpDom(const std::string& file, std::vector<std::string>* page_requests) {
+    const std::string profile = Path(absl::StrCat("chromium-", ++runs_));
+    const std::string net_log = profile + ".netlog.json";
+    const ProcessResult chromium = RunProcess(
+        {kChromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--host-resolver-rules=MAP * ~NOTFOUND", absl::StrCat("--user-data-dir=", profile),
+         absl::StrCat("--log-net-log=", net_log), "--dump-dom", absl::StrCat("file://", file)},
+        std::chrono::seconds(60));
+    EXPECT_EQ(chromium.exit_code, 0) << chromium.Describe();
+    absl::StatusOr<std::string> log = testing::ReadFile(net_log);
+    EXPECT_TRUE(log.ok()) << log.status();
+    static const std::regex kUrl(R"re("url":"([^"]*)")re");
+    for (absl::string_view line : absl::StrSplit(log.ok() ? *log : "", '\n')) {
+      if (line.find("\"network_isolation_key\":\"file://") == absl::string_view::npos) continue;
+      std::cmatch url;
+      if (std::regex_search(line.begin(), line.end(), url, kUrl) &&
+          !absl::StartsWith(url[1].str(), "file:")) {
+        page_requests->push_back(url[1]);
+      }
+    }
+    return chromium.out;
+  }
+
+  // What every rendered page must show: the script ran to its end without an error, nothing
+  // was fetched, and the hostile name is text, not markup.
+  static void ExpectCleanPage(const std::string& dom, const std::vector<std::string>& requests) {
+    // Set only when every chart was drawn without an error (an error leaves data-errors and
+    // its message in this element instead).
+    const size_t status = dom.find("<div id=\"js-status\"");
+    ASSERT_NE(status, std::string::npos);
+    EXPECT_EQ(dom.substr(status, dom.find("</div>", status) + 6 - status),
+              "<div id=\"js-status\" data-rendered=\"yes\"></div>");
+    EXPECT_TRUE(requests.empty()) << requests.front();
+    EXPECT_THAT(dom, Not(HasSubstr("<img")));
+    EXPECT_THAT(dom, Not(HasSubstr("<b>")));
+    EXPECT_THAT(dom, HasSubstr("&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"));
+  }
+
+  static std::string* dir_;
+  static int runs_;
+};
+
+std::string* ReportTest::dir_ = nullptr;
+int ReportTest::runs_ = 0;
+
+TEST_F(ReportTest, HtmlReportChartsRenderInChromium) {
+  const v1::RunReport report = Load("a.json");
+  ASSERT_EQ(report.stages_size(), 2);
+  ASSERT_GE(report.intervals_size(), 3);
+  const ProcessResult html =
+      RunDbload({"report", Path("a.json"), "--format", "html", "--output", Path("a.html")});
+  ASSERT_EQ(html.exit_code, 0) << html.Describe();
+  EXPECT_EQ(html.out, "");
+  EXPECT_FALSE(std::filesystem::exists(Path("a.html.tmp")));
+  std::vector<std::string> requests;
+  const std::string dom = DumpDom(Path("a.html"), &requests);
+  ExpectCleanPage(dom, requests);
+
+  const size_t intervals = report.intervals_size();
+  const std::string rate = ChartSection(dom, "rate");
+  EXPECT_THAT(rate, HasSubstr("<svg class=\"chart\""));
+  EXPECT_EQ(Polylines(rate),
+            (std::map<std::string, size_t>{{"achieved", intervals}, {"target", intervals}}));
+  const std::string latency = ChartSection(dom, "latency");
+  EXPECT_EQ(Polylines(latency), (std::map<std::string, size_t>{
+                                    {"p50", intervals}, {"p99", intervals}, {"p99.9", intervals}}));
+  // One boundary per change of stage, labelled with the stage that begins.
+  ASSERT_EQ(StageChanges(report), 1u);
+  for (const std::string& section : {rate, latency}) {
+    EXPECT_EQ(Count(section, "class=\"stage-boundary\""), 1u);
+    EXPECT_THAT(section, HasSubstr(absl::StrCat(">", kHighStageHtml, "</text>")));
+  }
+  const std::string spectrum = ChartSection(dom, "spectrum");
+  ASSERT_EQ(report.query_types_size(), 1);
+  const size_t points = SpectrumPoints(report.query_types());
+  EXPECT_GT(points, 10u);
+  EXPECT_EQ(Polylines(spectrum), (std::map<std::string, size_t>{{"point_select", points}}));
+  EXPECT_THAT(spectrum, HasSubstr(">99.9%<"));  // the 1/(1 − p) axis
+  // This run has no probe data: a note instead of a chart.
+  const std::string saturation = ChartSection(dom, "saturation");
+  EXPECT_THAT(saturation, HasSubstr("No database probe data in this report"));
+  EXPECT_EQ(Count(saturation, "<svg"), 0u);
+  // The tables: the report's own numbers.
+  EXPECT_THAT(dom, HasSubstr(absl::StrCat("<td>", report.executed(), "</td>")));
+  EXPECT_THAT(dom,
+              HasSubstr(absl::StrCat("<td>", FormatMs(report.response_time().p99_ms()), "</td>")));
+  EXPECT_THAT(dom, HasSubstr(absl::StrCat("<td class=\"text\">", kHighStageHtml, "</td>")));
+}
+
+TEST_F(ReportTest, ProbeDataBecomesSaturationPanels) {
+  // The database probe fills these fields in another branch; until then this test writes
+  // readings into a real report by hand: a counter (drawn per second) and a gauge (as read).
+  v1::RunReport report = Load("a.json");
+  const std::vector<double> commits = {100, 200, 400, 700, 1100};
+  const std::vector<double> backends = {3, 4, 5, 4, 3};
+  for (size_t i = 0; i < commits.size(); ++i) {
+    v1::ProbeSample* sample = report.add_probe_samples();
+    sample->set_elapsed_s(static_cast<double>(i + 1));
+    (*sample->mutable_values())["postgresql/xact_commit"] = commits[i];
+    (*sample->mutable_values())["postgresql/numbackends"] = backends[i];
+  }
+  v1::SaturationDelta* counter = report.add_saturation();
+  counter->set_source("postgresql");
+  counter->set_name("xact_commit");
+  counter->set_delta(1000);
+  counter->set_per_query(1.25);
+  v1::SaturationDelta* gauge = report.add_saturation();
+  gauge->set_source("postgresql");
+  gauge->set_name("numbackends");
+  gauge->set_gauge(true);
+  gauge->set_delta(3);
+  gauge->set_min(3);
+  gauge->set_max(5);
+  *report.mutable_stages(1)->add_saturation() = *counter;
+  ASSERT_TRUE(SaveReportJson(Path("probe.json"), report).ok());
+  const ProcessResult html =
+      RunDbload({"report", Path("probe.json"), "--format", "html", "--output", Path("probe.html")});
+  ASSERT_EQ(html.exit_code, 0) << html.Describe();
+  std::vector<std::string> requests;
+  const std::string dom = DumpDom(Path("probe.html"), &requests);
+  ExpectCleanPage(dom, requests);
+  const std::string saturation = ChartSection(dom, "saturation");
+  EXPECT_EQ(Count(saturation, "<svg"), 2u);
+  EXPECT_THAT(saturation, HasSubstr("postgresql/xact_commit (per second)"));
+  EXPECT_THAT(saturation, HasSubstr("postgresql/numbackends (level)"));
+  // A counter of 5 readings gives 4 rates; a gauge 5 levels.
+  const std::string panels = saturation.substr(saturation.find("numbackends (level)"));
+  EXPECT_EQ(Polylines(panels.substr(0, panels.find("</svg>"))),
+            (std::map<std::string, size_t>{{"level", 5}}));
+  const std::string rates = saturation.substr(saturation.find("xact_commit (per second)"));
+  EXPECT_EQ(Polylines(rates.substr(0, rates.find("</svg>"))),
+            (std::map<std::string, size_t>{{"per second", 4}}));
+  EXPECT_THAT(dom, HasSubstr("<td class=\"text\">postgresql/xact_commit</td>"
+                             "<td class=\"text\">counter</td><td>1000</td><td>1.25</td>"));
+  EXPECT_THAT(dom, HasSubstr("<td>3 – 5</td>"));
+}
+
+TEST_F(ReportTest, CsvAndJsonCarryTheReportsNumbers) {
+  const v1::RunReport report = Load("a.json");
+  const ProcessResult csv = RunDbload({"report", Path("a.json"), "--format", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.Describe();
+  const std::vector<std::string> rows = absl::StrSplit(csv.out, "\r\n", absl::SkipEmpty());
+  // header + (all + point_select) × (run, low, high)
+  ASSERT_EQ(rows.size(), 7u) << csv.out;
+  EXPECT_THAT(rows[0], ::testing::StartsWith("scope,query_type,executed,errors,wanted_rate,"));
+  EXPECT_EQ(
+      rows[1].rfind(absl::StrCat("run,all,", report.executed(), ",", report.errors(), ","), 0), 0u)
+      << rows[1];
+  EXPECT_EQ(rows[3].rfind(absl::StrCat("stage 1: low,all,", report.stages(0).executed(), ","), 0),
+            0u)
+      << rows[3];
+  EXPECT_EQ(rows[6].rfind(absl::StrCat("stage 2: ", kHighStage, ",point_select,"), 0), 0u)
+      << rows[6];
+  const ProcessResult json = RunDbload({"report", Path("a.json"), "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.Describe();
+  absl::StatusOr<v1::RunReport> again = ParseReportJson(json.out);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*again, report));
+  const ProcessResult text = RunDbload({"report", Path("a.json")});
+  ASSERT_EQ(text.exit_code, 0) << text.Describe();
+  EXPECT_THAT(text.out, HasSubstr(absl::StrCat("Executed queries: ", report.executed(), "\n")));
+}
+
+std::string Phrase(double baseline, double value, const std::string& what) {
+  const double ratio = value / baseline;
+  const std::string up = absl::StrFormat("%.2f", ratio), down = absl::StrFormat("%.2f", 1 / ratio);
+  if (up == "1.00" || down == "1.00") return absl::StrCat("same ", what);
+  return ratio > 1 ? absl::StrCat(up, "× higher ", what) : absl::StrCat(down, "× lower ", what);
+}
+
+TEST_F(ReportTest, ComparisonRatiosAreTheJsonNumbers) {
+  const v1::RunReport a = Load("a.json"), b = Load("b.json");
+  const ProcessResult text = RunDbload({"compare", Path("a.json"), Path("b.json")});
+  ASSERT_EQ(text.exit_code, 0) << text.Describe();
+  const ProcessResult markdown =
+      RunDbload({"compare", Path("a.json"), Path("b.json"), "--format", "markdown"});
+  ASSERT_EQ(markdown.exit_code, 0) << markdown.Describe();
+  EXPECT_THAT(text.out, HasSubstr(absl::StrCat("baseline: ", kHostileName)));
+  const auto expect_case = [&](const std::string& title, const v1::LatencySummary& la,
+                               const v1::LatencySummary& lb, double ra, double rb) {
+    const std::string phrases = absl::StrCat(Phrase(ra, rb, "throughput"), ", ",
+                                             Phrase(la.mean_ms(), lb.mean_ms(), "mean latency"),
+                                             ", ", Phrase(la.p50_ms(), lb.p50_ms(), "p50 latency"),
+                                             ", ", Phrase(la.p99_ms(), lb.p99_ms(), "p99 latency"));
+    const size_t at = text.out.find(absl::StrCat("\n", title, "\n"));
+    ASSERT_NE(at, std::string::npos) << title << "\n" << text.out;
+    const std::string block = text.out.substr(at, text.out.find("\n\n", at + 1) - at);
+    EXPECT_THAT(block, HasSubstr(absl::StrCat("closed-pg vs ", kHostileName, ": ", phrases)));
+    EXPECT_THAT(markdown.out, HasSubstr(phrases));
+  };
+  expect_case("whole run", a.response_time(), b.response_time(), a.actual_rate(), b.actual_rate());
+  for (int i = 0; i < 2; ++i) {
+    expect_case(absl::StrCat("stage ", a.stages(i).name()), a.stages(i).response_time(),
+                b.stages(i).response_time(), a.stages(i).actual_rate(), b.stages(i).actual_rate());
+  }
+  EXPECT_THAT(markdown.out, HasSubstr(absl::StrFormat("| throughput (/s) | %.0f | %.0f (",
+                                                      a.actual_rate(), b.actual_rate())));
+  EXPECT_THAT(markdown.out, HasSubstr("\\</script\\>\\<img"));  // a label is text in Markdown
+}
+
+TEST_F(ReportTest, ComparisonHtmlRendersInChromium) {
+  const v1::RunReport a = Load("a.json"), b = Load("b.json");
+  const ProcessResult html = RunDbload({"compare", Path("a.json"), Path("b.json"), "--format",
+                                        "html", "--output", Path("compare.html")});
+  ASSERT_EQ(html.exit_code, 0) << html.Describe();
+  std::vector<std::string> requests;
+  const std::string dom = DumpDom(Path("compare.html"), &requests);
+  ExpectCleanPage(dom, requests);
+  const std::map<std::string, size_t> rate = Polylines(ChartSection(dom, "compare-rate"));
+  ASSERT_EQ(rate.size(), 2u);
+  EXPECT_EQ(rate.at("closed-pg"), static_cast<size_t>(b.intervals_size()));
+  const std::map<std::string, size_t> spectrum = Polylines(ChartSection(dom, "compare-spectrum"));
+  ASSERT_EQ(spectrum.size(), 2u);
+  EXPECT_EQ(spectrum.at("closed-pg"), SpectrumPoints(b.query_types()));
+  // The other line is the hostile label's: compare by point count, whatever the serializer
+  // did to the attribute.
+  for (const auto& [series, points] : spectrum) {
+    if (series != "closed-pg") {
+      EXPECT_EQ(points, SpectrumPoints(a.query_types()));
+    }
+  }
+  for (const auto& [series, points] : rate) {
+    if (series != "closed-pg") {
+      EXPECT_EQ(points, static_cast<size_t>(a.intervals_size()));
+    }
+  }
+  EXPECT_THAT(dom, HasSubstr(absl::StrCat("<h2>stage ", kHighStageHtml, "</h2>")));
+}
+
+TEST_F(ReportTest, ACoordinatorsReportRendersAsTheSavedFile) {
+  // A coordinator that finds the report in its state dir (as after a restart) serves it; every
+  // format of `report RUN --coordinator` is the saved file's.
+  const v1::RunReport report = Load("a.json");
+  ASSERT_FALSE(report.run_id().empty());
+  const std::string state = Path("state");
+  std::filesystem::create_directories(state + "/runs");
+  std::filesystem::copy_file(Path("a.json"), state + "/runs/" + report.run_id() + ".json");
+  testing::Child coordinator(
+      {DBLOAD_COORDINATOR_BINARY, "--listen", "127.0.0.1:0", "--state-dir", state});
+  ASSERT_TRUE(coordinator.PumpUntil(
+      [](const std::string& out) { return out.find('\n') != std::string::npos; },
+      std::chrono::seconds(10)))
+      << coordinator.out() << coordinator.err();
+  const std::string first_line = coordinator.out().substr(0, coordinator.out().find('\n'));
+  ASSERT_TRUE(absl::StartsWith(first_line, "listening on ")) << first_line;
+  const std::string address = first_line.substr(std::strlen("listening on "));
+  for (const std::string format : {"csv", "html"}) {
+    const ProcessResult saved = RunDbload({"report", Path("a.json"), "--format", format});
+    ASSERT_EQ(saved.exit_code, 0) << saved.Describe();
+    const std::string output = Path(absl::StrCat("remote.", format));
+    const ProcessResult remote = RunDbload({"report", report.run_id(), "--coordinator", address,
+                                            "--format", format, "--output", output});
+    ASSERT_EQ(remote.exit_code, 0) << remote.Describe();
+    absl::StatusOr<std::string> written = testing::ReadFile(output);
+    ASSERT_TRUE(written.ok()) << written.status();
+    EXPECT_EQ(*written, saved.out) << format;
+  }
+}
+
+TEST_F(ReportTest, TheNetworkCheckCatchesARequest) {
+  // The control for ExpectCleanPage: a page that asks for an image and a fetch is caught.
+  const std::string page = Path("fetching.html");
+  std::ofstream(page) << "<!DOCTYPE html><img src=\"http://example.invalid/x.png\"><script>"
+                         "fetch('https://example.invalid/y').catch(function () {});</script>";
+  std::vector<std::string> requests;
+  DumpDom(page, &requests);
+  EXPECT_THAT(requests, ::testing::Contains("http://example.invalid/x.png"));
+}
+
+TEST_F(ReportTest, BadInputIsRefusedNamingWhatIsWrong) {
+  const auto refused = [](const std::vector<std::string>& args, const std::string& message) {
+    const ProcessResult result = RunDbload(args);
+    EXPECT_EQ(result.exit_code, 2) << result.Describe();
+    EXPECT_THAT(result.err, HasSubstr(message)) << result.Describe();
+    EXPECT_EQ(result.out, "");
+  };
+  refused({"compare", Path("a.json")}, "dbload compare: give at least 2 JSON report files");
+  std::ofstream(Path("broken.json")) << "{\"format_version\": 1, \"executed\": ";
+  refused({"compare", Path("a.json"), Path("broken.json")},
+          absl::StrCat(Path("broken.json"), ": not a dbload report"));
+  refused({"compare", Path("a.json"), Path("missing.json")},
+          absl::StrCat(Path("missing.json"), ": cannot read"));
+  refused({"report", Path("a.json"), "--format", "pdf"},
+          "dbload report: --format: expected text, json, csv, html; got \"pdf\"");
+  refused({"compare", Path("a.json"), Path("b.json"), "--format", "csv"},
+          "dbload compare: --format: expected text, markdown, html; got \"csv\"");
+  refused({"report", Path("a.json"), "--format", "html", "--output", Path("no/such/dir/a.html")},
+          absl::StrCat("--output ", Path("no/such/dir/a.html"), ": cannot write"));
+  // Reports of different scenarios, no stage in common.
+  v1::RunReport other = Load("b.json");
+  other.clear_stages();
+  other.mutable_query_types(0)->set_name("insert_user");
+  ASSERT_TRUE(SaveReportJson(Path("other.json"), other).ok());
+  refused({"compare", Path("a.json"), Path("other.json")},
+          absl::StrCat(Path("other.json"), " has nothing in common with the baseline ",
+                       Path("a.json")));
+}
+
+}  // namespace
+}  // namespace dbload
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  dbload::testing::TestServersEnvironment::Register({"postgres"});
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,448 @@
+// The report's shareable forms on hand-built reports with known numbers: CSV (RFC 4180
+// quoting, a row for every scope and query type), the comparison (ratios, matching of stages,
+// refusals), and the HTML page (every report string inert, no network, the spectrum's points).
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "common/histogram.h"
+#include "common/report.h"
+#include "common/report_compare.h"
+#include "common/report_csv.h"
+#include "common/report_html.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dbload {
+namespace {
+
+namespace v1 = dbload::v1;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kHostile[] = "</script><img src=x onerror=alert(1)>";
+
+v1::LatencySummary Latency(double mean_ms, double p50_ms, double p99_ms, double p999_ms) {
+  v1::LatencySummary s;
+  s.set_count(1000);
+  s.set_min_ms(p50_ms / 10);
+  s.set_mean_ms(mean_ms);
+  s.set_p50_ms(p50_ms);
+  s.set_p75_ms(p50_ms * 1.5);
+  s.set_p90_ms(p50_ms * 2);
+  s.set_p95_ms(p50_ms * 3);
+  s.set_p99_ms(p99_ms);
+  s.set_p999_ms(p999_ms);
+  s.set_p9999_ms(p999_ms * 2);
+  s.set_max_ms(p999_ms * 3);
+  s.set_stddev_ms(mean_ms / 2);
+  return s;
+}
+
+void SetQueryType(v1::QueryTypeReport* q, const std::string& name, uint64_t executed,
+                  uint64_t errors, const v1::LatencySummary& latency) {
+  q->set_name(name);
+  q->set_executed(executed);
+  q->set_errors(errors);
+  *q->mutable_response_time() = latency;
+}
+
+// One query type, a whole run only.
+v1::RunReport SimpleReport(const std::string& name, double rate, double mean_ms, double p99_ms,
+                           uint64_t errors = 0) {
+  v1::RunReport r;
+  r.set_format_version(kReportFormatVersion);
+  r.mutable_plan()->set_name(name);
+  r.set_queries_duration_s(10);
+  r.set_total_duration_s(10);
+  r.set_executed(static_cast<uint64_t>(rate * 10));
+  r.set_errors(errors);
+  r.set_actual_rate(rate);
+  *r.mutable_response_time() = Latency(mean_ms, mean_ms * 0.8, p99_ms, p99_ms * 2);
+  SetQueryType(r.add_query_types(), "insert_user", r.executed(), errors, r.response_time());
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSV
+
+// RFC 4180 records (quoted fields may hold commas, quotes and line breaks).
+std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field.push_back('"');
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field.push_back(c);
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      row.push_back(field);
+      field.clear();
+    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+      row.push_back(field);
+      field.clear();
+      rows.push_back(row);
+      row.clear();
+      ++i;
+    } else {
+      field.push_back(c);
+    }
+  }
+  EXPECT_TRUE(field.empty() && row.empty()) << "the last record must end with CRLF";
+  return rows;
+}
+
+TEST(CsvTest, FieldsAreQuotedOnlyWhenRfc4180SaysSo) {
+  EXPECT_EQ(CsvField("plain name"), "plain name");
+  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(CsvField("cr\rhere"), "\"cr\rhere\"");
+  EXPECT_EQ(CsvField(""), "");
+}
+
+TEST(CsvTest, OneRowPerScopeAndQueryTypeWithTheReportsNumbers) {
+  v1::RunReport r;
+  r.set_queries_duration_s(20);
+  r.set_executed(3000);
+  r.set_errors(7);
+  r.set_wanted_rate(200);
+  r.set_actual_rate(150);
+  r.set_generator_limited(true);
+  *r.mutable_response_time() = Latency(2, 1.5, 9, 12);
+  SetQueryType(r.add_query_types(), "read, \"fast\"", 2000, 3, Latency(1, 0.9, 5, 6));
+  SetQueryType(r.add_query_types(), "write", 1000, 4, Latency(4, 3, 15, 20));
+  const std::vector<std::string> stage_names = {"warm\nup", "hold"};
+  for (int i = 0; i < 2; ++i) {
+    v1::StageReport* s = r.add_stages();
+    s->set_name(stage_names[i]);
+    s->set_index(i + 1);
+    s->set_duration_s(10);
+    s->set_executed(1500);
+    s->set_actual_rate(150);
+    s->set_wanted_rate(100 * (i + 1));
+    s->set_generator_limited(i == 1);
+    *s->mutable_response_time() = Latency(2 + i, 1.5, 9, 12);
+    SetQueryType(s->add_query_types(), "read, \"fast\"", 1000, 1, Latency(1, 0.9, 5, 6));
+    SetQueryType(s->add_query_types(), "write", 500, 2, Latency(4, 3, 15, 20));
+  }
+  const std::string csv = RenderReportCsv(r);
+  const auto rows = ParseCsv(csv);
+  ASSERT_EQ(rows.size(), 1u + 3 * 3);  // header, then (all + 2 query types) × (run + 2 stages)
+  EXPECT_EQ(rows[0][0], "scope");
+  EXPECT_EQ(rows[0].back(), "generator_limited");
+  for (const auto& row : rows) EXPECT_EQ(row.size(), 19u);
+  std::vector<std::string> scopes, types;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    scopes.push_back(rows[i][0]);
+    types.push_back(rows[i][1]);
+  }
+  EXPECT_THAT(scopes,
+              ElementsAre("run", "run", "run", "stage 1: warm\nup", "stage 1: warm\nup",
+                          "stage 1: warm\nup", "stage 2: hold", "stage 2: hold", "stage 2: hold"));
+  EXPECT_THAT(types, ElementsAre("all", "read, \"fast\"", "write", "all", "read, \"fast\"", "write",
+                                 "all", "read, \"fast\"", "write"));
+  // run / all: the report's own numbers.
+  EXPECT_THAT(rows[1],
+              ElementsAre("run", "all", "3000", "7", "200.000", "150.000", "20.000", "0.150000",
+                          "2.000000", "36.000000", "1.000000", "1.500000", "2.250000", "3.000000",
+                          "4.500000", "9.000000", "12.000000", "24.000000", "true"));
+  // A query type: its executed over the scope's duration, no wanted rate of its own.
+  EXPECT_EQ(rows[3][2], "1000");
+  EXPECT_EQ(rows[3][3], "4");
+  EXPECT_EQ(rows[3][4], "");
+  EXPECT_EQ(rows[3][5], "50.000");
+  EXPECT_EQ(rows[3][11], "3.000000");  // p50
+  // Stages: their own numbers and generator-limited flags.
+  EXPECT_EQ(rows[4][4], "100.000");
+  EXPECT_EQ(rows[4][8], "2.000000");
+  EXPECT_EQ(rows[4][18], "false");
+  EXPECT_EQ(rows[7][4], "200.000");
+  EXPECT_EQ(rows[7][8], "3.000000");
+  EXPECT_EQ(rows[7][18], "true");
+  EXPECT_EQ(rows[5][5], "100.000");  // 1000 in 10 s
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparison
+
+TEST(CompareTest, RatioPhrasesAsThePublishedSummaries) {
+  EXPECT_EQ(RatioPhrase(4383, 21338, "throughput"), "4.87× higher throughput");
+  EXPECT_EQ(RatioPhrase(21338, 4383, "throughput"), "4.87× lower throughput");
+  EXPECT_EQ(RatioPhrase(1.386, 0.1234, "mean latency"), "11.23× lower mean latency");
+  EXPECT_EQ(RatioPhrase(2, 2.001, "p99 latency"), "same p99 latency");
+  EXPECT_EQ(RatioPhrase(0, 5, "throughput"), "throughput: not comparable (0 in the baseline)");
+  EXPECT_EQ(RatioPhrase(5, 0, "throughput"), "throughput: not comparable (0 in this report)");
+  EXPECT_EQ(RatioPhrase(0, 0, "throughput"), "same throughput (0)");
+}
+
+TEST(CompareTest, WholeRunRatiosFromKnownNumbers) {
+  const std::vector<ReportFile> reports = {
+      {.path = "mysql.json", .report = SimpleReport("mysql", 4383, 1.386, 42.8, 2)},
+      {.path = "pg.json", .report = SimpleReport("pg", 21338, 0.1234, 4.0)}};
+  absl::StatusOr<Comparison> c = CompareReports(reports);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->labels, ElementsAre("mysql", "pg"));
+  ASSERT_EQ(c->cases.size(), 1u);  // one query type: no per-type rows
+  EXPECT_EQ(c->cases[0].Title(), "whole run");
+  ASSERT_TRUE(c->cases[0].numbers[1].has_value());
+  EXPECT_DOUBLE_EQ(c->cases[0].numbers[1]->throughput, 21338);
+
+  const std::string text = RenderComparisonText(*c);
+  EXPECT_THAT(text, HasSubstr("pg vs mysql: 4.87× higher throughput, 11.23× lower mean latency, "
+                              "11.23× lower p50 latency, 10.70× lower p99 latency, 10.70× lower "
+                              "p99.9 latency; errors 0 vs 2"));
+  EXPECT_THAT(text, HasSubstr("21338 (4.87× higher)"));
+  EXPECT_THAT(text, HasSubstr("baseline: mysql"));
+  const std::string markdown = RenderComparisonMarkdown(*c);
+  EXPECT_THAT(markdown, HasSubstr("| throughput (/s) | 4383 | 21338 (4.87× higher) |"));
+  EXPECT_THAT(markdown, HasSubstr("| mean (ms) | 1.386 | 0.1234 (11.23× lower) |"));
+  EXPECT_THAT(markdown, HasSubstr("| errors | 2 | 0 |"));
+  EXPECT_THAT(markdown, HasSubstr("4.87× higher throughput, 11.23× lower mean latency"));
+}
+
+TEST(CompareTest, StagesMatchByNameAndQueryTypesWhereBothHaveThem) {
+  auto staged = [](const std::string& name, std::vector<std::string> stages, double rate) {
+    v1::RunReport r = SimpleReport(name, rate, 1, 5);
+    SetQueryType(r.add_query_types(), "select_user", 10, 0, Latency(1, 1, 2, 3));
+    for (size_t i = 0; i < stages.size(); ++i) {
+      v1::StageReport* s = r.add_stages();
+      s->set_name(stages[i]);
+      s->set_index(i + 1);
+      s->set_duration_s(5);
+      s->set_actual_rate(rate * (i + 1));
+      *s->mutable_response_time() = Latency(1, 1, 2, 3);
+      SetQueryType(s->add_query_types(), "insert_user", 10, 0, Latency(1, 1, 2, 3));
+    }
+    return r;
+  };
+  const std::vector<ReportFile> reports = {
+      {.path = "a/run.json", .report = staged("same", {"warm", "hold"}, 100)},
+      {.path = "b/other.json", .report = staged("same", {"hold", "extra"}, 300)}};
+  absl::StatusOr<Comparison> c = CompareReports(reports);
+  ASSERT_TRUE(c.ok()) << c.status();
+  // The plan names clash: the file names label the columns.
+  EXPECT_THAT(c->labels, ElementsAre("run.json", "other.json"));
+  std::vector<std::string> titles;
+  for (const auto& row : c->cases) titles.push_back(row.Title());
+  EXPECT_THAT(titles, ElementsAre("whole run", "whole run, query type insert_user",
+                                  "whole run, query type select_user", "stage warm",
+                                  "stage warm, query type insert_user", "stage hold",
+                                  "stage hold, query type insert_user", "stage extra",
+                                  "stage extra, query type insert_user"));
+  // warm: only the baseline has it; hold is stage 2 of a and stage 1 of b.
+  EXPECT_FALSE(c->cases[3].numbers[1].has_value());
+  ASSERT_TRUE(c->cases[5].numbers[0] && c->cases[5].numbers[1]);
+  EXPECT_DOUBLE_EQ(c->cases[5].numbers[0]->throughput, 200);
+  EXPECT_DOUBLE_EQ(c->cases[5].numbers[1]->throughput, 300);
+  EXPECT_FALSE(c->cases[7].numbers[0].has_value());
+  EXPECT_THAT(RenderComparisonText(*c),
+              HasSubstr("other.json vs run.json: 1.50× higher throughput, same mean latency"));
+  // Per query type: executed over the scope's duration (10 in 5 s).
+  EXPECT_DOUBLE_EQ(c->cases[6].numbers[0]->throughput, 2);
+  EXPECT_THAT(RenderComparisonMarkdown(*c), HasSubstr("| throughput (/s) | — | 600 |"));
+}
+
+TEST(CompareTest, RefusesFewerThanTwoAndReportsWithNothingInCommon) {
+  absl::StatusOr<Comparison> one =
+      CompareReports({{.path = "a.json", .report = SimpleReport("a", 1, 1, 1)}});
+  EXPECT_FALSE(one.ok());
+  EXPECT_THAT(one.status().message(), HasSubstr("at least 2 reports, got 1"));
+
+  v1::RunReport other = SimpleReport("b", 1, 1, 1);
+  other.mutable_query_types(0)->set_name("select_user");
+  absl::StatusOr<Comparison> apart =
+      CompareReports({{.path = "a.json", .report = SimpleReport("a", 1, 1, 1)},
+                      {.path = "b.json", .report = other}});
+  ASSERT_FALSE(apart.ok());
+  EXPECT_THAT(apart.status().message(),
+              HasSubstr("b.json has nothing in common with the baseline a.json"));
+  EXPECT_THAT(apart.status().message(), HasSubstr("query types: select_user vs insert_user"));
+}
+
+TEST(CompareTest, LoadReportFileNamesTheFile) {
+  char pattern[] = "/tmp/report_render_test.XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string dir = pattern;
+  const std::string bad = dir + "/bad.json";
+  std::ofstream(bad) << "{ not json";
+  absl::StatusOr<ReportFile> parsed = LoadReportFile(bad);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_THAT(parsed.status().message(), HasSubstr(bad + ": not a dbload report"));
+  absl::StatusOr<ReportFile> missing = LoadReportFile(dir + "/missing.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr(dir + "/missing.json: cannot read"));
+  const std::string good = dir + "/good.json";
+  ASSERT_TRUE(SaveReportJson(good, SimpleReport("a", 5, 1, 2)).ok());
+  absl::StatusOr<ReportFile> loaded = LoadReportFile(good);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->report.plan().name(), "a");
+  std::filesystem::remove_all(dir);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTML
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST(HtmlTest, EveryReportStringIsInert) {
+  v1::RunReport r = SimpleReport(kHostile, 100, 1, 5);
+  r.mutable_query_types(0)->set_name(kHostile);
+  r.set_run_id(kHostile);
+  r.set_end_reason(kHostile);
+  r.set_probe_error(kHostile);
+  r.set_generator_limited(true);
+  r.set_generator_limited_reason(kHostile);
+  r.mutable_manifest()->set_server_version(kHostile);
+  (*r.mutable_manifest()->mutable_server_settings())[kHostile] = kHostile;
+  r.mutable_manifest()->add_agents()->set_name(kHostile);
+  v1::StageReport* stage = r.add_stages();
+  stage->set_name(kHostile);
+  stage->set_index(1);
+  stage->set_generator_limited(true);
+  stage->set_generator_limited_reason(kHostile);
+  v1::QueryPlan* plan = r.add_explains();
+  plan->set_query_type(kHostile);
+  plan->set_statement(absl::StrCat("SELECT '", kHostile, "'"));
+  plan->set_plan(kHostile);
+  v1::SaturationDelta* delta = r.add_saturation();
+  delta->set_source(kHostile);
+  delta->set_name("x");
+  v1::ProbeSample* sample = r.add_probe_samples();
+  (*sample->mutable_values())[absl::StrCat(kHostile, "/x")] = 1;
+  for (int i = 0; i < 2; ++i) {
+    v1::IntervalSample* s = r.add_intervals();
+    s->set_elapsed_s(i + 1);
+    s->set_stage(i + 1);
+  }
+  Histogram h;
+  h.Record(1000);
+  h.ToProto(r.mutable_query_types(0)->mutable_response_histogram());
+
+  const std::string page = RenderReportHtml(r);
+  EXPECT_THAT(page, Not(HasSubstr("<img")));
+  EXPECT_THAT(page, HasSubstr("&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"));
+  EXPECT_THAT(page, HasSubstr("\\u003c/script\\u003e\\u003cimg src=x onerror=alert(1)\\u003e"));
+  // Only the page's own three script elements open and close.
+  EXPECT_EQ(Count(page, "<script"), 3u);
+  EXPECT_EQ(Count(page, "</script>"), 3u);
+}
+
+TEST(HtmlTest, SelfContainedAndEmptyDataGivesNotes) {
+  v1::RunReport r = SimpleReport("empty", 0, 0, 0);
+  r.clear_query_types();
+  const std::string page = RenderReportHtml(r);
+  // Nothing is fetched: the only URL is the SVG namespace, and the policy forbids loads.
+  EXPECT_EQ(Count(page, "://"), 1u);
+  EXPECT_THAT(page, HasSubstr("http://www.w3.org/2000/svg"));
+  EXPECT_THAT(page, HasSubstr("default-src 'none'"));
+  EXPECT_THAT(page, Not(HasSubstr(" src=")));
+  EXPECT_THAT(page, Not(HasSubstr(" href=")));
+  EXPECT_THAT(page, HasSubstr("No database probe data in this report"));
+  EXPECT_THAT(page, HasSubstr("\"series\":[]"));  // no spectrum without histograms
+  EXPECT_THAT(page, HasSubstr("No intervals in this report."));
+}
+
+TEST(HtmlTest, ManifestStagesAndPlansAreShown) {
+  v1::RunReport r = SimpleReport("shown", 100, 1, 5);
+  v1::RunManifest& m = *r.mutable_manifest();
+  m.set_dbload_version("9.9.9");
+  m.set_server_product("PostgreSQL");
+  m.set_server_version("PostgreSQL 15.14 on x86_64");
+  m.set_seed(42);
+  (*m.mutable_server_settings())["shared_buffers"] = "256MB";
+  (*m.mutable_server_settings())["fsync"] = "off";
+  v1::RunManifest::AgentHost* agent = m.add_agents();
+  agent->set_name("agent-1");
+  agent->set_host("loadbox");
+  agent->set_cores(8);
+  for (int i = 0; i < 2; ++i) {
+    v1::StageReport* s = r.add_stages();
+    s->set_name(i == 0 ? "steady" : "peak");
+    s->set_index(i + 1);
+    s->set_generator_limited(i == 1);
+    s->set_generator_limited_reason(i == 1 ? "agent-1 CPU 97% over 90%" : "");
+  }
+  v1::QueryPlan* plan = r.mutable_stages(1)->add_explains();
+  plan->set_query_type("insert_user");
+  plan->set_statement("INSERT INTO users VALUES (1)");
+  plan->set_plan("Insert on users\n  ->  Result");
+  const std::string page = RenderReportHtml(r);
+  EXPECT_THAT(page, HasSubstr("<h2>Manifest</h2>"));
+  EXPECT_THAT(page,
+              HasSubstr("<tr><th>server version</th><td>PostgreSQL 15.14 on x86_64</td></tr>"));
+  EXPECT_THAT(page, HasSubstr("<tr><th>seed</th><td>42</td></tr>"));
+  // Settings sorted by name.
+  EXPECT_LT(page.find("<th>fsync</th>"), page.find("<th>shared_buffers</th>"));
+  EXPECT_THAT(page, HasSubstr("<td class=\"text\">loadbox</td><td>8</td>"));
+  EXPECT_THAT(page, HasSubstr("<tr class=\"generator-limited\"><td>2</td><td class=\"text\">peak"));
+  EXPECT_THAT(page, HasSubstr("limited: agent-1 CPU 97% over 90%</td>"));
+  EXPECT_EQ(Count(page, "class=\"generator-limited\""), 1u);
+  EXPECT_THAT(page, HasSubstr("<h3>Stage 2: peak</h3>\n<h3>insert_user</h3>\n"
+                              "<pre class=\"statement\">INSERT INTO users VALUES (1)</pre>\n"
+                              "<pre class=\"plan\">Insert on users\n  -&gt;  Result</pre>"));
+  // Without a manifest there is no empty section.
+  EXPECT_THAT(RenderReportHtml(SimpleReport("bare", 1, 1, 1)), Not(HasSubstr("Manifest")));
+}
+
+TEST(HtmlTest, JsonQuoteKeepsScriptsClosed) {
+  EXPECT_EQ(JsonQuote("a\"b\\c\n<&>"), "\"a\\\"b\\\\c\\n\\u003c\\u0026\\u003e\"");
+  EXPECT_EQ(JsonQuote(std::string("\x01", 1)), "\"\\u0001\"");
+  EXPECT_EQ(JsonQuote("\xe2\x80\xa8"), "\"\\u2028\"");
+  EXPECT_EQ(HtmlEscape("<a href='x'>&\"</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
+}
+
+TEST(HtmlTest, PercentileSpectrumRunsFromTheMinimumToTheMaximum) {
+  Histogram h;
+  for (int64_t us = 1; us <= 1000; ++us) h.Record(us * 1000);
+  const auto spectrum = PercentileSpectrum(h);
+  // 1 − ½^(k/5) for k = 0 … 49 (½^(49/5) × 1000 ≥ 1 > ½^(50/5) × 1000), then the maximum.
+  ASSERT_EQ(spectrum.size(), 51u);
+  EXPECT_DOUBLE_EQ(spectrum.front().first, 0);
+  EXPECT_NEAR(spectrum.front().second, 0.001, 0.001 * 0.001);
+  EXPECT_NEAR(spectrum[5].first, 50, 1e-9);
+  EXPECT_NEAR(spectrum[5].second, 0.5, 0.5 * 0.002);
+  EXPECT_DOUBLE_EQ(spectrum.back().first, 99.9);
+  EXPECT_DOUBLE_EQ(spectrum.back().second, h.Max() / 1e6);
+  for (size_t i = 1; i < spectrum.size(); ++i) {
+    EXPECT_GT(spectrum[i].first, spectrum[i - 1].first);
+    EXPECT_GE(spectrum[i].second, spectrum[i - 1].second);
+  }
+  EXPECT_TRUE(PercentileSpectrum(Histogram()).empty());
+}
+
+TEST(ReportBuilderTest, IntervalsCarryP999) {
+  v1::Plan plan;
+  RunReportBuilder builder(plan, {"q"});
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(1);
+  for (int64_t us = 1; us <= 1000; ++us) snapshot.query_types[0].response_time.Record(us * 1000);
+  const v1::IntervalSample sample = builder.AddInterval({.elapsed_s = 1, .length_s = 1}, snapshot);
+  EXPECT_NEAR(sample.p999_ms(), 0.999, 0.999 * 0.002);
+  EXPECT_NEAR(sample.p99_ms(), 0.990, 0.990 * 0.002);
+}
+
+}  // namespace
+}  // namespace dbload
