@@ -81,8 +81,7 @@ constexpr int kStepS = 1;
 constexpr char kRateInterval[] = "4s";
 
 double WallSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 // A port nobody listens on right now (the kernel's pick; released for the exporter to take).
@@ -181,11 +180,12 @@ std::string VariableQuery(const json& variable) {
 std::set<std::string> MetricNames(absl::string_view expr) {
   // Aggregations may put their grouping before the parenthesis (`sum by (x) (…)`).
   static const std::set<std::string> kKeywords = {
-      "and", "or", "unless", "bool", "offset", "by", "without", "on", "ignoring", "group_left",
-      "group_right", "sum", "min", "max", "avg", "group", "stddev", "stdvar", "count",
-      "count_values", "bottomk", "topk", "quantile"};
-  static const std::set<std::string> kLabelLists = {"by", "without", "on", "ignoring",
-                                                    "group_left", "group_right"};
+      "and",     "or",           "unless",   "bool",       "offset",      "by",
+      "without", "on",           "ignoring", "group_left", "group_right", "sum",
+      "min",     "max",          "avg",      "group",      "stddev",      "stdvar",
+      "count",   "count_values", "bottomk",  "topk",       "quantile"};
+  static const std::set<std::string> kLabelLists = {"by",       "without",    "on",
+                                                    "ignoring", "group_left", "group_right"};
   auto is_start = [](char c) { return absl::ascii_isalpha(c) || c == '_' || c == ':'; };
   auto is_part = [](char c) { return absl::ascii_isalnum(c) || c == '_' || c == ':'; };
   std::set<std::string> names;
@@ -312,8 +312,8 @@ TEST(DashboardStructureTest, ImportableAndWellFormed) {
   ASSERT_TRUE(dashboard.contains("__inputs"));
   bool prometheus_input = false;
   for (const json& input : dashboard["__inputs"]) {
-    prometheus_input |= input.value("type", "") == "datasource" &&
-                        input.value("pluginId", "") == "prometheus";
+    prometheus_input |=
+        input.value("type", "") == "datasource" && input.value("pluginId", "") == "prometheus";
   }
   EXPECT_TRUE(prometheus_input) << "no __inputs entry of a prometheus data source";
   std::map<std::string, json> variables;
@@ -408,16 +408,18 @@ TEST(DashboardStructureTest, ImportableAndWellFormed) {
 }
 
 TEST(DashboardStructureTest, MetricNamesAreReadFromPromQL) {
-  EXPECT_EQ(MetricNames(R"(histogram_quantile(0.99, sum by (run, le) (rate(a_bucket{x="b{c}"}[4s]))))"),
-            (std::set<std::string>{"a_bucket"}));
+  EXPECT_EQ(
+      MetricNames(R"(histogram_quantile(0.99, sum by (run, le) (rate(a_bucket{x="b{c}"}[4s]))))"),
+      (std::set<std::string>{"a_bucket"}));
   EXPECT_EQ(MetricNames(R"(m1{run=~"$run"} unless on (run, stage) (m1 offset 10s))"),
             (std::set<std::string>{"m1"}));
   EXPECT_EQ(MetricNames("1 - avg by (instance) (rate(n[1m])) / m2"),
             (std::set<std::string>{"n", "m2"}));
-  EXPECT_EQ(Substitute("x{r=~\"$run\",q=~\"${query_type}\"}[$__rate_interval] $__interval",
-                       {{"run", "(a|b)"}, {"query_type", "q"}, {"__rate_interval", "4s"},
-                        {"__interval", "1s"}}),
-            "x{r=~\"(a|b)\",q=~\"q\"}[4s] 1s");
+  EXPECT_EQ(
+      Substitute(
+          "x{r=~\"$run\",q=~\"${query_type}\"}[$__rate_interval] $__interval",
+          {{"run", "(a|b)"}, {"query_type", "q"}, {"__rate_interval", "4s"}, {"__interval", "1s"}}),
+      "x{r=~\"(a|b)\",q=~\"q\"}[4s] 1s");
   EXPECT_EQ(RegexAlternation({"a.b", "c"}), R"((a\.b|c))");
 }
 
@@ -469,13 +471,17 @@ class DashboardQueryTest : public ::testing::Test {
     return path;
   }
 
-  // A table the workload reads and locks, owned by the benchmark user.
+  // A table the workload reads and locks, owned by the benchmark user (made afresh, also in a
+  // reused DBLOAD_DBENV_DIR environment).
   void CreateTables() {
-    const std::string create = "CREATE TABLE dash_lock (id INT PRIMARY KEY, n INT NOT NULL)";
+    const std::string create =
+        "DROP TABLE IF EXISTS dash_lock; CREATE TABLE dash_lock (id INT PRIMARY KEY, n INT NOT "
+        "NULL)";
     testing::Psql(databases_, "bench",
-                  absl::StrCat(create, "; INSERT INTO dash_lock SELECT g, g FROM "
-                                       "generate_series(1, 10) g; ALTER TABLE dash_lock OWNER TO "
-                                       "bench"));
+                  absl::StrCat(create,
+                               "; INSERT INTO dash_lock SELECT g, g FROM "
+                               "generate_series(1, 10) g; ALTER TABLE dash_lock OWNER TO "
+                               "bench"));
     testing::Mariadb(databases_, absl::StrCat("USE bench; ", create,
                                               "; INSERT INTO dash_lock VALUES (1,1),(2,2),(3,3),"
                                               "(4,4),(5,5),(6,6),(7,7),(8,8),(9,9),(10,10)"));
@@ -561,9 +567,9 @@ class DashboardQueryTest : public ::testing::Test {
 
   std::string TargetYaml(const std::string& driver, const std::string& port_key,
                          const std::string& password_key) {
-    return absl::StrCat("target:\n  driver: ", driver, "\n  host: 127.0.0.1\n  port: ",
-                        databases_.Get(port_key), "\n  user: bench\n  password_file: ",
-                        databases_.Get(password_key),
+    return absl::StrCat("target:\n  driver: ", driver,
+                        "\n  host: 127.0.0.1\n  port: ", databases_.Get(port_key),
+                        "\n  user: bench\n  password_file: ", databases_.Get(password_key),
                         "\n  database: bench\n  pool: 4\n  connect_timeout: 5s\n");
   }
 
@@ -611,14 +617,14 @@ TEST_F(DashboardQueryTest, EveryPanelShowsDataOfRealRuns) {
   const absl::Status started = databases_.Start({"postgres", "mariadb"});
   ASSERT_TRUE(started.ok()) << started;
   ASSERT_NO_FATAL_FAILURE(CreateTables());
-  ASSERT_NO_FATAL_FAILURE(StartExporter(
-      "node", {"/usr/bin/prometheus-node-exporter", "--collector.disable-defaults",
-               "--collector.cpu", "--collector.meminfo", "--collector.diskstats"}));
+  ASSERT_NO_FATAL_FAILURE(
+      StartExporter("node", {"/usr/bin/prometheus-node-exporter", "--collector.disable-defaults",
+                             "--collector.cpu", "--collector.meminfo", "--collector.diskstats"}));
   ASSERT_NO_FATAL_FAILURE(StartExporter(
       "postgres", {"/usr/bin/env",
-                   absl::StrCat("DATA_SOURCE_NAME=host=", databases_.Get("PG_SOCKET_DIR"),
-                                " port=", databases_.Get("PG_PORT"), " user=",
-                                databases_.Get("PG_SUPERUSER"), " dbname=bench sslmode=disable"),
+                   absl::StrCat("DATA_SOURCE_NAME=host=", databases_.Get("PG_SOCKET_DIR"), " port=",
+                                databases_.Get("PG_PORT"), " user=", databases_.Get("PG_SUPERUSER"),
+                                " dbname=bench sslmode=disable"),
                    "/usr/bin/prometheus-postgres-exporter", "--log.level=warn"}));
   ASSERT_NO_FATAL_FAILURE(StartExporter(
       "mysqld", {"/usr/bin/env",
@@ -631,20 +637,20 @@ TEST_F(DashboardQueryTest, EveryPanelShowsDataOfRealRuns) {
   // Two short runs: PostgreSQL open loop in two stages, MariaDB closed loop.
   WriteFile("dash.yaml", kWorkload);
   const double begin = WallSeconds();
-  const std::string pg_run = Submit(
-      "postgresql.yaml",
-      absl::StrCat("name: dash-postgresql\n", TargetYaml("postgresql", "PG_PORT", "PG_PASSWORD_FILE"),
-                   "workload: ./dash.yaml\nscenario: mixed\nload: {open: {arrival: poisson}}\n"
-                   "stages:\n  - {name: low, duration: 3s, rate: 100}\n"
-                   "  - {name: high, duration: 3s, rate: 200}\nwarmup: 0s\nseed: 7\n"));
+  const std::string pg_run =
+      Submit("postgresql.yaml",
+             absl::StrCat(
+                 "name: dash-postgresql\n", TargetYaml("postgresql", "PG_PORT", "PG_PASSWORD_FILE"),
+                 "workload: ./dash.yaml\nscenario: mixed\nload: {open: {arrival: poisson}}\n"
+                 "stages:\n  - {name: low, duration: 3s, rate: 100}\n"
+                 "  - {name: high, duration: 3s, rate: 200}\nwarmup: 0s\nseed: 7\n"));
   const double pg_finished = WallSeconds();
   const std::string mariadb_run = Submit(
-      "mariadb.yaml",
-      absl::StrCat("name: dash-mariadb\n",
-                   TargetYaml("mysql", "MARIADB_PORT", "MARIADB_PASSWORD_FILE"),
-                   "workload: ./dash.yaml\nscenario: mixed\n"
-                   "load: {closed: {clients: 4, think_time: 1ms}}\nwarmup: 0s\n"
-                   "stop: {duration: 4s}\nseed: 8\n"));
+      "mariadb.yaml", absl::StrCat("name: dash-mariadb\n",
+                                   TargetYaml("mysql", "MARIADB_PORT", "MARIADB_PASSWORD_FILE"),
+                                   "workload: ./dash.yaml\nscenario: mixed\n"
+                                   "load: {closed: {clients: 4, think_time: 1ms}}\nwarmup: 0s\n"
+                                   "stop: {duration: 4s}\nseed: 8\n"));
   ASSERT_FALSE(pg_run.empty());
   ASSERT_FALSE(mariadb_run.empty());
   std::this_thread::sleep_for(seconds(3));  // the last intervals scraped
@@ -687,8 +693,7 @@ TEST_F(DashboardQueryTest, EveryPanelShowsDataOfRealRuns) {
   EXPECT_EQ(resolved["run"], (std::vector<std::string>{std::min(pg_run, mariadb_run),
                                                        std::max(pg_run, mariadb_run)}));
   EXPECT_EQ(resolved["scenario"], std::vector<std::string>{"mixed"});
-  EXPECT_EQ(resolved["query_type"],
-            (std::vector<std::string>{"hot_row_update", "point_select"}));
+  EXPECT_EQ(resolved["query_type"], (std::vector<std::string>{"hot_row_update", "point_select"}));
 
   // Every panel's and annotation's query over the runs, as Grafana asks for it.
   const bool skip_probe = SkipProbe();
@@ -704,11 +709,10 @@ TEST_F(DashboardQueryTest, EveryPanelShowsDataOfRealRuns) {
     }
     ++ran;
     const std::string target =
-        query.instant
-            ? absl::StrCat("/api/v1/query?query=", UrlEncode(query.expr),
-                           absl::StrFormat("&time=%.3f", end))
-            : absl::StrCat("/api/v1/query_range?query=", UrlEncode(query.expr), range,
-                           "&step=", query.step_s);
+        query.instant ? absl::StrCat("/api/v1/query?query=", UrlEncode(query.expr),
+                                     absl::StrFormat("&time=%.3f", end))
+                      : absl::StrCat("/api/v1/query_range?query=", UrlEncode(query.expr), range,
+                                     "&step=", query.step_s);
     const absl::StatusOr<json> data = Api(target);
     if (!data.ok()) {
       ADD_FAILURE() << query.where << ": " << query.expr << "\n  failed: " << data.status();
@@ -770,9 +774,8 @@ TEST_F(DashboardQueryTest, EveryPanelShowsDataOfRealRuns) {
     }
   }
 
-  std::cout << "runs " << pg_run << " (PostgreSQL, 2 stages), " << mariadb_run
-            << " (MariaDB); " << ran << " queries returned data checks, " << skipped.size()
-            << " skipped\n";
+  std::cout << "runs " << pg_run << " (PostgreSQL, 2 stages), " << mariadb_run << " (MariaDB); "
+            << ran << " queries returned data checks, " << skipped.size() << " skipped\n";
   for (const std::string& line : skipped) std::cout << "  skipped (probe): " << line << "\n";
   if (HasFailure()) {
     coordinator_->Pump(milliseconds(100));
