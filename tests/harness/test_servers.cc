@@ -122,9 +122,11 @@ absl::Status TestServers::LoadEnvFile(const std::string& path) {
   return absl::OkStatus();
 }
 
-absl::Status TestServers::Start(const std::vector<std::string>& services, bool fast) {
+absl::Status TestServers::Start(const std::vector<std::string>& services, bool fast,
+                                const std::vector<std::string>& scrape) {
   if (started()) return absl::FailedPreconditionError("TestServers already started in " + dir_);
-  if (const char* existing = getenv("DBLOAD_DBENV_DIR"); existing != nullptr && *existing) {
+  if (const char* existing = getenv("DBLOAD_DBENV_DIR");
+      existing != nullptr && *existing && scrape.empty()) {
     dir_ = existing;
     owned_ = false;
     return LoadEnvFile(dir_ + "/env");
@@ -145,6 +147,7 @@ absl::Status TestServers::Start(const std::vector<std::string>& services, bool f
   for (const std::string& service : services) command += " " + ShellQuote(service);
   command += " --owner-pid " + std::to_string(getpid());
   if (fast) command += " --fast";
+  for (const std::string& target : scrape) command += " --scrape " + ShellQuote(target);
   command += " 2>" + ShellQuote(log) + " </dev/null";
 
   absl::StatusOr<CommandResult> result = Run(command);

@@ -30,7 +30,11 @@ class TestServers {
 
   // `services`: any of "postgres", "mariadb", "haproxy", "prometheus" (haproxy fronts the
   // databases started with it). `fast` turns off fsync and friends (throwaway data).
-  absl::Status Start(const std::vector<std::string>& services, bool fast = true);
+  // `scrape`: HOST:PORT targets Prometheus scrapes besides itself (dbenv's --scrape, job
+  // dbload); with targets, Start() always starts its own servers, even under DBLOAD_DBENV_DIR,
+  // because an existing environment's Prometheus would not scrape them.
+  absl::Status Start(const std::vector<std::string>& services, bool fast = true,
+                     const std::vector<std::string>& scrape = {});
   // Idempotent; also called by the destructor.
   absl::Status Stop();
   bool started() const { return !values_.empty(); }
