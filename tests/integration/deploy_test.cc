@@ -42,7 +42,7 @@
 
 #if !defined(DBLOAD_BINARY) || !defined(DBLOAD_COORDINATOR_BINARY) || \
     !defined(DBLOAD_AGENT_BINARY) || !defined(DBLOAD_SOURCE_DIR) || !defined(DBLOAD_CMAKE_COMMAND)
-#error "DBLOAD_BINARY, DBLOAD_COORDINATOR_BINARY, DBLOAD_AGENT_BINARY, DBLOAD_SOURCE_DIR and DBLOAD_CMAKE_COMMAND must be defined"
+#error "the binaries' paths, DBLOAD_SOURCE_DIR and DBLOAD_CMAKE_COMMAND must be defined"
 #endif
 
 namespace dbload {
@@ -90,8 +90,8 @@ bool HasExtension(const fs::path& path, std::initializer_list<const char*> exten
 
 // posix_spawn wants absolute paths: the tools are looked up where Debian installs them.
 std::string Tool(const std::string& name) {
-  for (const char* dir : {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin",
-                          "/bin"}) {
+  for (const char* dir :
+       {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}) {
     const fs::path candidate = fs::path(dir) / name;
     if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
   }
@@ -157,8 +157,8 @@ const std::vector<std::string> kBinaries = {"dbload", "dbload-coordinator", "dbl
 std::set<std::string> FlagsIn(const std::string& text) {
   static const std::regex kFlag("--[a-z][a-z0-9-]*");
   std::set<std::string> flags;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), kFlag); it != std::sregex_iterator();
-       ++it) {
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kFlag);
+       it != std::sregex_iterator(); ++it) {
     flags.insert(it->str());
   }
   return flags;
@@ -237,8 +237,8 @@ std::vector<std::string> CheckInvocation(const FlagBook& book, const Invocation&
     const std::string& command = invocation.args[0];
     const auto found = book.command_flags.find(command);
     if (found == book.command_flags.end()) {
-      return {absl::StrCat(Describe(invocation), ": `dbload --help` has no command '", command,
-                           "'")};
+      return {
+          absl::StrCat(Describe(invocation), ": `dbload --help` has no command '", command, "'")};
     }
     allowed = found->second;
     if (book.link_commands.contains(command)) {
@@ -482,8 +482,7 @@ std::vector<UnitEntry> ParseUnit(const std::string& text) {
   return entries;
 }
 
-std::vector<std::string> UnitValues(const std::vector<UnitEntry>& entries,
-                                    const std::string& key) {
+std::vector<std::string> UnitValues(const std::vector<UnitEntry>& entries, const std::string& key) {
   std::vector<std::string> values;
   for (const UnitEntry& entry : entries) {
     if (entry.key == key) values.push_back(entry.value);
@@ -508,8 +507,9 @@ std::vector<YAML::Node> LoadYamlDocuments(const fs::path& path) {
 fs::path ComposeFile() { return kDeploy / "compose" / "compose.yaml"; }
 
 std::vector<fs::path> KubernetesFiles() {
-  return FilesUnder(kDeploy / "kubernetes",
-                    [](const fs::path& p) { return HasExtension(p, {".yaml", ".yml"}); });
+  return FilesUnder(kDeploy / "kubernetes", [](const fs::path& p) {
+    return HasExtension(p, {".yaml", ".yml"});
+  });
 }
 
 // The pod spec of a workload manifest (Deployment, StatefulSet, DaemonSet, Job) or a Pod.
@@ -593,9 +593,8 @@ std::vector<Invocation> SystemdInvocations() {
   }
   // The environment files' *_OPTS are more flags of the unit of the same name (commented-out
   // examples included).
-  for (const fs::path& env : FilesUnder(kDeploy / "systemd", [](const fs::path& p) {
-         return HasExtension(p, {".env"});
-       })) {
+  for (const fs::path& env : FilesUnder(
+           kDeploy / "systemd", [](const fs::path& p) { return HasExtension(p, {".env"}); })) {
     int number = 0;
     for (const std::string& raw : Lines(ReadFile(env))) {
       ++number;
@@ -659,8 +658,8 @@ std::vector<Invocation> MarkdownInvocations(const std::string& text, const std::
 
 // The root README's section on running over several machines (the rest belongs to others).
 std::vector<Invocation> ReadmeInvocations() {
-  std::vector<Invocation> out = MarkdownInvocations(ReadFile(kDeploy / "README.md"),
-                                                    "deploy/README.md");
+  std::vector<Invocation> out =
+      MarkdownInvocations(ReadFile(kDeploy / "README.md"), "deploy/README.md");
   const std::string readme = ReadFile(kSource / "README.md");
   const size_t start = readme.find("\n## Running on several machines");
   EXPECT_NE(start, std::string::npos) << "README.md has no section 'Running on several machines'";
@@ -679,8 +678,9 @@ std::vector<Invocation> ReadmeInvocations() {
 // (a) Every YAML and JSON file parses.
 
 TEST(DeployFiles, EveryYamlFileParses) {
-  const std::vector<fs::path> files =
-      FilesUnder(kDeploy, [](const fs::path& p) { return HasExtension(p, {".yaml", ".yml"}); });
+  const std::vector<fs::path> files = FilesUnder(kDeploy, [](const fs::path& p) {
+    return HasExtension(p, {".yaml", ".yml"});
+  });
   EXPECT_GE(files.size(), 10u) << "fewer YAML files under deploy/ than the stack has";
   for (const fs::path& path : files) {
     try {
@@ -701,8 +701,8 @@ TEST(DeployFiles, EveryJsonFileParses) {
   // dashboard when its branch is merged.
   std::vector<fs::path> files =
       FilesUnder(kDeploy, [](const fs::path& p) { return HasExtension(p, {".json"}); });
-  for (const fs::path& path :
-       FilesUnder(kSource / "dashboards", [](const fs::path& p) { return HasExtension(p, {".json"}); })) {
+  for (const fs::path& path : FilesUnder(
+           kSource / "dashboards", [](const fs::path& p) { return HasExtension(p, {".json"}); })) {
     files.push_back(path);
   }
   for (const fs::path& path : files) {
@@ -754,7 +754,7 @@ TEST_F(DeployFlags, TheCheckFindsUnknownFlagsAndCommands) {
 
   std::vector<Invocation> bad;
   InvocationsInWords(Words("/usr/local/bin/dbload-agent --coordinator x:7000 --no-such-flag 1"),
-                       "synthetic:1", bad);
+                     "synthetic:1", bad);
   InvocationsInWords(Words("dbload submit p.yaml --coordinator x:7000 --agents 3"), "synthetic:2",
                      bad);
   InvocationsInWords(Words("dbload run p.yaml --tls-ca ca.pem"), "synthetic:3", bad);
@@ -847,7 +847,8 @@ TEST(DeployPlans, ThePlansAreValid) {
   for (const fs::path& plan : plans) {
     const ProcessResult result = submit(plan);
     EXPECT_THAT(result.err, ::testing::HasSubstr("cannot reach the coordinator"))
-        << Rel(plan) << " was refused before dialling:\n" << result.Describe();
+        << Rel(plan) << " was refused before dialling:\n"
+        << result.Describe();
   }
   // A plan problem is told apart from the unreachable coordinator.
   ASSERT_FALSE(plans.empty());
@@ -892,16 +893,16 @@ TEST(DeployCompose, ReferencesResolve) {
       }
     }
     for (const YAML::Node& volume : spec["volumes"]) {
-      const std::string host = volume.as<std::string>().substr(0, volume.as<std::string>().find(':'));
+      const std::string host =
+          volume.as<std::string>().substr(0, volume.as<std::string>().find(':'));
       if (!absl::StartsWith(host, ".")) continue;
       const fs::path resolved = fs::weakly_canonical(ComposeFile().parent_path() / host);
       // dashboards/ is written on the dashboard branch; it is checked once it is there.
       if (resolved == fs::weakly_canonical(kSource / "dashboards") && !fs::exists(resolved)) {
         continue;
       }
-      EXPECT_TRUE(fs::exists(resolved))
-          << where << ":" << LineOf(volume) << ": service " << name << " mounts " << host
-          << ", which does not exist";
+      EXPECT_TRUE(fs::exists(resolved)) << where << ":" << LineOf(volume) << ": service " << name
+                                        << " mounts " << host << ", which does not exist";
     }
     std::vector<Invocation> invocations;
     InvocationsInWords(StringsOf(spec["command"]), name, invocations);
@@ -932,7 +933,8 @@ TEST(DeployCompose, ReferencesResolve) {
   for (const YAML::Node& job : YAML::LoadFile(prometheus.string())["scrape_configs"]) {
     for (const YAML::Node& statics : job["static_configs"]) {
       for (const YAML::Node& target : statics["targets"]) {
-        const std::string host = target.as<std::string>().substr(0, target.as<std::string>().find(':'));
+        const std::string host =
+            target.as<std::string>().substr(0, target.as<std::string>().find(':'));
         EXPECT_TRUE(host == "localhost" || services.contains(host))
             << Rel(prometheus) << ":" << LineOf(target) << ": " << host
             << " is no service of the compose stack";
@@ -972,8 +974,7 @@ TEST(DeployTools, PromtoolAcceptsThePrometheusConfigs) {
   TempDir temp;
   std::vector<std::pair<std::string, fs::path>> configs;
   for (const fs::path& path : FilesUnder(kDeploy, [](const fs::path& p) {
-         return absl::StartsWith(p.filename().string(), "prometheus") &&
-                HasExtension(p, {".yml"});
+         return absl::StartsWith(p.filename().string(), "prometheus") && HasExtension(p, {".yml"});
        })) {
     configs.emplace_back(Rel(path), path);
   }
@@ -1017,8 +1018,7 @@ TEST(DeployTools, HaproxyAcceptsItsConfigs) {
     // Servers named by compose or cluster host names do not resolve here: the configurations
     // start without them (init-addr none) and warn, which is expected; alerts are not.
     EXPECT_EQ(result.exit_code, 0) << where << ": haproxy -c:\n" << result.Describe();
-    EXPECT_THAT(result.out + result.err, ::testing::Not(::testing::HasSubstr("[ALERT]")))
-        << where;
+    EXPECT_THAT(result.out + result.err, ::testing::Not(::testing::HasSubstr("[ALERT]"))) << where;
   }
   ASSERT_FALSE(configs.empty());
   // A server whose name does not resolve is an error without init-addr (the check is meaningful
@@ -1042,8 +1042,7 @@ ProcessResult VerifyUnit(const fs::path& unit) {
 }
 
 std::string WithBuiltBinaries(std::string text) {
-  for (const auto& [installed, built] :
-       std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [installed, built] : std::vector<std::pair<std::string, std::string>>{
            {"/usr/local/bin/dbload-coordinator", DBLOAD_COORDINATOR_BINARY},
            {"/usr/local/bin/dbload-agent", DBLOAD_AGENT_BINARY},
            {"/usr/local/bin/dbload ", std::string(DBLOAD_BINARY) + " "}}) {
@@ -1071,11 +1070,11 @@ TEST(DeployTools, SystemdAnalyzeVerifiesTheUnits) {
     // What the brief asks of a service that runs load: hardened, restarted, its state kept
     // where --state-dir says.
     const std::vector<UnitEntry> entries = ParseUnit(ReadFile(unit));
-    for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-             {"NoNewPrivileges", "yes"},
-             {"ProtectSystem", "strict"},
-             {"Restart", "on-failure"},
-             {"DynamicUser", "yes"}}) {
+    for (const auto& [key, value] :
+         std::vector<std::pair<std::string, std::string>>{{"NoNewPrivileges", "yes"},
+                                                          {"ProtectSystem", "strict"},
+                                                          {"Restart", "on-failure"},
+                                                          {"DynamicUser", "yes"}}) {
       EXPECT_THAT(UnitValues(entries, key), ::testing::ElementsAre(value))
           << Rel(unit) << ": " << key;
     }
@@ -1087,9 +1086,9 @@ TEST(DeployTools, SystemdAnalyzeVerifiesTheUnits) {
     const std::vector<std::string>& args = invocations[0].args;
     const auto state_dir = std::find(args.begin(), args.end(), "--state-dir");
     if (state_dir != args.end() && state_dir + 1 != args.end()) {
-      EXPECT_THAT(UnitValues(entries, "StateDirectory"),
-                  ::testing::ElementsAre(std::string(
-                      absl::StripPrefix(*(state_dir + 1), "/var/lib/"))))
+      EXPECT_THAT(
+          UnitValues(entries, "StateDirectory"),
+          ::testing::ElementsAre(std::string(absl::StripPrefix(*(state_dir + 1), "/var/lib/"))))
           << Rel(unit) << ": --state-dir is not the unit's StateDirectory";
     }
   }
@@ -1104,7 +1103,8 @@ TEST(DeployTools, SystemdAnalyzeVerifiesTheUnits) {
   EXPECT_NE(VerifyUnit(broken).err + VerifyUnit(broken).out, "");
   const fs::path missing = temp.path() / "missing.service";
   WriteFile(missing, ReadFile(units[0]));  // /usr/local/bin/dbload-* is not installed here
-  if (!fs::exists("/usr/local/bin/dbload-coordinator") && !fs::exists("/usr/local/bin/dbload-agent")) {
+  if (!fs::exists("/usr/local/bin/dbload-coordinator") &&
+      !fs::exists("/usr/local/bin/dbload-agent")) {
     EXPECT_NE(VerifyUnit(missing).exit_code, 0);
   }
 }
@@ -1113,9 +1113,9 @@ TEST(DeployTools, SystemdAnalyzeVerifiesTheUnits) {
 // (d) The Dockerfile.
 
 const std::set<std::string> kDockerfileInstructions = {
-    "FROM",       "RUN",     "CMD",   "LABEL",   "MAINTAINER", "EXPOSE",      "ENV",
-    "ADD",        "COPY",    "ENTRYPOINT", "VOLUME", "USER",   "WORKDIR",     "ARG",
-    "ONBUILD",    "STOPSIGNAL", "HEALTHCHECK", "SHELL"};
+    "FROM",    "RUN", "CMD",     "LABEL",      "MAINTAINER",  "EXPOSE",
+    "ENV",     "ADD", "COPY",    "ENTRYPOINT", "VOLUME",      "USER",
+    "WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL"};
 
 class DeployDockerfile : public ::testing::Test {
  protected:
@@ -1138,8 +1138,7 @@ TEST_F(DeployDockerfile, KnownInstructionsOnDebian12) {
   static const std::regex kDebian12("debian:12([.-].*)?");
   for (const Stage& stage : stages_) {
     EXPECT_TRUE(std::regex_match(stage.image, kDebian12))
-        << "deploy/Dockerfile:" << stage.line << ": stage on " << stage.image
-        << ", not Debian 12";
+        << "deploy/Dockerfile:" << stage.line << ": stage on " << stage.image << ", not Debian 12";
   }
   // The runtime stage runs as a non-root user.
   std::string user;
@@ -1182,8 +1181,8 @@ TEST_F(DeployDockerfile, EveryPackageExistsInDebiansIndex) {
   for (const Stage& stage : stages_) {
     for (const std::string& package : AptPackages(stage)) {
       EXPECT_TRUE(known.contains(package))
-          << "deploy/Dockerfile: stage " << stage.name << " (line " << stage.line
-          << ") installs " << package << ", which is not in this machine's Debian index";
+          << "deploy/Dockerfile: stage " << stage.name << " (line " << stage.line << ") installs "
+          << package << ", which is not in this machine's Debian index";
     }
   }
   EXPECT_FALSE(known.contains("libgrpc++-devv"));
@@ -1225,6 +1224,11 @@ TEST_F(DeployDockerfile, TheCopiedSourcesConfigure) {
       std::optional<CopySources> copy = ContextCopy(instruction);
       ASSERT_TRUE(copy) << "deploy/Dockerfile:" << instruction.line;
       for (const std::string& source : copy->sources) {
+        if (!fs::exists(kSource / source)) {
+          ADD_FAILURE() << "deploy/Dockerfile:" << instruction.line << ": COPY " << source
+                        << ": no such file in the repository";
+          continue;
+        }
         const std::string target = copy->destination == "./" ? source : copy->destination;
         ASSERT_TRUE(copy->destination == "./" || copy->destination == source)
             << "deploy/Dockerfile:" << instruction.line
@@ -1240,8 +1244,7 @@ TEST_F(DeployDockerfile, TheCopiedSourcesConfigure) {
     }
   }
   EXPECT_THAT(cmake_flags, ::testing::IsSupersetOf({"-DCMAKE_BUILD_TYPE=Release",
-                                                    "-DBUILD_TESTING=OFF",
-                                                    "-DDBLOAD_BENCH=OFF"}));
+                                                    "-DBUILD_TESTING=OFF", "-DDBLOAD_BENCH=OFF"}));
   std::vector<std::string> argv = {DBLOAD_CMAKE_COMMAND, "-S", context.string(), "-B",
                                    (temp.path() / "build").string()};
   argv.insert(argv.end(), cmake_flags.begin(), cmake_flags.end());
@@ -1260,9 +1263,9 @@ const std::set<std::string> kBaseImagePackages = {"libc6", "libgcc-s1", "libstdc
 // What an image that starts from debian:12 and apt-get installs `packages` has: them, their
 // dependencies, recursively, and the base image's own.
 std::set<std::string> InstalledWith(const std::vector<std::string>& packages) {
-  std::vector<std::string> argv = {Tool("apt-cache"), "depends", "--recurse",
+  std::vector<std::string> argv = {Tool("apt-cache"), "depends",       "--recurse",
                                    "--no-recommends", "--no-suggests", "--no-conflicts",
-                                   "--no-breaks", "--no-replaces", "--no-enhances"};
+                                   "--no-breaks",     "--no-replaces", "--no-enhances"};
   argv.insert(argv.end(), packages.begin(), packages.end());
   const ProcessResult closure = RunTool(argv);
   EXPECT_EQ(closure.exit_code, 0) << closure.Describe();
