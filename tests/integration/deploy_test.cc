@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -884,6 +885,20 @@ TEST(DeployCompose, ReferencesResolve) {
       EXPECT_TRUE(secrets.contains(secret.as<std::string>()))
           << where << ":" << LineOf(secret) << ": service " << name << " uses undefined secret "
           << secret.as<std::string>();
+    }
+    // Passwords come from files: a variable that names one holds a path, never the password.
+    for (const auto& variable : spec["environment"]) {
+      const std::string key = variable.first.as<std::string>();
+      if (absl::StrContains(key, "PASS")) {
+        EXPECT_TRUE(absl::EndsWith(key, "_FILE") &&
+                    absl::StartsWith(variable.second.as<std::string>(), "/run/secrets/"))
+            << where << ":" << LineOf(variable.second) << ": service " << name << " sets " << key
+            << " to something other than a secret's file";
+      }
+    }
+    for (const std::string& word : StringsOf(spec["command"])) {
+      EXPECT_FALSE(absl::StrContains(absl::AsciiStrToLower(word), "password="))
+          << where << ": service " << name << " has a password in its command line";
     }
     if (spec["network_mode"]) {
       const std::string mode = spec["network_mode"].as<std::string>();
