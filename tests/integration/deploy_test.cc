@@ -958,6 +958,134 @@ TEST(DeployCompose, ReferencesResolve) {
   }
 }
 
+// Grafana loads the dashboards from where compose mounts dashboards/, and its data source is the
+// stack's Prometheus.
+TEST(DeployCompose, GrafanaProvisioningMatchesTheStack) {
+  const YAML::Node compose = YAML::LoadFile(ComposeFile().string());
+  std::string dashboards_mount;
+  for (const YAML::Node& volume : compose["services"]["grafana"]["volumes"]) {
+    const std::vector<std::string> parts = absl::StrSplit(volume.as<std::string>(), ':');
+    if (parts.size() >= 2 && parts[0] == "../../dashboards") dashboards_mount = parts[1];
+  }
+  EXPECT_FALSE(dashboards_mount.empty()) << "grafana does not mount ../../dashboards";
+  const fs::path provisioning = kDeploy / "compose" / "grafana" / "provisioning";
+  const YAML::Node providers =
+      YAML::LoadFile((provisioning / "dashboards" / "dbload.yaml").string())["providers"];
+  ASSERT_TRUE(providers && providers.size() == 1u);
+  EXPECT_EQ(providers[0]["options"]["path"].as<std::string>(), dashboards_mount);
+  const YAML::Node sources =
+      YAML::LoadFile((provisioning / "datasources" / "prometheus.yaml").string())["datasources"];
+  ASSERT_TRUE(sources && sources.size() == 1u);
+  EXPECT_EQ(sources[0]["type"].as<std::string>(), "prometheus");
+  EXPECT_EQ(sources[0]["url"].as<std::string>(), "http://prometheus:9090");
+  EXPECT_TRUE(compose["services"]["prometheus"]);
+}
+
+// The manifests hang together: every mount has its volume, every ConfigMap and Secret a pod uses
+// is defined (the Secrets in secrets.example.yaml), selectors select their pods, the Service's
+// ports are the containers' named ports, Prometheus' port annotation is a container's port, and
+// the agents spread one per node.
+TEST(DeployKubernetes, ReferencesResolve) {
+  std::set<std::string> config_maps, secrets;
+  std::vector<std::pair<std::string, YAML::Node>> documents;
+  for (const fs::path& path : KubernetesFiles()) {
+    for (const YAML::Node& document : LoadYamlDocuments(path)) {
+      if (!document.IsMap() || !document["kind"]) continue;
+      const std::string kind = document["kind"].as<std::string>();
+      const std::string where = absl::StrCat(Rel(path), ":", LineOf(document));
+      if (kind == "Kustomization") {
+        for (const YAML::Node& resource : document["resources"]) {
+          EXPECT_TRUE(fs::exists(path.parent_path() / resource.as<std::string>()))
+              << where << ": resource " << resource.as<std::string>();
+        }
+        continue;
+      }
+      EXPECT_TRUE(document["apiVersion"] && document["metadata"] && document["metadata"]["name"])
+          << where << ": apiVersion, metadata.name";
+      if (kind != "Namespace") {
+        EXPECT_EQ(document["metadata"]["namespace"].as<std::string>(""), "dbload")
+            << where << ": " << kind << " " << document["metadata"]["name"];
+      }
+      if (kind == "ConfigMap") config_maps.insert(document["metadata"]["name"].as<std::string>());
+      if (kind == "Secret") secrets.insert(document["metadata"]["name"].as<std::string>());
+      documents.emplace_back(where, document);
+    }
+  }
+  int pods = 0;
+  std::map<std::string, std::set<std::string>> port_names_by_app;
+  for (const auto& [where, document] : documents) {
+    std::optional<YAML::Node> pod = PodSpec(document);
+    if (!pod) continue;
+    ++pods;
+    const YAML::Node labels = document["spec"]["template"]["metadata"]["labels"];
+    for (const auto& selected : document["spec"]["selector"]["matchLabels"]) {
+      EXPECT_EQ(labels[selected.first.as<std::string>()].as<std::string>(""),
+                selected.second.as<std::string>())
+          << where << ": the selector does not select the pod template";
+    }
+    std::set<std::string> volumes;
+    for (const YAML::Node& volume : (*pod)["volumes"]) {
+      volumes.insert(volume["name"].as<std::string>());
+      if (volume["configMap"]) {
+        EXPECT_TRUE(config_maps.contains(volume["configMap"]["name"].as<std::string>()))
+            << where << ": volume " << volume["name"] << ": no ConfigMap "
+            << volume["configMap"]["name"];
+      }
+      if (volume["secret"]) {
+        EXPECT_TRUE(secrets.contains(volume["secret"]["secretName"].as<std::string>()))
+            << where << ": volume " << volume["name"] << ": no Secret "
+            << volume["secret"]["secretName"];
+      }
+    }
+    std::set<std::string> ports;
+    const std::string app = labels["app.kubernetes.io/name"].as<std::string>("");
+    for (const char* list : {"initContainers", "containers"}) {
+      for (const YAML::Node& container : (*pod)[list]) {
+        for (const YAML::Node& mount : container["volumeMounts"]) {
+          EXPECT_TRUE(volumes.contains(mount["name"].as<std::string>()))
+              << where << ": container " << container["name"] << " mounts " << mount["name"]
+              << ", which is no volume of the pod";
+        }
+        for (const YAML::Node& port : container["ports"]) {
+          ports.insert(port["containerPort"].as<std::string>());
+          if (port["name"]) port_names_by_app[app].insert(port["name"].as<std::string>());
+        }
+        const YAML::Node security = container["securityContext"];
+        EXPECT_TRUE(security && !security["allowPrivilegeEscalation"].as<bool>(true))
+            << where << ": container " << container["name"]
+            << " may escalate privileges (the namespace enforces the restricted profile)";
+      }
+    }
+    const YAML::Node annotations = document["spec"]["template"]["metadata"]["annotations"];
+    if (annotations && annotations["prometheus.io/port"]) {
+      EXPECT_TRUE(ports.contains(annotations["prometheus.io/port"].as<std::string>()))
+          << where << ": prometheus.io/port is no container port of the pod";
+    }
+    if (app == "dbload-agent") {
+      const YAML::Node rules =
+          (*pod)["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+      ASSERT_TRUE(rules && rules.size() == 1u) << where << ": agents without pod anti-affinity";
+      EXPECT_EQ(rules[0]["topologyKey"].as<std::string>(), "kubernetes.io/hostname");
+      EXPECT_EQ(
+          rules[0]["labelSelector"]["matchLabels"]["app.kubernetes.io/name"].as<std::string>(""),
+          "dbload-agent");
+    }
+  }
+  EXPECT_EQ(pods, 2) << "the coordinator and the agents";
+  int services = 0;
+  for (const auto& [where, document] : documents) {
+    if (document["kind"].as<std::string>() != "Service") continue;
+    ++services;
+    const std::string app =
+        document["spec"]["selector"]["app.kubernetes.io/name"].as<std::string>("");
+    for (const YAML::Node& port : document["spec"]["ports"]) {
+      EXPECT_TRUE(port_names_by_app[app].contains(port["targetPort"].as<std::string>()))
+          << where << ": targetPort " << port["targetPort"] << " is no named port of " << app;
+    }
+  }
+  EXPECT_EQ(services, 1);
+}
+
 // ---------------------------------------------------------------------------------------------
 // (c) The real tools accept the Prometheus, HAProxy and systemd files.
 
