@@ -2,7 +2,9 @@
 // runs: every YAML and JSON file parses; every dbload, dbload-coordinator and dbload-agent command
 // line in the Dockerfile, the compose stack, the systemd units and their environment files, the
 // Kubernetes manifests and deploy/README.md uses only flags that the built binary's --help names;
-// the real promtool, haproxy and systemd-analyze accept the Prometheus, HAProxy and systemd files;
+// the real coordinator and agents start and connect with those command lines (addresses and
+// files made local); the real promtool, haproxy and systemd-analyze accept the Prometheus, HAProxy
+// and systemd files;
 // the Dockerfile uses known instructions, builds on Debian 12 in every stage, installs packages
 // that exist in Debian's index, copies files that exist (and that .dockerignore lets through),
 // configures with CMake from just what it copies, and installs in its runtime stage every
@@ -17,15 +19,18 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -40,6 +45,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
+#include "tests/harness/http_get.h"
 
 #if !defined(DBLOAD_BINARY) || !defined(DBLOAD_COORDINATOR_BINARY) || \
     !defined(DBLOAD_AGENT_BINARY) || !defined(DBLOAD_SOURCE_DIR) || !defined(DBLOAD_CMAKE_COMMAND)
@@ -1250,6 +1256,237 @@ TEST(DeployTools, SystemdAnalyzeVerifiesTheUnits) {
       !fs::exists("/usr/local/bin/dbload-agent")) {
     EXPECT_NE(VerifyUnit(missing).exit_code, 0);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The daemons start with each deployment's own command lines, values included: the flags' names
+// are in --help (above), and here the real dbload-coordinator accepts their values (--metrics on
+// loopback, TLS with a token, a state directory) and the real agents connect to it. What cannot
+// be the same here is made local: listen addresses become 127.0.0.1:0 (--metrics keeps its host:
+// this build refuses a non-loopback one), certificates, the token and the state directory are
+// made in a temporary directory, agents dial the coordinator started here, and systemd's
+// ${VARIABLES} come from the unit's Environment= and its .env example. No run is submitted.
+
+class DeployRuntime : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    const auto openssl = [](const std::vector<std::string>& args) {
+      std::vector<std::string> argv = {Tool("openssl")};
+      argv.insert(argv.end(), args.begin(), args.end());
+      const ProcessResult made = RunTool(argv);
+      ASSERT_EQ(made.exit_code, 0) << made.Describe();
+    };
+    openssl({"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+             "-days", "2", "-subj", "/CN=dbload deploy test CA", "-keyout", Path("ca.key"), "-out",
+             Path("ca.pem")});
+    openssl({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj",
+             "/CN=coordinator", "-keyout", Path("coordinator.key"), "-out",
+             Path("coordinator.csr")});
+    WriteFile(Path("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+    openssl({"x509", "-req", "-in", Path("coordinator.csr"), "-CA", Path("ca.pem"), "-CAkey",
+             Path("ca.key"), "-CAcreateserial", "-days", "2", "-extfile", Path("san.ext"), "-out",
+             Path("coordinator.pem")});
+    WriteFile(Path("token"), "deploy-test-token-0123456789abcdef\n");
+    fs::permissions(Path("token"), fs::perms::owner_read | fs::perms::owner_write);
+    fs::permissions(Path("coordinator.key"), fs::perms::owner_read | fs::perms::owner_write);
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static std::string Path(const std::string& name) { return (dir_->path() / name).string(); }
+
+  // The words a daemon would run with here (see above).
+  static std::vector<std::string> Localize(const Invocation& invocation,
+                                           const std::map<std::string, std::string>& env,
+                                           const std::string& coordinator,
+                                           const std::string& default_name) {
+    std::vector<std::string> words;
+    for (const std::string& arg : invocation.args) {
+      if (absl::StartsWith(arg, "${") && absl::EndsWith(arg, "}")) {
+        const auto found = env.find(arg.substr(2, arg.size() - 3));
+        EXPECT_NE(found, env.end()) << invocation.where << ": " << arg << " is never set";
+        words.push_back(found == env.end() ? "" : found->second);
+      } else if (absl::StartsWith(arg, "$") && !absl::StartsWith(arg, "$(")) {
+        const auto found = env.find(arg.substr(1));  // unset: no words, as systemd does
+        if (found != env.end()) {
+          for (const std::string& word : Words(found->second)) words.push_back(word);
+        }
+      } else {
+        words.push_back(arg);
+      }
+    }
+    std::vector<std::string> argv = {invocation.binary == "dbload-coordinator"
+                                         ? DBLOAD_COORDINATOR_BINARY
+                                         : DBLOAD_AGENT_BINARY};
+    for (size_t i = 0; i < words.size(); ++i) {
+      const std::string& flag = words[i];
+      argv.push_back(flag);
+      if (i + 1 >= words.size()) break;
+      const std::string& value = words[i + 1];
+      std::optional<std::string> local;
+      if (flag == "--listen") local = "127.0.0.1:0";
+      if (flag == "--metrics") local = value.substr(0, value.rfind(':')) + ":0";
+      if (flag == "--state-dir") local = Path("state-" + default_name);
+      if (flag == "--tls-cert") local = Path("coordinator.pem");
+      if (flag == "--tls-key") local = Path("coordinator.key");
+      if (flag == "--tls-ca") local = Path("ca.pem");
+      if (flag == "--token-file") local = Path("token");
+      if (flag == "--coordinator") local = coordinator;
+      if (flag == "--name" && (absl::StartsWith(value, "$") || absl::StartsWith(value, "%"))) {
+        local = default_name;
+      }
+      if (local) {
+        argv.push_back(*local);
+        ++i;
+      }
+    }
+    return argv;
+  }
+
+  // The addresses are made local below, which would hide the binaries' rule (in their --help):
+  // without TLS, a listen address or a coordinator off loopback needs --allow-insecure-remote.
+  static void ExpectAddressAllowed(const Invocation& invocation) {
+    const std::vector<std::string>& args = invocation.args;
+    const auto has = [&args](const std::string& flag) {
+      return std::find(args.begin(), args.end(), flag) != args.end();
+    };
+    const std::string address_flag =
+        invocation.binary == "dbload-coordinator" ? "--listen" : "--coordinator";
+    const auto address = std::find(args.begin(), args.end(), address_flag);
+    ASSERT_TRUE(address != args.end() && address + 1 != args.end()) << Describe(invocation);
+    const std::string host = address[1].substr(0, address[1].rfind(':'));
+    const bool loopback = host == "localhost" || absl::StartsWith(host, "127.") || host == "[::1]";
+    const bool tls = has(invocation.binary == "dbload-coordinator" ? "--tls-cert" : "--tls-ca");
+    EXPECT_TRUE(loopback || tls || has("--allow-insecure-remote"))
+        << Describe(invocation) << ": " << address[1]
+        << " is not on loopback, without TLS and without --allow-insecure-remote";
+  }
+
+  // Starts the coordinator of a deployment and its agents, and checks that every agent is
+  // listed by `dbload agents` (and the metrics answer, when asked for).
+  static void StartTogether(const std::string& source, const std::vector<Invocation>& invocations,
+                            const std::map<std::string, std::map<std::string, std::string>>& env) {
+    std::vector<Invocation> coordinators, agents;
+    for (const Invocation& invocation : invocations) {
+      if (invocation.binary == "dbload-coordinator") coordinators.push_back(invocation);
+      if (invocation.binary == "dbload-agent") agents.push_back(invocation);
+    }
+    ASSERT_EQ(coordinators.size(), 1u) << source;
+    ASSERT_GE(agents.size(), 1u) << source;
+    for (const Invocation& invocation : invocations) ExpectAddressAllowed(invocation);
+    const auto env_of = [&env](const std::string& binary) {
+      const auto found = env.find(binary);
+      return found == env.end() ? std::map<std::string, std::string>() : found->second;
+    };
+    const std::vector<std::string> argv =
+        Localize(coordinators[0], env_of("dbload-coordinator"), "", "coordinator-" + source);
+    const bool metrics = std::find(argv.begin(), argv.end(), "--metrics") != argv.end();
+    const bool tls = std::find(argv.begin(), argv.end(), "--tls-cert") != argv.end();
+    const bool token = std::find(argv.begin(), argv.end(), "--token-file") != argv.end();
+    testing::Child coordinator(argv);
+    const size_t lines = metrics ? 2 : 1;
+    const bool started = coordinator.PumpUntil(
+        [lines](const std::string& out) {
+          return static_cast<size_t>(std::count(out.begin(), out.end(), '\n')) >= lines;
+        },
+        std::chrono::seconds(10));
+    ASSERT_TRUE(started) << Describe(coordinators[0])
+                         << "\nran here as: " << absl::StrJoin(argv, " ") << "\n"
+                         << coordinator.out() << coordinator.err();
+    const std::vector<std::string> said = absl::StrSplit(coordinator.out(), '\n');
+    ASSERT_TRUE(absl::StartsWith(said[0], "listening on ")) << coordinator.out();
+    const std::string address = said[0].substr(std::strlen("listening on "));
+    if (metrics) {
+      static const std::regex kMetricsLine("metrics on http://127\\.0\\.0\\.1:([0-9]+)/metrics");
+      std::smatch match;
+      ASSERT_TRUE(std::regex_match(said[1], match, kMetricsLine)) << said[1];
+      std::string error;
+      const std::optional<std::string> body =
+          testing::HttpGet(std::stoi(match[1].str()), "/metrics", error);
+      ASSERT_TRUE(body) << source << ": /metrics: " << error;
+      EXPECT_THAT(*body, ::testing::HasSubstr("dbload_agents_connected"));
+    }
+    std::vector<std::string> credentials;
+    if (tls) credentials.insert(credentials.end(), {"--tls-ca", Path("ca.pem")});
+    if (token) credentials.insert(credentials.end(), {"--token-file", Path("token")});
+
+    std::vector<std::unique_ptr<testing::Child>> children;
+    std::set<std::string> names;
+    for (const Invocation& agent : agents) {
+      const std::string fallback = absl::StrCat("agent-", children.size() + 1, "-", source);
+      const std::vector<std::string> agent_argv =
+          Localize(agent, env_of("dbload-agent"), address, fallback);
+      const auto name = std::find(agent_argv.begin(), agent_argv.end(), "--name");
+      ASSERT_TRUE(name != agent_argv.end() && name + 1 != agent_argv.end())
+          << Describe(agent) << ": no --name";
+      names.insert(*(name + 1));
+      children.push_back(std::make_unique<testing::Child>(agent_argv));
+    }
+    std::set<std::string> listed;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (listed != names && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::vector<std::string> list = {DBLOAD_BINARY, "agents", "--coordinator", address};
+      list.insert(list.end(), credentials.begin(), credentials.end());
+      const ProcessResult result = RunTool(list);
+      listed.clear();
+      for (const std::string& line : Lines(result.out)) {
+        if (line.empty() || absl::StartsWith(line, "NAME") || absl::StartsWith(line, "(")) continue;
+        listed.insert(line.substr(0, line.find(' ')));
+      }
+      for (auto& child : children) child->Pump(std::chrono::milliseconds(1));
+      coordinator.Pump(std::chrono::milliseconds(1));
+    }
+    std::string agents_said;
+    for (const auto& child : children) agents_said += child->err();
+    EXPECT_EQ(listed, names) << source << ": the agents did not all connect\n"
+                             << absl::StrJoin(argv, " ") << "\n"
+                             << coordinator.err() << agents_said;
+    EXPECT_TRUE(coordinator.running());
+  }
+
+  static TempDir* dir_;
+};
+TempDir* DeployRuntime::dir_ = nullptr;
+
+TEST_F(DeployRuntime, Compose) { StartTogether("compose", ComposeInvocations(), {}); }
+
+TEST_F(DeployRuntime, Kubernetes) { StartTogether("kubernetes", KubernetesInvocations(), {}); }
+
+TEST_F(DeployRuntime, Systemd) {
+  // Environment= of each unit, then its EnvironmentFile's example (which overrides it).
+  std::map<std::string, std::map<std::string, std::string>> env;
+  for (const fs::path& unit : Units()) {
+    std::map<std::string, std::string>& mine = env[unit.stem().string()];
+    for (const std::string& assignment : UnitValues(ParseUnit(ReadFile(unit)), "Environment")) {
+      const size_t equals = assignment.find('=');
+      mine[assignment.substr(0, equals)] = assignment.substr(equals + 1);
+    }
+    const fs::path example = fs::path(unit).replace_extension(".env");
+    for (const std::string& line : Lines(ReadFile(example))) {
+      const size_t equals = line.find('=');
+      if (line.empty() || line[0] == '#' || equals == std::string::npos) continue;
+      mine[line.substr(0, equals)] =
+          std::string(absl::StripSuffix(absl::StripPrefix(line.substr(equals + 1), "\""), "\""));
+    }
+  }
+  std::vector<Invocation> units;
+  for (const Invocation& invocation : SystemdInvocations()) {
+    if (absl::StrContains(invocation.where, ".service:")) units.push_back(invocation);
+  }
+  StartTogether("systemd", units, env);
+}
+
+// The coordinator does refuse what this build cannot do, so the starts above mean something.
+TEST_F(DeployRuntime, TheCoordinatorRefusesMetricsOffLoopback) {
+  Invocation remote{.where = "synthetic",
+                    .binary = "dbload-coordinator",
+                    .args = {"--listen", "127.0.0.1:7000", "--metrics", "0.0.0.0:9464"}};
+  const ProcessResult result = RunTool(Localize(remote, {}, "", "refused"));
+  EXPECT_EQ(result.exit_code, 2) << result.Describe();
+  EXPECT_THAT(result.err, ::testing::HasSubstr("--metrics"));
 }
 
 // ---------------------------------------------------------------------------------------------
