@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -244,10 +245,19 @@ TEST_F(ReportTest, HtmlReportChartsRenderInChromium) {
   EXPECT_GT(points, 10u);
   EXPECT_EQ(Polylines(spectrum), (std::map<std::string, size_t>{{"point_select", points}}));
   EXPECT_THAT(spectrum, HasSubstr(">99.9%<"));  // the 1/(1 − p) axis
-  // This run has no probe data: a note instead of a chart.
+  // The coordinator's database probe read PostgreSQL during the run: one panel per value it
+  // read, a counter drawn as one rate per pair of readings.
   const std::string saturation = ChartSection(dom, "saturation");
-  EXPECT_THAT(saturation, HasSubstr("No database probe data in this report"));
-  EXPECT_EQ(Count(saturation, "<svg"), 0u);
+  std::set<std::string> keys;
+  for (const v1::ProbeSample& sample : report.probe_samples()) {
+    for (const auto& [key, value] : sample.values()) keys.insert(key);
+  }
+  ASSERT_GT(keys.size(), 10u);
+  EXPECT_EQ(Count(saturation, "<svg"), keys.size());
+  const std::string commits = saturation.substr(saturation.find("postgresql/xact_commit (per second)"));
+  EXPECT_EQ(Polylines(commits.substr(0, commits.find("</svg>"))),
+            (std::map<std::string, size_t>{
+                {"per second", static_cast<size_t>(report.probe_samples_size() - 1)}}));
   // The tables: the report's own numbers.
   EXPECT_THAT(dom, HasSubstr(absl::StrCat("<td>", report.executed(), "</td>")));
   EXPECT_THAT(dom,
@@ -256,9 +266,25 @@ TEST_F(ReportTest, HtmlReportChartsRenderInChromium) {
 }
 
 TEST_F(ReportTest, ProbeDataBecomesSaturationPanels) {
-  // The database probe fills these fields in another branch; until then this test writes
-  // readings into a real report by hand: a counter (drawn per second) and a gauge (as read).
+  // Readings with known values written into a real report in place of the probe's: a counter
+  // (drawn per second) and a gauge (as read).
   v1::RunReport report = Load("a.json");
+  report.clear_probe_samples();
+  report.clear_saturation();
+  for (v1::StageReport& stage : *report.mutable_stages()) stage.clear_saturation();
+  {
+    // Without any: a note instead of a chart.
+    ASSERT_TRUE(SaveReportJson(Path("no_probe.json"), report).ok());
+    const ProcessResult html = RunDbload(
+        {"report", Path("no_probe.json"), "--format", "html", "--output", Path("no_probe.html")});
+    ASSERT_EQ(html.exit_code, 0) << html.Describe();
+    std::vector<std::string> requests;
+    const std::string dom = DumpDom(Path("no_probe.html"), &requests);
+    ExpectCleanPage(dom, requests);
+    const std::string saturation = ChartSection(dom, "saturation");
+    EXPECT_THAT(saturation, HasSubstr("No database probe data in this report"));
+    EXPECT_EQ(Count(saturation, "<svg"), 0u);
+  }
   const std::vector<double> commits = {100, 200, 400, 700, 1100};
   const std::vector<double> backends = {3, 4, 5, 4, 3};
   for (size_t i = 0; i < commits.size(); ++i) {
