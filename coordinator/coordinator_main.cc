@@ -42,8 +42,10 @@ across the connected agents and merges their reports.
                     one), or unix:PATH. Without TLS only loopback addresses (127.0.0.0/8, [::1],
                     localhost) unless --allow-insecure-remote.
   --metrics ADDR    Serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (port 0
-                    picks one). IPv4 loopback only in this build (127.0.0.0/8, localhost);
-                    prometheus-cpp's server here does not bind IPv6.
+                    picks one). IPv4 only (prometheus-cpp's server here does not bind IPv6);
+                    an address off loopback (e.g. 0.0.0.0:9464, for a Prometheus on another
+                    machine) needs --allow-insecure-remote: the page has no TLS or token (it
+                    holds run ids, scenario names and figures, never a password).
   --state-dir DIR   Keep every run's report in DIR/runs/RUN.json (written when the run starts,
                     every 5 s, and when it ends), so that a restarted coordinator still serves
                     them; a run cut off by a crash is served as interrupted with the numbers
@@ -157,12 +159,17 @@ int Main(int argc, char** argv) {
               << max_clients << "'\n";
     return kExitUsage;
   }
-  if (!metrics.empty() &&
-      (!IsLoopbackListenAddress(metrics) || absl::StartsWith(metrics, "unix:") ||
-       absl::StartsWith(metrics, "[") || metrics.find(':') == std::string::npos)) {
+  if (!metrics.empty() && (absl::StartsWith(metrics, "unix:") || absl::StartsWith(metrics, "[") ||
+                           metrics.find(':') == std::string::npos)) {
     std::cerr << "dbload-coordinator: --metrics '" << metrics
-              << "': expected an IPv4 loopback host:port (127.0.0.0/8 or localhost, e.g. "
-                 "127.0.0.1:9464); this build serves metrics on loopback only\n";
+              << "': expected an IPv4 host:port, e.g. 127.0.0.1:9464\n";
+    return kExitUsage;
+  }
+  if (!metrics.empty() && !IsLoopbackListenAddress(metrics) &&
+      !security_flags.allow_insecure_remote) {
+    std::cerr << "dbload-coordinator: --metrics '" << metrics
+              << "': not a loopback address (127.0.0.0/8, localhost); the metrics page has no TLS "
+                 "or token, so serving it to other machines needs --allow-insecure-remote\n";
     return kExitUsage;
   }
   std::unique_ptr<RunStore> run_store;

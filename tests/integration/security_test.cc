@@ -341,6 +341,30 @@ TEST_F(SecurityTest, BadSecuritySettingsAreRefusedBeforeAnyConnection) {
   EXPECT_EQ(listen_any.exit_code, kExitUsage) << listen_any.Describe();
   EXPECT_THAT(listen_any.err, HasSubstr("--listen '0.0.0.0:0': not on this machine, and the link "
                                         "would be plain text"));
+  // The metrics page has no TLS or token: off loopback only when asked for.
+  const ProcessResult metrics_any = RunProcess(
+      {DBLOAD_COORDINATOR_BINARY, "--listen", "127.0.0.1:0", "--metrics", "0.0.0.0:0"},
+      kChildTimeout);
+  EXPECT_EQ(metrics_any.exit_code, kExitUsage) << metrics_any.Describe();
+  EXPECT_THAT(metrics_any.err, HasSubstr("--metrics '0.0.0.0:0': not a loopback address"));
+  EXPECT_THAT(metrics_any.err, HasSubstr("--allow-insecure-remote"));
+  {
+    Child allowed({DBLOAD_COORDINATOR_BINARY, "--listen", "127.0.0.1:0", "--metrics",
+                   "0.0.0.0:0", "--allow-insecure-remote"});
+    ASSERT_TRUE(allowed.PumpUntil(
+        [](const std::string& out) { return absl::StrContains(out, "/metrics\n"); },
+        std::chrono::seconds(10)))
+        << allowed.out() << allowed.err();
+    const size_t at = allowed.out().find("metrics on http://0.0.0.0:");
+    ASSERT_NE(at, std::string::npos) << allowed.out();
+    int port = 0;
+    const std::string rest = allowed.out().substr(at + std::strlen("metrics on http://0.0.0.0:"));
+    ASSERT_TRUE(absl::SimpleAtoi(rest.substr(0, rest.find('/')), &port)) << allowed.out();
+    std::string error;
+    const std::optional<std::string> page = HttpGet(port, "/metrics", error);
+    ASSERT_TRUE(page.has_value()) << error;
+    EXPECT_THAT(*page, HasSubstr("dbload_agents_connected"));
+  }
   // 192.0.2.1 is TEST-NET-1 (RFC 5737): never dialled, the address alone is refused.
   const ProcessResult agent_remote =
       RunProcess({DBLOAD_AGENT_BINARY, "--coordinator", "192.0.2.1:7000"}, kChildTimeout);
