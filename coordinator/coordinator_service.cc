@@ -1006,14 +1006,10 @@ RunAggregator::IntervalObserver CoordinatorService::Impl::MetricsObserverLocked(
       interval.agent_cpu_utilization[agent] = gauges.cpu_utilization;
       gauges.cpu_seconds = 0;
     }
-    const v1::GeneratorLimits& limits = run.plan.generator();
     interval.generator_limited =
-        closed.sample.max_agent_cpu() >
-            (limits.max_agent_cpu() > 0 ? limits.max_agent_cpu() : kDefaultMaxAgentCpu) ||
-        closed.sample.schedule_lag_p99_ms() * 1e6 >
-            static_cast<double>(limits.max_schedule_lag_p99_ns() > 0
-                                    ? limits.max_schedule_lag_p99_ns()
-                                    : kDefaultMaxScheduleLagP99);
+        !GeneratorLimitReason(run.plan.generator(), closed.sample.max_agent_cpu(),
+                              closed.sample.schedule_lag_p99_ms())
+             .empty();
     options_.metrics->OnInterval(interval);
   };
 }

@@ -124,25 +124,28 @@ void ProbeRecord::FillReport(v1::RunReport& report) const {
   }
 }
 
-void MarkGeneratorLimits(const v1::GeneratorLimits& limits, v1::RunReport& report) {
+std::string GeneratorLimitReason(const v1::GeneratorLimits& limits, double busiest_cpu,
+                                 double lag_p99_ms) {
+  constexpr double kDefaultMaxAgentCpu = 0.9;
+  constexpr Nanos kDefaultMaxScheduleLagP99 = 10 * kMillisecond;
   const double max_cpu = limits.max_agent_cpu() > 0 ? limits.max_agent_cpu() : kDefaultMaxAgentCpu;
   const double max_lag_ms =
       static_cast<double>(limits.max_schedule_lag_p99_ns() > 0 ? limits.max_schedule_lag_p99_ns()
                                                                : kDefaultMaxScheduleLagP99) /
       1e6;
-  // Why a span was limited, from its busiest interval's CPU and its schedule lag p99.
-  auto judge = [&](double busiest_cpu, double lag_p99_ms) {
-    std::vector<std::string> why;
-    if (busiest_cpu > max_cpu) {
-      why.push_back(absl::StrFormat("an agent used %.0f%% of its cores (limit %.0f%%)",
-                                    busiest_cpu * 100, max_cpu * 100));
-    }
-    if (lag_p99_ms > max_lag_ms) {
-      why.push_back(absl::StrFormat("schedule lag p99 %.4g ms (limit %.4g ms)", lag_p99_ms,
-                                    max_lag_ms));
-    }
-    return absl::StrJoin(why, "; ");
-  };
+  std::vector<std::string> why;
+  if (busiest_cpu > max_cpu) {
+    why.push_back(absl::StrFormat("an agent used %.0f%% of its cores (limit %.0f%%)",
+                                  busiest_cpu * 100, max_cpu * 100));
+  }
+  if (lag_p99_ms > max_lag_ms) {
+    why.push_back(
+        absl::StrFormat("schedule lag p99 %.4g ms (limit %.4g ms)", lag_p99_ms, max_lag_ms));
+  }
+  return absl::StrJoin(why, "; ");
+}
+
+void MarkGeneratorLimits(const v1::GeneratorLimits& limits, v1::RunReport& report) {
   double run_cpu = 0;
   std::map<uint32_t, double> stage_cpu;
   for (const v1::IntervalSample& sample : report.intervals()) {
@@ -152,11 +155,12 @@ void MarkGeneratorLimits(const v1::GeneratorLimits& limits, v1::RunReport& repor
     cpu = std::max(cpu, sample.max_agent_cpu());
   }
   for (v1::StageReport& stage : *report.mutable_stages()) {
-    const std::string why = judge(stage_cpu[stage.index()], stage.schedule_lag().p99_ms());
+    const std::string why =
+        GeneratorLimitReason(limits, stage_cpu[stage.index()], stage.schedule_lag().p99_ms());
     stage.set_generator_limited(!why.empty());
     stage.set_generator_limited_reason(why);
   }
-  const std::string why = judge(run_cpu, report.schedule_lag().p99_ms());
+  const std::string why = GeneratorLimitReason(limits, run_cpu, report.schedule_lag().p99_ms());
   report.set_generator_limited(!why.empty());
   report.set_generator_limited_reason(why);
 }

@@ -11,10 +11,6 @@
 
 namespace dbload {
 
-// Defaults of a plan's `generator` limits.
-inline constexpr double kDefaultMaxAgentCpu = 0.9;
-inline constexpr Nanos kDefaultMaxScheduleLagP99 = 10 * kMillisecond;
-
 // One run's probe readings, kept compactly (one key list, one row of numbers per reading), and
 // what the report makes of them.
 class ProbeRecord {
@@ -53,9 +49,15 @@ class ProbeRecord {
   std::vector<Row> rows_;
 };
 
+// Why the generator may have limited the load: the busiest agent's CPU (a fraction of its
+// cores) over `max_agent_cpu`, or the schedule lag p99 over `max_schedule_lag_p99` (zero limits
+// take the defaults, 0.9 and 10 ms). Empty when neither.
+std::string GeneratorLimitReason(const dbload::v1::GeneratorLimits& limits, double busiest_cpu,
+                                 double lag_p99_ms);
+
 // Marks the stages (or, without stages, the run) in which the generator may have limited the
-// load: the busiest agent's CPU over `max_agent_cpu` of its cores in some interval, or the
-// schedule lag p99 of the stage over `max_schedule_lag_p99`. Zero limits take the defaults.
+// load: the busiest agent's CPU over the limit in some interval, or the stage's schedule lag
+// p99 over its limit.
 void MarkGeneratorLimits(const dbload::v1::GeneratorLimits& limits,
                          dbload::v1::RunReport& report);
 
