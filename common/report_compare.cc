@@ -14,8 +14,6 @@
 
 namespace dbload {
 
-namespace v1 = dbload::v1;
-
 absl::StatusOr<ReportFile> LoadReportFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read the file"));

@@ -8,8 +8,6 @@
 
 namespace dbload {
 
-namespace v1 = dbload::v1;
-
 std::string CsvField(absl::string_view text) {
   if (text.find_first_of(",\"\r\n") == absl::string_view::npos) return std::string(text);
   std::string out = "\"";

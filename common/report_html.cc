@@ -11,8 +11,6 @@
 
 namespace dbload {
 
-namespace v1 = dbload::v1;
-
 namespace {
 #include "common/report_html_assets.inc"
 }  // namespace
