@@ -318,6 +318,9 @@ struct CategoryRow {
   std::vector<size_t> no_clear_winner;     // per target: cases with no clear throughput winner
   std::vector<size_t> generator_limited;   // per target: cases whose figures include one
   std::vector<size_t> compared;            // per target: cases with figures on both sides
+  // Per target: where the best throughput was, for the cases with several points ("insert
+  // users at 2 clients (mariadb) and 4 clients (postgresql)").
+  std::vector<std::vector<std::string>> best_points;
 };
 
 std::vector<CategoryRow> Categories(const SuiteTable& t) {
@@ -325,17 +328,22 @@ std::vector<CategoryRow> Categories(const SuiteTable& t) {
   std::vector<std::string> case_order;
   std::map<std::string, std::string> category_of;
   std::map<std::string, std::vector<const PointFigures*>> best;
+  std::map<std::string, std::vector<const SuitePoint*>> best_at;
+  std::map<std::string, size_t> points_of;
   for (const SuitePoint& p : t.points) {
     if (!best.contains(p.case_name)) {
       case_order.push_back(p.case_name);
       category_of[p.case_name] = p.category;
       best[p.case_name].assign(t.targets.size(), nullptr);
+      best_at[p.case_name].assign(t.targets.size(), nullptr);
     }
+    ++points_of[p.case_name];
     std::vector<const PointFigures*>& b = best[p.case_name];
     for (size_t i = 0; i < t.targets.size(); ++i) {
       if (p.targets[i] &&
           (b[i] == nullptr || p.targets[i]->throughput.median > b[i]->throughput.median)) {
         b[i] = &*p.targets[i];
+        best_at[p.case_name][i] = &p;
       }
     }
   }
@@ -354,7 +362,8 @@ std::vector<CategoryRow> Categories(const SuiteTable& t) {
                         t.targets.size(), std::vector<std::vector<double>>(std::size(kMetrics))),
                     .no_clear_winner = std::vector<size_t>(t.targets.size(), 0),
                     .generator_limited = std::vector<size_t>(t.targets.size(), 0),
-                    .compared = std::vector<size_t>(t.targets.size(), 0)};
+                    .compared = std::vector<size_t>(t.targets.size(), 0),
+                    .best_points = std::vector<std::vector<std::string>>(t.targets.size())};
     for (const std::string& name : case_order) {
       if (category_of[name] != category) continue;
       row.cases.push_back(name);
@@ -362,6 +371,15 @@ std::vector<CategoryRow> Categories(const SuiteTable& t) {
       for (size_t i = 1; i < t.targets.size(); ++i) {
         if (b[0] == nullptr || b[i] == nullptr) continue;
         ++row.compared[i];
+        if (points_of[name] > 1) {
+          const SuitePoint* at_base = best_at[name][0];
+          const SuitePoint* at_value = best_at[name][i];
+          row.best_points[i].push_back(
+              at_base->point == at_value->point
+                  ? absl::StrCat(name, " at ", PointText(*at_base), " on both")
+                  : absl::StrCat(name, " at ", PointText(*at_value), " (", t.targets[i], ") and ",
+                                 PointText(*at_base), " (", t.targets[0], ")"));
+        }
         for (size_t m = 0; m < std::size(kMetrics); ++m) {
           const double base = (b[0]->*kMetrics[m].field).median;
           const double value = (b[i]->*kMetrics[m].field).median;
@@ -395,6 +413,9 @@ std::string RangePhrase(const std::vector<double>& ratios, const std::string& wh
 
 std::string CategoryNotes(const CategoryRow& row, size_t i) {
   std::vector<std::string> notes;
+  if (!row.best_points[i].empty()) {
+    notes.push_back(absl::StrCat("best throughput: ", absl::StrJoin(row.best_points[i], ", ")));
+  }
   if (row.compared[i] < row.cases.size()) {
     notes.push_back(absl::StrCat(row.cases.size() - row.compared[i], " of ", row.cases.size(),
                                  " cases without figures on both sides"));
@@ -658,7 +679,7 @@ std::string HtmlPointSection(const SuiteTable& t, const SuitePoint& p) {
   }
   if (!keys.empty()) {
     std::sort(keys.begin(), keys.end());
-    absl::StrAppend(&out, "<table class=\"saturation\">\n<tr>", Th("per query executed", true));
+    absl::StrAppend(&out, "<table class=\"saturation\">\n<tr>", Th("per query executed (probe)", true));
     for (const std::string& target : t.targets) absl::StrAppend(&out, Th(target));
     absl::StrAppend(&out, "</tr>\n");
     for (const std::string& key : keys) {
@@ -671,7 +692,8 @@ std::string HtmlPointSection(const SuiteTable& t, const SuitePoint& p) {
         }
         const Spread& s = f->per_query.at(key);
         const auto g = [](double v) { return absl::StrFormat("%.6g", v); };
-        absl::StrAppend(&out, Td(s.n <= 1 ? g(s.median)
+        // A spread only where the repetitions differ: most counters are the same in every run.
+        absl::StrAppend(&out, Td(s.n <= 1 || s.max == s.min ? g(s.median)
                                           : absl::StrCat(g(s.median), " [", g(s.min), "–",
                                                          g(s.max), "]")));
       }

@@ -158,7 +158,8 @@ TEST(SuiteReportTest, SummaryByCategoryUsesTheBestThroughputAndGivesTheRange) {
   EXPECT_THAT(text, HasSubstr("  inserts (2 cases: insert users, batch insert items)\n"
                               "    mariadb vs postgresql: 2.00×–3.00× lower throughput, "
                               "1.00×–2.73× higher mean latency, from 2.00× lower to 6.00× higher "
-                              "p99 latency\n"));
+                              "p99 latency (best throughput: insert users at 2 clients on "
+                              "both)\n"));
   EXPECT_THAT(text, HasSubstr("  selects (1 case: select users by id)\n"
                               "    mariadb vs postgresql: 2.00× lower throughput, 2.00× higher "
                               "mean latency, 3.00× higher p99 latency\n"));
@@ -168,6 +169,20 @@ TEST(SuiteReportTest, SummaryByCategoryUsesTheBestThroughputAndGivesTheRange) {
   EXPECT_THAT(markdown, HasSubstr("| selects | select users by id | mariadb | 2.00× lower "
                                   "throughput | 2.00× higher mean latency | 3.00× higher p99 "
                                   "latency |  |\n"));
+}
+
+TEST(SuiteReportTest, SummaryComparesEachTargetAtItsOwnBestPoint) {
+  SuiteBuilder b({"postgresql", "mariadb"}, 1);
+  b.Case("insert", "inserts", {1, 4}, /*closed=*/true);
+  b.Run("postgresql", "insert", 1, 1, {.rate = 100, .mean = 1, .p99 = 2});
+  b.Run("postgresql", "insert", 4, 1, {.rate = 300, .mean = 2, .p99 = 4});
+  b.Run("mariadb", "insert", 1, 1, {.rate = 200, .mean = 1, .p99 = 2});
+  b.Run("mariadb", "insert", 4, 1, {.rate = 150, .mean = 5, .p99 = 10});
+  // postgresql at 4 clients (300/s) against mariadb at 1 client (200/s).
+  EXPECT_THAT(b.Render(SuiteFormat::kText),
+              HasSubstr("    mariadb vs postgresql: 1.50× lower throughput, 2.00× lower mean "
+                        "latency, 2.00× lower p99 latency (best throughput: insert at 1 client "
+                        "(mariadb) and 4 clients (postgresql))\n"));
 }
 
 TEST(SuiteReportTest, RepetitionsGiveMedianSpreadAndNoClearWinner) {
