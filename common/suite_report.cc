@@ -25,11 +25,12 @@ absl::StatusOr<v1::SuiteIndex> ParseSuiteIndexJson(const std::string& json) {
   v1::SuiteIndex index;
   const auto status = google::protobuf::util::JsonStringToMessage(json, &index);
   if (!status.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("not a dbload suite index: ", status.ToString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a dbload suite index: ", status.ToString()));
   }
   if (index.format_version() != kSuiteIndexFormatVersion) {
-    return absl::InvalidArgumentError(absl::StrCat("suite index format version ",
-                                                   index.format_version(), " is not supported"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("suite index format version ", index.format_version(), " is not supported"));
   }
   return index;
 }
@@ -129,12 +130,13 @@ RunStatus StatusOf(const v1::SuiteRun& run, const v1::RunReport* report,
   }
   if (report->state() != "finished") {
     return {.measured = false,
-            .status = absl::StrCat("report state: ",
-                                   report->state().empty() ? "none" : report->state())};
+            .status =
+                absl::StrCat("report state: ", report->state().empty() ? "none" : report->state())};
   }
   if (GeneratorLimited(*report)) {
-    return {.measured = true,
-            .status = absl::StrCat("measured, GENERATOR-LIMITED: ", GeneratorLimitedReason(*report))};
+    return {
+        .measured = true,
+        .status = absl::StrCat("measured, GENERATOR-LIMITED: ", GeneratorLimitedReason(*report))};
   }
   return {.measured = true, .status = "measured"};
 }
@@ -185,7 +187,8 @@ SuiteTable BuildSuiteTable(const v1::SuiteIndex& index, const std::vector<v1::Ru
     const size_t target = target_index(run.target());
     CaseInfo& info = case_of(run.case_name());
     info.points.insert(run.point());
-    if (table.runs.back().measured) usable[{run.case_name(), run.point(), target}].push_back(report);
+    if (table.runs.back().measured)
+      usable[{run.case_name(), run.point(), target}].push_back(report);
   }
 
   for (const CaseInfo& c : cases) {
@@ -315,9 +318,9 @@ struct CategoryRow {
   std::vector<std::string> cases;
   // Per compared target (index ≥ 1): per metric, the ratios value / baseline over the cases.
   std::vector<std::vector<std::vector<double>>> ratios;
-  std::vector<size_t> no_clear_winner;     // per target: cases with no clear throughput winner
-  std::vector<size_t> generator_limited;   // per target: cases whose figures include one
-  std::vector<size_t> compared;            // per target: cases with figures on both sides
+  std::vector<size_t> no_clear_winner;    // per target: cases with no clear throughput winner
+  std::vector<size_t> generator_limited;  // per target: cases whose figures include one
+  std::vector<size_t> compared;           // per target: cases with figures on both sides
   // Per target: where the best throughput was, for the cases with several points ("insert
   // users at 2 clients (mariadb) and 4 clients (postgresql)").
   std::vector<std::vector<std::string>> best_points;
@@ -348,8 +351,8 @@ std::vector<CategoryRow> Categories(const SuiteTable& t) {
     }
   }
   // Categories in the order WORKLOADS.md gives them, then others as first seen.
-  std::vector<std::string> order = {"inserts", "selects", "updates", "deletes", "transactions",
-                                    "mixed"};
+  std::vector<std::string> order = {"inserts", "selects",      "updates",
+                                    "deletes", "transactions", "mixed"};
   for (const std::string& name : case_order) {
     const std::string& category = category_of[name];
     if (std::find(order.begin(), order.end(), category) == order.end()) order.push_back(category);
@@ -436,8 +439,11 @@ std::string NoEscape(absl::string_view text) { return std::string(text); }
 std::string PointLabel(const v1::SuiteRun& run, const v1::SuiteIndex& index) {
   for (const v1::SuiteCase& c : index.suite().cases()) {
     if (c.name() == run.case_name()) {
-      return PointText({.case_name = "", .category = "", .point = run.point(),
-                        .closed_loop = c.plan().load().has_closed(), .targets = {}});
+      return PointText({.case_name = "",
+                        .category = "",
+                        .point = run.point(),
+                        .closed_loop = c.plan().load().has_closed(),
+                        .targets = {}});
     }
   }
   return absl::StrFormat("%.6g", run.point());
@@ -450,10 +456,10 @@ std::string RepetitionText(const v1::SuiteRun& run) {
 // The lines every format opens with, as plain text (escaped by the caller).
 std::vector<std::string> Preamble(const v1::SuiteIndex& index, const SuiteTable& t) {
   std::vector<std::string> lines;
-  lines.push_back(absl::StrCat("Started ", index.started_at().empty() ? "?" : index.started_at(),
-                               ", ", index.finished_at().empty()
-                                         ? "not finished"
-                                         : absl::StrCat("finished ", index.finished_at())));
+  lines.push_back(
+      absl::StrCat("Started ", index.started_at().empty() ? "?" : index.started_at(), ", ",
+                   index.finished_at().empty() ? "not finished"
+                                               : absl::StrCat("finished ", index.finished_at())));
   if (!t.targets.empty()) {
     lines.push_back(absl::StrCat("Baseline: ", t.targets[0],
                                  " (the first target); every ratio is a target against it."));
@@ -468,14 +474,14 @@ std::vector<std::string> Preamble(const v1::SuiteIndex& index, const SuiteTable&
       ++left_out;
     }
   }
-  lines.push_back(absl::StrCat(
-      "Runs: ", index.runs_size(), " (", measured, " measured, ", discarded,
-      " discarded warm-up, ", left_out,
-      " missing or not finished); only measured runs enter the figures."));
+  lines.push_back(absl::StrCat("Runs: ", index.runs_size(), " (", measured, " measured, ",
+                               discarded, " discarded warm-up, ", left_out,
+                               " missing or not finished); only measured runs enter the figures."));
   if (t.repetitions > 1) {
     lines.push_back(absl::StrCat(
         "Repetitions: up to ", t.repetitions,
-        " measured runs per case, point and target; each figure is their median with the spread [min–max]; a "
+        " measured runs per case, point and target; each figure is their median with the spread "
+        "[min–max]; a "
         "difference between targets smaller than the spread of either is marked \"no clear "
         "winner\"."));
   }
@@ -527,8 +533,9 @@ std::string RenderText(const v1::SuiteIndex& index, const SuiteTable& t) {
     }
   }
   if (t.targets.size() < 2) return out;
-  absl::StrAppend(&out, "\nSummary by category (each case at each target's best throughput; "
-                        "ratios against ",
+  absl::StrAppend(&out,
+                  "\nSummary by category (each case at each target's best throughput; "
+                  "ratios against ",
                   t.targets[0], ")\n");
   for (const CategoryRow& row : Categories(t)) {
     absl::StrAppend(&out, "  ", row.category, " (", row.cases.size(),
@@ -570,7 +577,8 @@ std::string RenderMarkdown(const v1::SuiteIndex& index, const SuiteTable& t) {
   absl::StrAppend(&out, "\n### Per case\n");
   for (const SuitePoint& p : t.points) {
     absl::StrAppend(&out, "\n#### ", MarkdownEscape(PointTitle(p)), "\n\n| metric |");
-    for (const std::string& target : t.targets) absl::StrAppend(&out, " ", MarkdownEscape(target), " |");
+    for (const std::string& target : t.targets)
+      absl::StrAppend(&out, " ", MarkdownEscape(target), " |");
     absl::StrAppend(&out, "\n|---|");
     for (size_t i = 0; i < t.targets.size(); ++i) absl::StrAppend(&out, "---:|");
     absl::StrAppend(&out, "\n");
@@ -592,8 +600,9 @@ std::string RenderMarkdown(const v1::SuiteIndex& index, const SuiteTable& t) {
     if (!lines.empty()) absl::StrAppend(&out, "\n", lines);
   }
   if (t.targets.size() < 2) return out;
-  absl::StrAppend(&out, "\n### Summary by category\n\nEach case at each target's best throughput; "
-                        "ratios against **",
+  absl::StrAppend(&out,
+                  "\n### Summary by category\n\nEach case at each target's best throughput; "
+                  "ratios against **",
                   MarkdownEscape(t.targets[0]), "**.\n\n| category | cases | target |");
   for (const Metric& m : kMetrics) absl::StrAppend(&out, " ", m.what, " |");
   absl::StrAppend(&out, " notes |\n|---|---|---|---|---|---|---|\n");
@@ -604,7 +613,8 @@ std::string RenderMarkdown(const v1::SuiteIndex& index, const SuiteTable& t) {
       std::vector<std::string> cells = {MarkdownEscape(row.category), absl::StrJoin(names, ", "),
                                         MarkdownEscape(t.targets[i])};
       for (size_t m = 0; m < std::size(kMetrics); ++m) {
-        cells.push_back(row.compared[i] == 0 ? "—" : RangePhrase(row.ratios[i][m], kMetrics[m].what));
+        cells.push_back(row.compared[i] == 0 ? "—"
+                                             : RangePhrase(row.ratios[i][m], kMetrics[m].what));
       }
       cells.push_back(CategoryNotes(row, i));
       absl::StrAppend(&out, MarkdownRow(cells));
@@ -679,7 +689,8 @@ std::string HtmlPointSection(const SuiteTable& t, const SuitePoint& p) {
   }
   if (!keys.empty()) {
     std::sort(keys.begin(), keys.end());
-    absl::StrAppend(&out, "<table class=\"saturation\">\n<tr>", Th("per query executed (probe)", true));
+    absl::StrAppend(&out, "<table class=\"saturation\">\n<tr>",
+                    Th("per query executed (probe)", true));
     for (const std::string& target : t.targets) absl::StrAppend(&out, Th(target));
     absl::StrAppend(&out, "</tr>\n");
     for (const std::string& key : keys) {
@@ -693,9 +704,10 @@ std::string HtmlPointSection(const SuiteTable& t, const SuitePoint& p) {
         const Spread& s = f->per_query.at(key);
         const auto g = [](double v) { return absl::StrFormat("%.6g", v); };
         // A spread only where the repetitions differ: most counters are the same in every run.
-        absl::StrAppend(&out, Td(s.n <= 1 || s.max == s.min ? g(s.median)
-                                          : absl::StrCat(g(s.median), " [", g(s.min), "–",
-                                                         g(s.max), "]")));
+        absl::StrAppend(&out,
+                        Td(s.n <= 1 || s.max == s.min
+                               ? g(s.median)
+                               : absl::StrCat(g(s.median), " [", g(s.min), "–", g(s.max), "]")));
       }
       absl::StrAppend(&out, "</tr>\n");
     }
@@ -706,16 +718,17 @@ std::string HtmlPointSection(const SuiteTable& t, const SuitePoint& p) {
 
 // The two charts of one case: throughput vs load point, and latency (p50, p99) vs achieved
 // throughput, one line per target (and percentile), points in load order.
-std::pair<html::ChartSpec, html::ChartSpec> CaseCharts(const SuiteTable& t,
-                                                       const std::vector<const SuitePoint*>& points) {
+std::pair<html::ChartSpec, html::ChartSpec> CaseCharts(
+    const SuiteTable& t, const std::vector<const SuitePoint*>& points) {
   const bool closed = !points.empty() && points.front()->closed_loop;
-  html::ChartSpec throughput{.title = absl::StrCat("Throughput vs ", closed ? "clients" : "target rate"),
-                             .x_label = closed ? "clients" : "target rate (/s)",
-                             .y_label = "queries/s",
-                             .percentile_x = false,
-                             .series = {},
-                             .vlines = {},
-                             .empty = "No measured run of this case."};
+  html::ChartSpec throughput{
+      .title = absl::StrCat("Throughput vs ", closed ? "clients" : "target rate"),
+      .x_label = closed ? "clients" : "target rate (/s)",
+      .y_label = "queries/s",
+      .percentile_x = false,
+      .series = {},
+      .vlines = {},
+      .empty = "No measured run of this case."};
   html::ChartSpec latency{.title = "Response time vs achieved throughput",
                           .x_label = "achieved throughput (/s)",
                           .y_label = "ms",
@@ -761,10 +774,11 @@ std::string RenderHtml(const v1::SuiteIndex& index, const SuiteTable& t) {
   absl::StrAppend(&out, "<h2>Runs</h2>\n<table class=\"runs\">\n");
   const std::vector<std::vector<std::string>> runs = RunRows(index, t);
   for (size_t r = 0; r < runs.size(); ++r) {
-    const bool limited = r > 0 && t.runs[r - 1].status.find("GENERATOR-LIMITED") != std::string::npos;
+    const bool limited =
+        r > 0 && t.runs[r - 1].status.find("GENERATOR-LIMITED") != std::string::npos;
     absl::StrAppend(&out, "<tr",
-                    r == 0      ? ""
-                    : limited   ? " class=\"generator-limited\""
+                    r == 0                   ? ""
+                    : limited                ? " class=\"generator-limited\""
                     : t.runs[r - 1].measured ? ""
                                              : " class=\"left-out\"",
                     ">");
@@ -816,10 +830,9 @@ std::string RenderHtml(const v1::SuiteIndex& index, const SuiteTable& t) {
         absl::StrAppend(&out, "<tr>", Td(row.category, "text"),
                         Td(absl::StrJoin(row.cases, ", "), "text"), Td(t.targets[i], "text"));
         for (size_t m = 0; m < std::size(kMetrics); ++m) {
-          absl::StrAppend(&out, Td(row.compared[i] == 0
-                                       ? "—"
-                                       : RangePhrase(row.ratios[i][m], kMetrics[m].what),
-                                   "text"));
+          absl::StrAppend(
+              &out, Td(row.compared[i] == 0 ? "—" : RangePhrase(row.ratios[i][m], kMetrics[m].what),
+                       "text"));
         }
         absl::StrAppend(&out, Td(CategoryNotes(row, i), "text"), "</tr>\n");
       }
@@ -832,8 +845,9 @@ std::string RenderHtml(const v1::SuiteIndex& index, const SuiteTable& t) {
 
 }  // namespace
 
-std::string RenderSuiteReport(const v1::SuiteIndex& index, const std::vector<v1::RunReport>& reports,
-                              SuiteFormat format, const std::vector<std::string>& problems) {
+std::string RenderSuiteReport(const v1::SuiteIndex& index,
+                              const std::vector<v1::RunReport>& reports, SuiteFormat format,
+                              const std::vector<std::string>& problems) {
   const SuiteTable table = BuildSuiteTable(index, reports, problems);
   switch (format) {
     case SuiteFormat::kMarkdown:

@@ -70,7 +70,7 @@ struct SuiteTable {
   std::vector<std::string> targets;  // the first is the baseline
   std::vector<SuitePoint> points;    // cases in the suite's order, points ascending
   std::vector<RunStatus> runs;       // per index run
-  uint32_t repetitions = 1;  // the most measured runs behind one figure
+  uint32_t repetitions = 1;          // the most measured runs behind one figure
 };
 
 // Groups the index's usable runs (finished in the index and in their report, not discarded) by

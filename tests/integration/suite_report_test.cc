@@ -104,9 +104,15 @@ class SuiteReportTest : public ::testing::Test {
       for (const v1::RunReport& r : reports) values.push_back(get(r));
       return StatOf(values);
     }
-    Stat rate() const { return Of([](const v1::RunReport& r) { return r.actual_rate(); }); }
-    Stat mean() const { return Of([](const v1::RunReport& r) { return r.response_time().mean_ms(); }); }
-    Stat p99() const { return Of([](const v1::RunReport& r) { return r.response_time().p99_ms(); }); }
+    Stat rate() const {
+      return Of([](const v1::RunReport& r) { return r.actual_rate(); });
+    }
+    Stat mean() const {
+      return Of([](const v1::RunReport& r) { return r.response_time().mean_ms(); });
+    }
+    Stat p99() const {
+      return Of([](const v1::RunReport& r) { return r.response_time().p99_ms(); });
+    }
     bool limited() const {
       return std::any_of(reports.begin(), reports.end(),
                          [](const v1::RunReport& r) { return r.generator_limited(); });
@@ -123,8 +129,8 @@ class SuiteReportTest : public ::testing::Test {
         << kChromium << " is missing: scripts/setup installs Debian's chromium package";
     groups_ = new std::map<std::tuple<std::string, std::string, int>, Group>();
     testing::TestServers& servers = TestServersEnvironment::Servers();
-    const std::map<std::string, v1::Target> targets = {
-        {"postgresql", servers.PostgresTarget()}, {"mariadb", servers.MariaDbTarget()}};
+    const std::map<std::string, v1::Target> targets = {{"postgresql", servers.PostgresTarget()},
+                                                       {"mariadb", servers.MariaDbTarget()}};
 
     v1::SuiteIndex index;
     index.set_format_version(1);
@@ -151,7 +157,8 @@ class SuiteReportTest : public ::testing::Test {
     // The runs, in the order a suite runs them: per target, per case, per point; a warm-up
     // run first, and a second repetition of the first case's second point.
     for (const std::string& target : kTargets) {
-      const std::string prepare_plan = WritePlan("prepare.yaml", targets.at(target), "point_select", 1);
+      const std::string prepare_plan =
+          WritePlan("prepare.yaml", targets.at(target), "point_select", 1);
       const ProcessResult cleanup = RunDbload({"cleanup", prepare_plan});
       ASSERT_EQ(cleanup.exit_code, 0) << cleanup.Describe();
       const ProcessResult prepare = RunDbload({"prepare", prepare_plan});
@@ -159,7 +166,8 @@ class SuiteReportTest : public ::testing::Test {
       for (size_t c = 0; c < kCases.size(); ++c) {
         for (int point : kPoints) {
           std::vector<uint32_t> repetitions = {1};
-          if (c == 0 && point == kPoints.front() && target == "postgresql") repetitions.insert(repetitions.begin(), 0);
+          if (c == 0 && point == kPoints.front() && target == "postgresql")
+            repetitions.insert(repetitions.begin(), 0);
           if (c == 0 && point == kPoints.back()) repetitions.push_back(2);
           for (uint32_t repetition : repetitions) {
             const std::string plan =
@@ -212,11 +220,11 @@ class SuiteReportTest : public ::testing::Test {
   static std::string WritePlan(const std::string& file, const v1::Target& target,
                                const std::string& scenario, int clients) {
     const std::string yaml = absl::StrCat(
-        "name: '", target.driver(), "-", scenario, "-", clients, "'\ntarget: {driver: ",
-        target.driver(), ", host: ", target.host(), ", port: ", target.port(),
-        ", user: ", target.user(), ", password_file: ", target.password_file(),
-        ", database: ", target.database(), ", pool: 2, connect_timeout: 5s}\n",
-        "workload: oltp\nscenario: ", scenario,
+        "name: '", target.driver(), "-", scenario, "-", clients,
+        "'\ntarget: {driver: ", target.driver(), ", host: ", target.host(),
+        ", port: ", target.port(), ", user: ", target.user(),
+        ", password_file: ", target.password_file(), ", database: ", target.database(),
+        ", pool: 2, connect_timeout: 5s}\n", "workload: oltp\nscenario: ", scenario,
         "\nworkload_options: {tables: 1, table_size: 1000}\nload: {closed: {clients: ", clients,
         "}}\nstop: {duration: 1s}\nseed: 7\n");
     const std::string path = *dir_ + "/" + file;
@@ -285,8 +293,8 @@ TEST_F(SuiteReportTest, TextAndMarkdownFiguresAreTheRunReports) {
       for (const Row& row : rows) {
         const std::string words = Words(row.a.median, row.b.median);
         const bool unclear = NoClearWinner(row.a, row.b);
-        const std::string cell =
-            absl::StrCat(Figure(row.b, row.format), " (", words, unclear ? ", no clear winner" : "", ")");
+        const std::string cell = absl::StrCat(Figure(row.b, row.format), " (", words,
+                                              unclear ? ", no clear winner" : "", ")");
         // Text: the row holds the baseline's figure, then the other's with its ratio.
         const size_t at = block.find(absl::StrCat("  ", row.label, " "));
         ASSERT_NE(at, std::string::npos) << block;
@@ -329,16 +337,16 @@ TEST_F(SuiteReportTest, TextAndMarkdownFiguresAreTheRunReports) {
     };
     const Group* a = best("postgresql");
     const Group* b = best("mariadb");
-    const std::string line = absl::StrCat(
-        "    mariadb vs postgresql: ",
-        Words(a->rate().median, b->rate().median), " throughput, ",
-        Words(a->mean().median, b->mean().median), " mean latency, ",
-        Words(a->p99().median, b->p99().median), " p99 latency");
-    EXPECT_THAT(text.out, HasSubstr(absl::StrCat("  ", c.category, " (1 case: ", c.name, ")\n", line)))
+    const std::string line =
+        absl::StrCat("    mariadb vs postgresql: ", Words(a->rate().median, b->rate().median),
+                     " throughput, ", Words(a->mean().median, b->mean().median), " mean latency, ",
+                     Words(a->p99().median, b->p99().median), " p99 latency");
+    EXPECT_THAT(text.out,
+                HasSubstr(absl::StrCat("  ", c.category, " (1 case: ", c.name, ")\n", line)))
         << text.out;
-    EXPECT_THAT(markdown.out,
-                HasSubstr(absl::StrCat("| ", c.category, " | ", c.name, " | mariadb | ",
-                                       Words(a->rate().median, b->rate().median), " throughput | ")));
+    EXPECT_THAT(markdown.out, HasSubstr(absl::StrCat(
+                                  "| ", c.category, " | ", c.name, " | mariadb | ",
+                                  Words(a->rate().median, b->rate().median), " throughput | ")));
   }
 }
 
@@ -393,9 +401,8 @@ TEST_F(SuiteReportTest, HtmlChartsRenderInChromium) {
   for (size_t c = 0; c < kCases.size(); ++c) {
     // Throughput vs clients: one line per target, one point per client count.
     const std::string throughput = ChartSection(dom, absl::StrCat("case-", c + 1, "-throughput"));
-    EXPECT_EQ(Polylines(throughput),
-              (std::map<std::string, size_t>{{"postgresql", kPoints.size()},
-                                             {"mariadb", kPoints.size()}}));
+    EXPECT_EQ(Polylines(throughput), (std::map<std::string, size_t>{{"postgresql", kPoints.size()},
+                                                                    {"mariadb", kPoints.size()}}));
     // A spread bar where repetitions differ.
     size_t spreads = 0;
     for (const std::string& target : kTargets) {
@@ -426,8 +433,9 @@ TEST_F(SuiteReportTest, BadInputIsRefusedNamingTheFile) {
   EXPECT_THAT(none.err, HasSubstr(absl::StrCat(*dir_, "/runs/suite.json: cannot read the file")));
   const ProcessResult format = RunDbload({"suite", "report", *dir_, "--format", "csv"});
   EXPECT_EQ(format.exit_code, 2);
-  EXPECT_THAT(format.err,
-              HasSubstr("dbload suite report: --format: expected text, markdown, html; got \"csv\""));
+  EXPECT_THAT(
+      format.err,
+      HasSubstr("dbload suite report: --format: expected text, markdown, html; got \"csv\""));
   const ProcessResult sub = RunDbload({"suite", "frobnicate"});
   EXPECT_EQ(sub.exit_code, 2);
   EXPECT_THAT(sub.err, HasSubstr("dbload suite: expected a subcommand"));
