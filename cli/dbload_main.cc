@@ -34,6 +34,7 @@
 #include "common/report_compare.h"
 #include "common/report_csv.h"
 #include "common/report_html.h"
+#include "common/suite_report.h"
 #include "common/field_error.h"
 #include "common/workload.h"
 #include "common/workload_parser.h"
@@ -70,6 +71,11 @@ Commands:
         Compare reports, the first as the baseline: the whole run and each stage (matched by
         name), per query type; throughput, mean, p50, p99, p99.9 and errors, with ratios
         ("4.87x higher throughput").
+  suite report DIR [--format text|markdown|html] [--output FILE]
+        Compare a suite's runs (DIR/suite.json and the run reports it names) across its
+        targets, the first as the baseline: per case and load point throughput, mean and p99
+        with ratios, medians and spreads of repetitions, the summary by category; html: one
+        self-contained page with charts.
   workloads
         List the built-in workloads and their scenarios.
   workload check FILE.yaml [--set OPTION=VALUE ...]
@@ -723,6 +729,38 @@ int CompareCommand(const std::vector<std::string>& args) {
   return Emit("compare", *flags, RenderComparisonText(*comparison));
 }
 
+// `dbload suite report DIR`: the suite's index and run reports, compared across targets.
+int SuiteReportCommand(const std::vector<std::string>& args) {
+  absl::StatusOr<Flags> flags = ParseFlags("suite report", args, {"--format", "--output"}, {});
+  if (!flags.ok()) return Fail(flags.status());
+  absl::StatusOr<std::string> format =
+      FormatOf("suite report", *flags, {"text", "markdown", "html"});
+  if (!format.ok()) return Fail(format.status());
+  if (flags->positional.size() != 1) {
+    return Fail(absl::InvalidArgumentError(
+        "dbload suite report: give one suite directory (where suite.json is)"));
+  }
+  absl::StatusOr<LoadedSuite> suite = LoadSuite(flags->positional[0]);
+  if (!suite.ok()) {
+    return Fail(absl::Status(suite.status().code(),
+                             absl::StrCat("dbload suite report: ", suite.status().message())));
+  }
+  const SuiteFormat as = *format == "markdown" ? SuiteFormat::kMarkdown
+                         : *format == "html"   ? SuiteFormat::kHtml
+                                               : SuiteFormat::kText;
+  return Emit("suite report", *flags,
+              RenderSuiteReport(suite->index, suite->reports, as, suite->problems));
+}
+
+// `dbload suite SUBCOMMAND …`.
+int SuiteCommand(const std::vector<std::string>& args) {
+  const std::string sub = args.empty() ? "" : args.front();
+  const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
+  if (sub == "report") return SuiteReportCommand(rest);
+  return Fail(absl::InvalidArgumentError(
+      absl::StrCat("dbload suite: expected a subcommand (report), got \"", sub, "\"")));
+}
+
 // Opens one session for set-up work (prepare, cleanup).
 absl::StatusOr<std::unique_ptr<db::Session>> SetupSession(LoadedPlan& loaded,
                                                           const std::string& plan_path) {
@@ -948,6 +986,7 @@ int Main(int argc, char** argv) {
   if (command == "cleanup") return PrepareCommand(args, /*cleanup=*/true);
   if (command == "report") return ReportCommand(args);
   if (command == "compare") return CompareCommand(args);
+  if (command == "suite") return SuiteCommand(args);
   if (command == "submit") return SubmitCommand(args);
   if (command == "watch") return WatchCommand(args);
   if (command == "stop") return StopCommand(args);

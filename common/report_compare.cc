@@ -192,9 +192,6 @@ absl::StatusOr<Comparison> CompareReports(const std::vector<ReportFile>& reports
   return comparison;
 }
 
-namespace {
-
-// "4.87× higher", "11.23× lower", "same", or "" when either is 0 (no ratio).
 std::string RatioWords(double baseline, double value) {
   if (baseline <= 0 || value <= 0) return "";
   const double ratio = value / baseline;
@@ -203,8 +200,6 @@ std::string RatioWords(double baseline, double value) {
   if (higher == "1.00" || lower == "1.00") return "same";
   return ratio > 1 ? absl::StrCat(higher, "× higher") : absl::StrCat(lower, "× lower");
 }
-
-}  // namespace
 
 std::string RatioPhrase(double baseline, double value, const std::string& what) {
   const std::string words = RatioWords(baseline, value);
@@ -267,8 +262,15 @@ std::string SummaryLine(const Comparison& c, const ComparisonCase& row, size_t i
                       row.numbers[0]->errors);
 }
 
-// User-written names as Markdown text: the characters that would start markup or end a table
-// cell are backslash-escaped, line breaks become spaces.
+size_t DisplayWidth(absl::string_view text) {
+  // "×" and "—" are one column but more bytes: count the bytes that start a character.
+  size_t width = 0;
+  for (const char ch : text) width += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+  return width;
+}
+
+}  // namespace
+
 std::string MarkdownEscape(absl::string_view text) {
   std::string out;
   for (const char c : text) {
@@ -284,7 +286,23 @@ std::string MarkdownEscape(absl::string_view text) {
   return out;
 }
 
-}  // namespace
+std::string FormatTextTable(const std::vector<std::vector<std::string>>& table) {
+  std::vector<size_t> widths;
+  for (const auto& line : table) {
+    if (widths.size() < line.size()) widths.resize(line.size(), 0);
+    for (size_t i = 0; i < line.size(); ++i) widths[i] = std::max(widths[i], DisplayWidth(line[i]));
+  }
+  std::string out;
+  for (const auto& line : table) {
+    std::string text = " ";
+    for (size_t i = 0; i < line.size(); ++i) {
+      const std::string pad(widths[i] - DisplayWidth(line[i]), ' ');
+      absl::StrAppend(&text, " ", i == 0 ? line[i] + pad : pad + line[i]);
+    }
+    absl::StrAppend(&out, text, "\n");
+  }
+  return out;
+}
 
 std::string RenderComparisonText(const Comparison& c) {
   std::string out =
@@ -304,26 +322,7 @@ std::string RenderComparisonText(const Comparison& c) {
       }
       table.push_back(line);
     }
-    std::vector<size_t> widths(header.size(), 0);
-    for (const auto& line : table) {
-      for (size_t i = 0; i < line.size(); ++i) {
-        // Display width: "×" and "—" are one column but more bytes.
-        size_t width = 0;
-        for (const char ch : line[i]) width += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
-        widths[i] = std::max(widths[i], width);
-      }
-    }
-    absl::StrAppend(&out, "\n", row.Title(), "\n");
-    for (const auto& line : table) {
-      std::string text = " ";
-      for (size_t i = 0; i < line.size(); ++i) {
-        size_t width = 0;
-        for (const char ch : line[i]) width += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
-        const std::string pad(widths[i] - width, ' ');
-        absl::StrAppend(&text, " ", i == 0 ? line[i] + pad : pad + line[i]);
-      }
-      absl::StrAppend(&out, text, "\n");
-    }
+    absl::StrAppend(&out, "\n", row.Title(), "\n", FormatTextTable(table));
     for (size_t i = 1; i < c.labels.size(); ++i) {
       const std::string summary = SummaryLine(c, row, i);
       if (!summary.empty()) absl::StrAppend(&out, "  ", summary, "\n");

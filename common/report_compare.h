@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "dbload/v1/report.pb.h"
 
 namespace dbload {
@@ -53,6 +54,18 @@ absl::StatusOr<Comparison> CompareReports(const std::vector<ReportFile>& reports
 // "11.23× lower mean latency", "same p99 latency" (equal to two decimals); "WHAT: not
 // comparable (0 in …)" when either is 0.
 std::string RatioPhrase(double baseline, double value, const std::string& what);
+
+// `value` against `baseline` in words: "4.87× higher", "11.23× lower", "same" (equal to two
+// decimals), or "" when either is 0 (no ratio).
+std::string RatioWords(double baseline, double value);
+
+// User-written names as Markdown text: the characters that would start markup or end a table
+// cell are backslash-escaped, line breaks become spaces.
+std::string MarkdownEscape(absl::string_view text);
+
+// Rows of cells as aligned text, each line indented by two spaces: the first column left-aligned,
+// the others right-aligned (widths in characters, so "×" and "—" count once).
+std::string FormatTextTable(const std::vector<std::vector<std::string>>& table);
 
 // One line per case and compared report: "LABEL vs BASELINE: 4.87× higher throughput, …".
 std::string RenderComparisonText(const Comparison& comparison);

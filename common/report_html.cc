@@ -161,7 +161,18 @@ std::string ChartJson(const ChartSpec& chart) {
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const Series& s = chart.series[i];
     absl::StrAppend(&out, i > 0 ? "," : "", "{\"name\":", JsonQuote(s.name),
-                    ",\"x\":", NumberArray(s.x), ",\"y\":", NumberArray(s.y), "}");
+                    ",\"x\":", NumberArray(s.x), ",\"y\":", NumberArray(s.y));
+    if (!s.lo.empty() && !s.hi.empty()) {
+      absl::StrAppend(&out, ",\"lo\":", NumberArray(s.lo), ",\"hi\":", NumberArray(s.hi));
+    }
+    if (!s.flags.empty()) {
+      absl::StrAppend(&out, ",\"flags\":[");
+      for (size_t j = 0; j < s.flags.size(); ++j) {
+        absl::StrAppend(&out, j > 0 ? "," : "", s.flags[j] ? "true" : "false");
+      }
+      absl::StrAppend(&out, "]");
+    }
+    absl::StrAppend(&out, "}");
   }
   absl::StrAppend(&out, "],\"vlines\":[");
   for (size_t i = 0; i < chart.vlines.size(); ++i) {

@@ -47,6 +47,11 @@ struct Series {
   std::string name;
   std::vector<double> x;
   std::vector<double> y;
+  // Optional, one per point: a spread drawn through it (lo to hi), and a ring (a mark such as
+  // generator-limited).
+  std::vector<double> lo = {};
+  std::vector<double> hi = {};
+  std::vector<bool> flags = {};
 };
 struct VerticalLine {
   double x = 0;

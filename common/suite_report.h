@@ -1,0 +1,99 @@
+#ifndef DBLOAD_COMMON_SUITE_REPORT_H_
+#define DBLOAD_COMMON_SUITE_REPORT_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dbload/v1/report.pb.h"
+#include "dbload/v1/suite.pb.h"
+
+namespace dbload {
+
+// A suite's directory as `dbload suite run` leaves it: DIR/suite.json (SuiteIndex) and each run's
+// report at SuiteRun.report, relative to DIR.
+struct LoadedSuite {
+  dbload::v1::SuiteIndex index;
+  // In the index's order; an empty report where a run's could not be read.
+  std::vector<dbload::v1::RunReport> reports;
+  // In the index's order: why a run's report could not be read (naming the file), or "".
+  std::vector<std::string> problems;
+};
+
+// Fails (naming the file) only when DIR/suite.json cannot be read or parsed; a run whose report
+// is missing or broken is kept, with its problem, so that the report shows it.
+absl::StatusOr<LoadedSuite> LoadSuite(const std::string& dir);
+// The index from its JSON (proto field names, as the run reports).
+absl::StatusOr<dbload::v1::SuiteIndex> ParseSuiteIndexJson(const std::string& json);
+
+// One figure over the measured repetitions of a case and point on one target.
+struct Spread {
+  double median = 0;
+  double min = 0;
+  double max = 0;
+  size_t n = 0;
+};
+// The median of the values (the mean of the middle two for an even count), min and max.
+Spread SpreadOf(std::vector<double> values);
+
+// What one target measured for one case and point: each figure over its usable runs.
+struct PointFigures {
+  Spread throughput;  // actual rate, /s
+  Spread mean_ms;
+  Spread p50_ms;
+  Spread p99_ms;
+  size_t generator_limited_runs = 0;  // of throughput.n
+  // Saturation per query (the probe's common counters, and process/cpu_seconds), by name.
+  std::map<std::string, Spread> per_query;
+};
+
+// One row group of the comparison: a case at one load point, each target's figures (absent
+// when the target has no usable run there).
+struct SuitePoint {
+  std::string case_name;
+  std::string category;
+  double point = 0;  // 0: the plan's own load
+  bool closed_loop = false;
+  std::vector<std::optional<PointFigures>> targets;  // in the suite's target order
+};
+
+// Whether a run counts: "measured", or why not ("discarded (warm-up)", "pending", "failed",
+// "report missing: …", "report state aborted", …).
+struct RunStatus {
+  bool measured = false;
+  std::string status;
+};
+
+struct SuiteTable {
+  std::vector<std::string> targets;  // the first is the baseline
+  std::vector<SuitePoint> points;    // cases in the suite's order, points ascending
+  std::vector<RunStatus> runs;       // per index run
+  uint32_t repetitions = 1;          // the most measured runs behind one figure
+};
+
+// Groups the index's usable runs (finished in the index and in their report, not discarded) by
+// case, point and target. `problems` as LoadedSuite's (may be empty).
+SuiteTable BuildSuiteTable(const dbload::v1::SuiteIndex& index,
+                           const std::vector<dbload::v1::RunReport>& reports,
+                           const std::vector<std::string>& problems = {});
+
+// Whether `value` and `baseline` differ by less than the spread of either (max − min over the
+// repetitions): no clear winner. Never with a single run on both sides.
+bool NoClearWinner(const Spread& baseline, const Spread& value);
+
+enum class SuiteFormat { kText, kMarkdown, kHtml };
+
+// Text and Markdown: the runs, the per-case comparison (throughput, mean, p99, ratios to the
+// first target), the summary by category (best throughput point per case and target, the range
+// of ratios). HTML (self-contained, as RenderReportHtml): the same, with throughput vs load point
+// and latency vs achieved throughput per case and target, bars per case, and the saturation
+// counters per query side by side.
+std::string RenderSuiteReport(const dbload::v1::SuiteIndex& index,
+                              const std::vector<dbload::v1::RunReport>& reports, SuiteFormat format,
+                              const std::vector<std::string>& problems = {});
+
+}  // namespace dbload
+
+#endif  // DBLOAD_COMMON_SUITE_REPORT_H_

@@ -1,0 +1,451 @@
+// The suite report from real runs: the `dbload` executable runs short closed-loop plans against
+// a real PostgreSQL and a real MariaDB (tests/harness/dbenv) — 2 targets × 2 cases × 2 client
+// counts, a second repetition of one case's second point, and a discarded warm-up run — and the
+// test writes their suite.json by hand as proto/dbload/v1/suite.proto describes it. `dbload suite
+// report` renders it as text, Markdown and HTML; every figure of the text and Markdown is checked
+// against the run reports it came from (medians, spreads and ratios recomputed here), and a real
+// headless Chromium opens the HTML: the charts hold as many points as the data, the script ran
+// without an error, nothing was fetched.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/report.h"
+#include "dbload/v1/suite.pb.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "tests/harness/child_process.h"
+#include "tests/harness/test_servers.h"
+
+#ifndef DBLOAD_BINARY
+#error "DBLOAD_BINARY must be defined (the path of the dbload executable)"
+#endif
+
+namespace dbload {
+namespace {
+
+namespace v1 = dbload::v1;
+using ::dbload::testing::ProcessResult;
+using ::dbload::testing::RunProcess;
+using ::dbload::testing::TestServersEnvironment;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kChromium[] = "/usr/bin/chromium";
+const std::vector<std::string> kTargets = {"postgresql", "mariadb"};
+struct CaseDef {
+  std::string name, category, scenario;
+};
+const std::vector<CaseDef> kCases = {{"point select", "selects", "point_select"},
+                                     {"update non-index", "updates", "update_non_index"}};
+const std::vector<int> kPoints = {1, 2};
+
+ProcessResult RunDbload(std::vector<std::string> args) {
+  args.insert(args.begin(), DBLOAD_BINARY);
+  return RunProcess(args, std::chrono::seconds(90));
+}
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// Recomputed here, independently of the library: median (mean of the middle two), min, max.
+struct Stat {
+  double median = 0, min = 0, max = 0;
+  size_t n = 0;
+};
+Stat StatOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  Stat s{.median = 0, .min = v.front(), .max = v.back(), .n = v.size()};
+  s.median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  return s;
+}
+
+std::string Rate(double v) { return absl::StrFormat("%.0f", v); }
+std::string Figure(const Stat& s, std::string (*format)(double)) {
+  return s.n == 1 ? format(s.median)
+                  : absl::StrCat(format(s.median), " [", format(s.min), "–", format(s.max), "]");
+}
+std::string Words(double base, double value) {
+  const double ratio = value / base;
+  const std::string up = absl::StrFormat("%.2f", ratio), down = absl::StrFormat("%.2f", 1 / ratio);
+  if (up == "1.00" || down == "1.00") return "same";
+  return ratio > 1 ? absl::StrCat(up, "× higher") : absl::StrCat(down, "× lower");
+}
+bool NoClearWinner(const Stat& a, const Stat& b) {
+  const double spread = std::max(a.max - a.min, b.max - b.min);
+  return spread > 0 && std::abs(a.median - b.median) < spread;
+}
+
+class SuiteReportTest : public ::testing::Test {
+ protected:
+  struct Group {
+    std::vector<v1::RunReport> reports;
+    Stat Of(double (*get)(const v1::RunReport&)) const {
+      std::vector<double> values;
+      for (const v1::RunReport& r : reports) values.push_back(get(r));
+      return StatOf(values);
+    }
+    Stat rate() const {
+      return Of([](const v1::RunReport& r) { return r.actual_rate(); });
+    }
+    Stat mean() const {
+      return Of([](const v1::RunReport& r) { return r.response_time().mean_ms(); });
+    }
+    Stat p99() const {
+      return Of([](const v1::RunReport& r) { return r.response_time().p99_ms(); });
+    }
+    bool limited() const {
+      return std::any_of(reports.begin(), reports.end(),
+                         [](const v1::RunReport& r) { return r.generator_limited(); });
+    }
+  };
+
+  static void SetUpTestSuite() {
+    char pattern[] = "/tmp/dbload_suite_report_test.XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr) << std::strerror(errno);
+    dir_ = new std::string(pattern);
+    ASSERT_EQ(chmod(dir_->c_str(), 0755), 0);
+    std::filesystem::create_directories(*dir_ + "/runs");
+    ASSERT_EQ(access(kChromium, X_OK), 0)
+        << kChromium << " is missing: scripts/setup installs Debian's chromium package";
+    groups_ = new std::map<std::tuple<std::string, std::string, int>, Group>();
+    testing::TestServers& servers = TestServersEnvironment::Servers();
+    const std::map<std::string, v1::Target> targets = {{"postgresql", servers.PostgresTarget()},
+                                                       {"mariadb", servers.MariaDbTarget()}};
+
+    v1::SuiteIndex index;
+    index.set_format_version(1);
+    v1::Suite& suite = *index.mutable_suite();
+    suite.set_name("two databases, two cases");
+    for (const std::string& name : kTargets) {
+      v1::SuiteTarget* t = suite.add_targets();
+      t->set_name(name);
+      *t->mutable_target() = targets.at(name);
+    }
+    for (const CaseDef& c : kCases) {
+      v1::SuiteCase* sc = suite.add_cases();
+      sc->set_name(c.name);
+      sc->set_category(c.category);
+      sc->mutable_plan()->set_workload("oltp");
+      sc->mutable_plan()->set_scenario(c.scenario);
+      sc->mutable_plan()->mutable_load()->mutable_closed();
+      for (int p : kPoints) sc->add_points(p);
+    }
+    suite.mutable_settings()->set_repetitions(1);
+    suite.mutable_settings()->set_prepare("once");
+    index.set_started_at("2026-12-01T00:00:00Z");
+
+    // The runs, in the order a suite runs them: per target, per case, per point; a warm-up
+    // run first, and a second repetition of the first case's second point.
+    for (const std::string& target : kTargets) {
+      const std::string prepare_plan =
+          WritePlan("prepare.yaml", targets.at(target), "point_select", 1);
+      const ProcessResult cleanup = RunDbload({"cleanup", prepare_plan});
+      ASSERT_EQ(cleanup.exit_code, 0) << cleanup.Describe();
+      const ProcessResult prepare = RunDbload({"prepare", prepare_plan});
+      ASSERT_EQ(prepare.exit_code, 0) << prepare.Describe();
+      for (size_t c = 0; c < kCases.size(); ++c) {
+        for (int point : kPoints) {
+          std::vector<uint32_t> repetitions = {1};
+          if (c == 0 && point == kPoints.front() && target == "postgresql")
+            repetitions.insert(repetitions.begin(), 0);
+          if (c == 0 && point == kPoints.back()) repetitions.push_back(2);
+          for (uint32_t repetition : repetitions) {
+            const std::string plan =
+                WritePlan("plan.yaml", targets.at(target), kCases[c].scenario, point);
+            const std::string report = absl::StrFormat("runs/%02d.json", index.runs_size() + 1);
+            const ProcessResult run = RunDbload({"run", plan, "--report", *dir_ + "/" + report});
+            ASSERT_EQ(run.exit_code, 0) << run.Describe();
+            absl::StatusOr<std::string> json = testing::ReadFile(*dir_ + "/" + report);
+            ASSERT_TRUE(json.ok()) << json.status();
+            absl::StatusOr<v1::RunReport> parsed = ParseReportJson(*json);
+            ASSERT_TRUE(parsed.ok()) << parsed.status();
+            v1::SuiteRun* r = index.add_runs();
+            r->set_target(target);
+            r->set_case_name(kCases[c].name);
+            r->set_point(point);
+            r->set_repetition(repetition);
+            r->set_discarded(repetition == 0);
+            r->set_report(report);
+            r->set_state(parsed->state());
+            r->set_run_id(parsed->run_id());
+            ASSERT_EQ(parsed->state(), "finished");
+            if (repetition > 0) {
+              (*groups_)[{kCases[c].name, target, point}].reports.push_back(*parsed);
+            } else {
+              warmup_ = new v1::RunReport(*parsed);
+            }
+          }
+        }
+      }
+    }
+    index.set_finished_at("2026-12-01T00:01:00Z");
+    std::string json;
+    google::protobuf::util::JsonPrintOptions options;
+    options.preserve_proto_field_names = true;
+    options.add_whitespace = true;
+    ASSERT_TRUE(google::protobuf::util::MessageToJsonString(index, &json, options).ok());
+    std::ofstream(*dir_ + "/suite.json") << json;
+  }
+
+  static void TearDownTestSuite() {
+    if (dir_ == nullptr) return;
+    std::error_code ignored;
+    std::filesystem::remove_all(*dir_, ignored);
+    delete dir_;
+    delete groups_;
+    delete warmup_;
+    dir_ = nullptr;
+  }
+
+  static std::string WritePlan(const std::string& file, const v1::Target& target,
+                               const std::string& scenario, int clients) {
+    const std::string yaml = absl::StrCat(
+        "name: '", target.driver(), "-", scenario, "-", clients,
+        "'\ntarget: {driver: ", target.driver(), ", host: ", target.host(),
+        ", port: ", target.port(), ", user: ", target.user(),
+        ", password_file: ", target.password_file(), ", database: ", target.database(),
+        ", pool: 2, connect_timeout: 5s}\n", "workload: oltp\nscenario: ", scenario,
+        "\nworkload_options: {tables: 1, table_size: 1000}\nload: {closed: {clients: ", clients,
+        "}}\nstop: {duration: 1s}\nseed: 7\n");
+    const std::string path = *dir_ + "/" + file;
+    std::ofstream(path) << yaml;
+    return path;
+  }
+
+  static const Group& G(const std::string& name, const std::string& target, int point) {
+    return groups_->at({name, target, point});
+  }
+
+  // The block of one case and point in the text or Markdown: from its title to `end` (the
+  // blank line after a text block, the next heading in Markdown).
+  static std::string Block(const std::string& out, const std::string& title,
+                           const std::string& end_marker) {
+    const size_t at = out.find(title);
+    if (at == std::string::npos) return "";
+    const size_t end = out.find(end_marker, at + title.size());
+    return out.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  }
+
+  static std::string* dir_;
+  static std::map<std::tuple<std::string, std::string, int>, Group>* groups_;
+  static v1::RunReport* warmup_;
+};
+
+std::string* SuiteReportTest::dir_ = nullptr;
+std::map<std::tuple<std::string, std::string, int>, SuiteReportTest::Group>*
+    SuiteReportTest::groups_ = nullptr;
+v1::RunReport* SuiteReportTest::warmup_ = nullptr;
+
+std::string PointTitle(const CaseDef& c, int point) {
+  return absl::StrCat(c.name, " (", c.category, "), ", point, point == 1 ? " client" : " clients");
+}
+
+TEST_F(SuiteReportTest, TextAndMarkdownFiguresAreTheRunReports) {
+  const ProcessResult text = RunDbload({"suite", "report", *dir_});
+  ASSERT_EQ(text.exit_code, 0) << text.Describe();
+  const ProcessResult markdown = RunDbload({"suite", "report", *dir_, "--format", "markdown"});
+  ASSERT_EQ(markdown.exit_code, 0) << markdown.Describe();
+  EXPECT_THAT(text.out, HasSubstr("Baseline: postgresql (the first target)"));
+  EXPECT_THAT(text.out, HasSubstr("Runs: 11 (10 measured, 1 discarded warm-up, 0 missing"));
+  EXPECT_THAT(text.out, HasSubstr("| warm-up | discarded (warm-up) | runs/01.json\n"));
+
+  size_t checked = 0;
+  for (const CaseDef& c : kCases) {
+    for (int point : kPoints) {
+      const Group& base = G(c.name, "postgresql", point);
+      const Group& other = G(c.name, "mariadb", point);
+      const std::string block =
+          Block(text.out, absl::StrCat("\n", PointTitle(c, point), "\n"), "\n\n");
+      ASSERT_FALSE(block.empty()) << PointTitle(c, point) << "\n" << text.out;
+      const std::string md =
+          Block(markdown.out, absl::StrCat("#### ", PointTitle(c, point), "\n"), "\n#");
+      ASSERT_FALSE(md.empty()) << markdown.out;
+      struct Row {
+        std::string label, what;
+        Stat a, b;
+        std::string (*format)(double);
+      };
+      const std::vector<Row> rows = {
+          {"throughput (/s)", "throughput", base.rate(), other.rate(), Rate},
+          {"mean (ms)", "mean latency", base.mean(), other.mean(), FormatMs},
+          {"p99 (ms)", "p99 latency", base.p99(), other.p99(), FormatMs}};
+      std::vector<std::string> phrases;
+      for (const Row& row : rows) {
+        const std::string words = Words(row.a.median, row.b.median);
+        const bool unclear = NoClearWinner(row.a, row.b);
+        const std::string cell = absl::StrCat(Figure(row.b, row.format), " (", words,
+                                              unclear ? ", no clear winner" : "", ")");
+        // Text: the row holds the baseline's figure, then the other's with its ratio.
+        const size_t at = block.find(absl::StrCat("  ", row.label, " "));
+        ASSERT_NE(at, std::string::npos) << block;
+        const std::string line = block.substr(at, block.find('\n', at) - at);
+        EXPECT_THAT(line, HasSubstr(absl::StrCat(" ", Figure(row.a, row.format), " "))) << block;
+        EXPECT_TRUE(absl::EndsWith(line, cell)) << line << "\nexpected: " << cell;
+        EXPECT_THAT(md, HasSubstr(absl::StrCat("| ", row.label, " | ", Figure(row.a, row.format),
+                                               " | ", cell, " |")));
+        phrases.push_back(absl::StrCat(words, " ", row.what, unclear ? " (no clear winner)" : ""));
+        ++checked;
+      }
+      const std::string summary =
+          absl::StrCat("mariadb vs postgresql: ", absl::StrJoin(phrases, ", "));
+      EXPECT_THAT(block, HasSubstr(summary));
+      EXPECT_THAT(md, HasSubstr(summary));
+      EXPECT_THAT(block, HasSubstr(absl::StrCat("  runs ")));
+      EXPECT_EQ(base.limited() || other.limited(),
+                block.find("GENERATOR-LIMITED") != std::string::npos)
+          << block;
+    }
+  }
+  EXPECT_EQ(checked, kCases.size() * kPoints.size() * 3);
+  // The repeated point has a spread; the warm-up run is in none of its figures.
+  const Group& repeated = G(kCases[0].name, "postgresql", kPoints.back());
+  ASSERT_EQ(repeated.reports.size(), 2u);
+  EXPECT_THAT(text.out, HasSubstr(Figure(repeated.rate(), Rate)));
+  EXPECT_EQ(G(kCases[0].name, "postgresql", kPoints.front()).reports.size(), 1u);
+  EXPECT_NE(warmup_->actual_rate(), G(kCases[0].name, "postgresql", 1).rate().median);
+
+  // The summary by category: each case at each target's best throughput; one case per
+  // category, so the range is that case's ratio.
+  for (const CaseDef& c : kCases) {
+    const auto best = [&](const std::string& target) {
+      const Group* top = nullptr;
+      for (int point : kPoints) {
+        const Group& g = G(c.name, target, point);
+        if (top == nullptr || g.rate().median > top->rate().median) top = &g;
+      }
+      return top;
+    };
+    const Group* a = best("postgresql");
+    const Group* b = best("mariadb");
+    const std::string line =
+        absl::StrCat("    mariadb vs postgresql: ", Words(a->rate().median, b->rate().median),
+                     " throughput, ", Words(a->mean().median, b->mean().median), " mean latency, ",
+                     Words(a->p99().median, b->p99().median), " p99 latency");
+    EXPECT_THAT(text.out,
+                HasSubstr(absl::StrCat("  ", c.category, " (1 case: ", c.name, ")\n", line)))
+        << text.out;
+    EXPECT_THAT(markdown.out, HasSubstr(absl::StrCat(
+                                  "| ", c.category, " | ", c.name, " | mariadb | ",
+                                  Words(a->rate().median, b->rate().median), " throughput | ")));
+  }
+}
+
+// The part of a dumped DOM that belongs to one chart container (up to the next one).
+std::string ChartSection(const std::string& dom, const std::string& chart) {
+  const size_t start = dom.find(absl::StrCat("data-chart=\"", chart, "\""));
+  if (start == std::string::npos) return "";
+  size_t end = dom.find("data-chart=\"", start + 1);
+  if (end == std::string::npos) end = dom.find("<script", start);
+  return dom.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+std::map<std::string, size_t> Polylines(const std::string& section) {
+  std::map<std::string, size_t> lines;
+  static const std::regex kPolyline(R"re(<polyline points="([^"]*)"[^>]*?data-series="([^"]*)")re");
+  for (auto it = std::sregex_iterator(section.begin(), section.end(), kPolyline);
+       it != std::sregex_iterator(); ++it) {
+    const std::string points = (*it)[1];
+    lines[(*it)[2]] = points.empty() ? 0 : Count(points, " ") + 1;
+  }
+  return lines;
+}
+
+TEST_F(SuiteReportTest, HtmlChartsRenderInChromium) {
+  const std::string page = *dir_ + "/suite.html";
+  const ProcessResult html =
+      RunDbload({"suite", "report", *dir_, "--format", "html", "--output", page});
+  ASSERT_EQ(html.exit_code, 0) << html.Describe();
+  EXPECT_EQ(html.out, "");
+  const std::string profile = *dir_ + "/chromium";
+  const std::string net_log = profile + ".netlog.json";
+  const ProcessResult chromium = RunProcess(
+      {kChromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+       "--disable-background-networking", "--disable-component-update", "--disable-sync",
+       "--host-resolver-rules=MAP * ~NOTFOUND", absl::StrCat("--user-data-dir=", profile),
+       absl::StrCat("--log-net-log=", net_log), "--dump-dom", absl::StrCat("file://", page)},
+      std::chrono::seconds(60));
+  ASSERT_EQ(chromium.exit_code, 0) << chromium.Describe();
+  const std::string& dom = chromium.out;
+  // The script drew every chart without an error, and the page asked for nothing.
+  const size_t status = dom.find("<div id=\"js-status\"");
+  ASSERT_NE(status, std::string::npos);
+  EXPECT_EQ(dom.substr(status, dom.find("</div>", status) + 6 - status),
+            "<div id=\"js-status\" data-rendered=\"yes\"></div>");
+  absl::StatusOr<std::string> log = testing::ReadFile(net_log);
+  ASSERT_TRUE(log.ok()) << log.status();
+  for (absl::string_view line : absl::StrSplit(*log, '\n')) {
+    if (line.find("\"network_isolation_key\":\"file://") == absl::string_view::npos) continue;
+    EXPECT_THAT(std::string(line), Not(::testing::ContainsRegex("\"url\":\"(http|https|ws)")));
+  }
+
+  for (size_t c = 0; c < kCases.size(); ++c) {
+    // Throughput vs clients: one line per target, one point per client count.
+    const std::string throughput = ChartSection(dom, absl::StrCat("case-", c + 1, "-throughput"));
+    EXPECT_EQ(Polylines(throughput), (std::map<std::string, size_t>{{"postgresql", kPoints.size()},
+                                                                    {"mariadb", kPoints.size()}}));
+    // A spread bar where repetitions differ.
+    size_t spreads = 0;
+    for (const std::string& target : kTargets) {
+      for (int point : kPoints) {
+        const Stat s = G(kCases[c].name, target, point).rate();
+        spreads += s.max > s.min;
+      }
+    }
+    EXPECT_EQ(Count(throughput, "class=\"spread\""), spreads) << kCases[c].name;
+    // Latency vs achieved throughput: p50 and p99 per target, one point per client count.
+    EXPECT_EQ(Polylines(ChartSection(dom, absl::StrCat("case-", c + 1, "-latency"))),
+              (std::map<std::string, size_t>{{"postgresql p50", kPoints.size()},
+                                             {"postgresql p99", kPoints.size()},
+                                             {"mariadb p50", kPoints.size()},
+                                             {"mariadb p99", kPoints.size()}}));
+  }
+  // Bars: one per target and point of each case.
+  EXPECT_EQ(Count(dom, "<div class=\"bar"), kCases.size() * kPoints.size() * kTargets.size());
+  // The probe's common counters per query, side by side (both databases give commits).
+  EXPECT_THAT(dom, HasSubstr("<td class=\"text\">commits</td>"));
+  EXPECT_THAT(dom, HasSubstr("<td class=\"text\">process/cpu_seconds</td>"));
+  EXPECT_THAT(dom, HasSubstr("<h2>Summary by category</h2>"));
+}
+
+TEST_F(SuiteReportTest, BadInputIsRefusedNamingTheFile) {
+  const ProcessResult none = RunDbload({"suite", "report", *dir_ + "/runs"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_THAT(none.err, HasSubstr(absl::StrCat(*dir_, "/runs/suite.json: cannot read the file")));
+  const ProcessResult format = RunDbload({"suite", "report", *dir_, "--format", "csv"});
+  EXPECT_EQ(format.exit_code, 2);
+  EXPECT_THAT(
+      format.err,
+      HasSubstr("dbload suite report: --format: expected text, markdown, html; got \"csv\""));
+  const ProcessResult sub = RunDbload({"suite", "frobnicate"});
+  EXPECT_EQ(sub.exit_code, 2);
+  EXPECT_THAT(sub.err, HasSubstr("dbload suite: expected a subcommand"));
+}
+
+}  // namespace
+}  // namespace dbload
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  dbload::testing::TestServersEnvironment::Register({"postgres", "mariadb"});
+  return RUN_ALL_TESTS();
+}
