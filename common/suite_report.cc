@@ -15,7 +15,6 @@
 
 namespace dbload {
 
-namespace v1 = dbload::v1;
 
 namespace {
 constexpr uint32_t kSuiteIndexFormatVersion = 1;
