@@ -15,7 +15,6 @@
 
 namespace dbload {
 
-
 namespace {
 constexpr uint32_t kSuiteIndexFormatVersion = 1;
 }  // namespace
