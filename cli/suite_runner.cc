@@ -72,9 +72,8 @@ std::vector<v1::Plan> DataPlans(const v1::Suite& suite, const std::vector<v1::Su
       continue;
     }
     std::string key = plan->workload();
-    for (const auto& [name, value] :
-         std::map<std::string, std::string>(plan->workload_options().begin(),
-                                            plan->workload_options().end())) {
+    for (const auto& [name, value] : std::map<std::string, std::string>(
+             plan->workload_options().begin(), plan->workload_options().end())) {
       absl::StrAppend(&key, " ", name, "=", value);
     }
     if (seen.insert(key).second) plans.push_back(*std::move(plan));
@@ -221,14 +220,13 @@ int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecut
       absl::StatusOr<v1::RunReport> report = ReadReport(report_path);
       run.set_run_id(report.ok() ? report->run_id() : "");
       if (report.ok()) {
-        out << absl::StrFormat(
-                   "suite: %s %s: executed %d, %.0f/s, p99 %.3f ms, errors %d",
-                   Label(suite, run), run.state(), report->executed(), report->actual_rate(),
-                   report->response_time().p99_ms(), report->errors())
+        out << absl::StrFormat("suite: %s %s: executed %d, %.0f/s, p99 %.3f ms, errors %d",
+                               Label(suite, run), run.state(), report->executed(),
+                               report->actual_rate(), report->response_time().p99_ms(),
+                               report->errors())
             << std::endl;
       } else {
-        out << "suite: " << Label(suite, run) << " " << run.state() << " (no report)"
-            << std::endl;
+        out << "suite: " << Label(suite, run) << " " << run.state() << " (no report)" << std::endl;
       }
       if (!save()) return kExitUsage;
       if (run.state() == "interrupted") return kExitInterrupted;

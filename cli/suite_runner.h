@@ -33,7 +33,7 @@ struct SuiteRunOptions {
   // runs that are done. Without it DIR must not hold a suite yet.
   bool resume = false;
   const std::atomic<bool>* interrupted = nullptr;  // Ctrl-C
-  std::ostream* out = nullptr;                      // progress lines
+  std::ostream* out = nullptr;                     // progress lines
   // RFC 3339 UTC "now", for the index's started_at / finished_at (injected for tests).
   std::function<std::string()> now;
 };

@@ -34,7 +34,6 @@ const std::vector<std::string> kTargetFields = {"name", "target", "probe"};
 const std::vector<std::string> kCaseFields = {"name", "category", "plan", "points"};
 constexpr size_t kMaxName = 64;
 
-
 // The suite's own fields (not those inside a plan, which the plan parser checks): positions,
 // unknown keys with suggestions, and --set values named as such.
 class SuiteReader {
@@ -106,18 +105,19 @@ class SuiteReader {
   }
 
   absl::StatusOr<std::string> ReadText(const YAML::Node& node, const std::string& path) const {
-    if (!node.IsScalar()) return Error(node, path, absl::StrCat("expected text, got ", Describe(node)));
+    if (!node.IsScalar())
+      return Error(node, path, absl::StrCat("expected text, got ", Describe(node)));
     return node.Scalar();
   }
 
-  absl::StatusOr<uint32_t> ReadCount(const YAML::Node& node, const std::string& path,
-                                     uint32_t min, uint32_t max) const {
+  absl::StatusOr<uint32_t> ReadCount(const YAML::Node& node, const std::string& path, uint32_t min,
+                                     uint32_t max) const {
     uint32_t value = 0;
     if (!node.IsScalar() || !absl::SimpleAtoi(node.Scalar(), &value) || value < min ||
         value > max) {
-      return Error(node, path,
-                   absl::StrCat("expected an integer from ", min, " to ", max, ", got ",
-                                Describe(node)));
+      return Error(
+          node, path,
+          absl::StrCat("expected an integer from ", min, " to ", max, ", got ", Describe(node)));
     }
     return value;
   }
@@ -145,7 +145,8 @@ class SuiteReader {
 
   static std::string UnknownField(absl::string_view key, absl::string_view parent,
                                   const std::vector<std::string>& fields) {
-    if (std::optional<std::string> nearest = NearestName(std::string_view(key.data(), key.size()), fields)) {
+    if (std::optional<std::string> nearest =
+            NearestName(std::string_view(key.data(), key.size()), fields)) {
       return absl::StrCat("unknown field; did you mean '", *nearest, "'?");
     }
     return absl::StrCat("unknown field; ", parent.empty() ? "a suite" : parent,
@@ -191,13 +192,13 @@ YAML::Node WithoutMarks(const YAML::Node& node) {
   }
 }
 
-absl::Status ApplySuiteOverride(YAML::Node& root, absl::string_view text,
-                                const std::string& source, Paths& overridden) {
+absl::Status ApplySuiteOverride(YAML::Node& root, absl::string_view text, const std::string& source,
+                                Paths& overridden) {
   const size_t equals = text.find('=');
   if (equals == absl::string_view::npos || equals == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source, ": --set ", Quote(text),
-        ": expected path=value, e.g. settings.repetitions=3 or cases.0.points=[1,4]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": --set ", Quote(text),
+                     ": expected path=value, e.g. settings.repetitions=3 or cases.0.points=[1,4]"));
   }
   const std::string path(text.substr(0, equals));
   const YAML::Node value = WithoutMarks(YAML::Load(std::string(text.substr(equals + 1))));
@@ -219,8 +220,8 @@ absl::Status ApplySuiteOverride(YAML::Node& root, absl::string_view text,
     if (current.IsSequence()) {
       size_t index = 0;
       if (!absl::SimpleAtoi(key, &index)) {
-        return error(walked, absl::StrCat(parent, " is a list; give an index from 0, e.g. ",
-                                          parent, ".0"));
+        return error(walked,
+                     absl::StrCat(parent, " is a list; give an index from 0, e.g. ", parent, ".0"));
       }
       if (index >= current.size()) {
         return error(walked, absl::StrCat("the suite has ", current.size(), " ", parent,
@@ -338,7 +339,8 @@ Paths PlanPaths(const Paths& overridden, size_t c, size_t t) {
 
 uint64_t ScaledCount(uint64_t count, double scale) {
   if (count == 0) return 0;
-  return std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(static_cast<double>(count) * scale)));
+  return std::max<uint64_t>(
+      1, static_cast<uint64_t>(std::llround(static_cast<double>(count) * scale)));
 }
 
 void ScaleLevel(v1::Level& level, double scale) {
@@ -429,9 +431,10 @@ absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::str
       }
     } else if (key == "targets" || key == "cases") {
       if (!value.IsSequence() || value.size() == 0) {
-        return reader.Error(value, key,
-                            absl::StrCat("expected a list of ", key == "targets" ? "targets" : "cases",
-                                         " (at least one), got ", Describe(value)));
+        return reader.Error(
+            value, key,
+            absl::StrCat("expected a list of ", key == "targets" ? "targets" : "cases",
+                         " (at least one), got ", Describe(value)));
       }
       for (size_t i = 0; i < value.size(); ++i) {
         const YAML::Node element = value[i];
@@ -453,7 +456,8 @@ absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::str
               target.probe = node;
             }
           }
-          if (target.name.empty()) return reader.Error(element, path + ".name", "missing; every target has a name");
+          if (target.name.empty())
+            return reader.Error(element, path + ".name", "missing; every target has a name");
           if (!target.target) {
             return reader.Error(element, path + ".target",
                                 "missing; e.g. target: {driver: postgresql, port: 5432, user: "
@@ -461,9 +465,10 @@ absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::str
           }
           for (const RawTarget& other : targets) {
             if (other.name == target.name) {
-              return reader.Error(target.name_node, path + ".name",
-                                  absl::StrCat("duplicate target name ", Quote(target.name),
-                                               " (also at line ", other.name_node.Mark().line + 1, ")"));
+              return reader.Error(
+                  target.name_node, path + ".name",
+                  absl::StrCat("duplicate target name ", Quote(target.name), " (also at line ",
+                               other.name_node.Mark().line + 1, ")"));
             }
           }
           targets.push_back(std::move(target));
@@ -508,9 +513,9 @@ absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::str
                                 "scenario, load, stop, …");
           }
           if (!raw.plan->IsMap()) {
-            return reader.Error(*raw.plan, path + ".plan",
-                                absl::StrCat("expected a map of plan fields, got ",
-                                             Describe(*raw.plan)));
+            return reader.Error(
+                *raw.plan, path + ".plan",
+                absl::StrCat("expected a map of plan fields, got ", Describe(*raw.plan)));
           }
           const YAML::Node& plan_node = *raw.plan;  // const: lookups never add keys
           if (const YAML::Node target = plan_node["target"]; target.IsDefined()) {
@@ -520,16 +525,16 @@ absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::str
           }
           for (const RawCase& other : cases) {
             if (other.suite_case.name() == raw.suite_case.name()) {
-              return reader.Error(raw.name_node, path + ".name",
-                                  absl::StrCat("duplicate case name ", Quote(raw.suite_case.name()),
-                                               " (also at line ", other.name_node.Mark().line + 1,
-                                               ")"));
+              return reader.Error(
+                  raw.name_node, path + ".name",
+                  absl::StrCat("duplicate case name ", Quote(raw.suite_case.name()),
+                               " (also at line ", other.name_node.Mark().line + 1, ")"));
             }
           }
           if (!raw.point_nodes.empty()) {
             const YAML::Node load = plan_node["load"];
-            const bool shaped = HasMap(plan_node, "load") &&
-                                (HasMap(load, "open") || HasMap(load, "closed"));
+            const bool shaped =
+                HasMap(plan_node, "load") && (HasMap(load, "open") || HasMap(load, "closed"));
             if (!shaped) {
               return reader.Error(raw.points_node, path + ".points",
                                   "points need the plan's load as {open: {...}} (points are "
@@ -546,7 +551,8 @@ absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::str
     }
   }
   if (!named) return reader.Error(root, "name", "missing; every suite has a name");
-  if (targets.empty()) return reader.Error(root, "targets", "missing; a suite needs at least one target");
+  if (targets.empty())
+    return reader.Error(root, "targets", "missing; a suite needs at least one target");
   if (cases.empty()) return reader.Error(root, "cases", "missing; a suite needs at least one case");
 
   // Every case on every target at every point, through the plan parser: the first error is the
@@ -574,12 +580,10 @@ absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::str
           }
           return absl::Status(
               plan.status().code(),
-              absl::StrCat(message, " (case ", raw.suite_case.name(),
-                           " on target ", targets[t].name,
-                           points[p] == nullptr
-                               ? ""
-                               : absl::StrCat(" at point ", (*points[p]).Scalar()),
-                           ")"));
+              absl::StrCat(
+                  message, " (case ", raw.suite_case.name(), " on target ", targets[t].name,
+                  points[p] == nullptr ? "" : absl::StrCat(" at point ", (*points[p]).Scalar()),
+                  ")"));
         }
         if (first) {
           v1::Plan stored = *std::move(plan);
@@ -599,9 +603,9 @@ absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::str
     // The target and probe as the plan parser read them (with its host and port defaults), from
     // the first case; the pool stays unset unless given, for each run's own default.
     const YAML::Node* point = cases[0].point_nodes.empty() ? nullptr : &cases[0].point_nodes[0];
-    absl::StatusOr<v1::Plan> plan = ConvertPlanNode(
-        PlanTree(*cases[0].plan, targets[t], /*with_probe=*/true, point), source,
-        PlanPaths(overridden, 0, t), PlanCheck());
+    absl::StatusOr<v1::Plan> plan =
+        ConvertPlanNode(PlanTree(*cases[0].plan, targets[t], /*with_probe=*/true, point), source,
+                        PlanPaths(overridden, 0, t), PlanCheck());
     if (!plan.ok()) return plan.status();  // converted above: cannot fail
     *target.mutable_target() = plan->target();
     if (!targets[t].has_pool) target.mutable_target()->clear_pool();
@@ -627,10 +631,10 @@ absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::str
     for (const v1::SuiteRun& run : runs) {
       absl::StatusOr<v1::Plan> plan = PlanOfRun(suite, run);
       if (!plan.ok()) {
-        return absl::Status(plan.status().code(),
-                            absl::StrFormat("%s (with --scale %g: case %s on target %s)",
-                                            plan.status().message(), options.scale,
-                                            run.case_name(), run.target()));
+        return absl::Status(
+            plan.status().code(),
+            absl::StrFormat("%s (with --scale %g: case %s on target %s)", plan.status().message(),
+                            options.scale, run.case_name(), run.target()));
       }
     }
   }
@@ -743,9 +747,9 @@ int64_t PlannedRunNanos(const v1::Plan& plan) {
   } else if (plan.stop().duration_ns() > 0) {
     length = plan.stop().duration_ns();
     if (plan.stop().queries() > 0 && plan.load().has_open() && plan.load().open().rate() > 0) {
-      length = std::min<int64_t>(
-          length, static_cast<int64_t>(static_cast<double>(plan.stop().queries()) /
-                                       plan.load().open().rate() * 1e9));
+      length = std::min<int64_t>(length,
+                                 static_cast<int64_t>(static_cast<double>(plan.stop().queries()) /
+                                                      plan.load().open().rate() * 1e9));
     }
   } else if (plan.stop().queries() > 0 && plan.load().has_open() && plan.load().open().rate() > 0) {
     length = static_cast<int64_t>(static_cast<double>(plan.stop().queries()) /
@@ -789,13 +793,12 @@ absl::StatusOr<v1::SuiteIndex> LoadSuiteIndex(const std::string& path) {
   google::protobuf::util::JsonParseOptions options;
   if (auto status = google::protobuf::util::JsonStringToMessage(*text, &index, options);
       !status.ok()) {
-    return absl::DataLossError(
-        absl::StrCat(path, ": not a suite index: ", status.ToString()));
+    return absl::DataLossError(absl::StrCat(path, ": not a suite index: ", status.ToString()));
   }
   if (index.format_version() != kSuiteIndexFormat) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, ": suite index format ", index.format_version(), ", this dbload reads ",
-        kSuiteIndexFormat));
+    return absl::FailedPreconditionError(absl::StrCat(path, ": suite index format ",
+                                                      index.format_version(),
+                                                      ", this dbload reads ", kSuiteIndexFormat));
   }
   return index;
 }

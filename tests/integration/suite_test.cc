@@ -75,10 +75,10 @@ class SuiteTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = new std::string(pattern);
     // Nothing but the suite may scan sbtest1 in database bench (see cli_test.cc).
-    ASSERT_EQ(RunProcess(testing::PsqlArgs(servers(), "postgres",
-                                           "ALTER SYSTEM SET autovacuum = off"))
-                  .exit_code,
-              0);
+    ASSERT_EQ(
+        RunProcess(testing::PsqlArgs(servers(), "postgres", "ALTER SYSTEM SET autovacuum = off"))
+            .exit_code,
+        0);
     ASSERT_EQ(
         RunProcess(testing::PsqlArgs(servers(), "postgres", "SELECT pg_reload_conf()")).exit_code,
         0);
@@ -102,13 +102,14 @@ class SuiteTest : public ::testing::Test {
         "targets:\n"
         "  - name: pg\n"
         "    target: {driver: postgresql, host: 127.0.0.1, port: ",
-        servers().Get("PG_PORT"), ", user: bench, database: bench, password_file: ",
-        servers().Get("PG_PASSWORD_FILE"),
+        servers().Get("PG_PORT"),
+        ", user: bench, database: bench, password_file: ", servers().Get("PG_PASSWORD_FILE"),
         "}\n"
         "  - name: maria\n"
         "    target: {driver: mysql, host: 127.0.0.1, port: ",
-        servers().Get("MARIADB_PORT"), ", user: bench, database: bench, password_file: ",
-        servers().Get("MARIADB_PASSWORD_FILE"), "}\n");
+        servers().Get("MARIADB_PORT"),
+        ", user: bench, database: bench, password_file: ", servers().Get("MARIADB_PASSWORD_FILE"),
+        "}\n");
   }
 
   // Scans of sbtest1 (each point select scans it once), once no session is left in bench and
@@ -192,13 +193,12 @@ TEST_F(SuiteTest, RunsEveryTargetCaseAndPointInOrderWithReportsOfTheirOwn) {
         absl::StrCat("prepare-", target, ".yaml"),
         absl::StrCat(
             "target: ",
-            target == "pg"
-                ? absl::StrCat("{driver: postgresql, port: ", servers().Get("PG_PORT"),
-                               ", user: bench, database: bench, password_file: ",
-                               servers().Get("PG_PASSWORD_FILE"), "}")
-                : absl::StrCat("{driver: mysql, port: ", servers().Get("MARIADB_PORT"),
-                               ", user: bench, database: bench, password_file: ",
-                               servers().Get("MARIADB_PASSWORD_FILE"), "}"),
+            target == "pg" ? absl::StrCat("{driver: postgresql, port: ", servers().Get("PG_PORT"),
+                                          ", user: bench, database: bench, password_file: ",
+                                          servers().Get("PG_PASSWORD_FILE"), "}")
+                           : absl::StrCat("{driver: mysql, port: ", servers().Get("MARIADB_PORT"),
+                                          ", user: bench, database: bench, password_file: ",
+                                          servers().Get("MARIADB_PASSWORD_FILE"), "}"),
             "\nworkload: oltp\nworkload_options: {table_size: 1000}\nscenario: point_select\n"
             "load: {closed: {clients: 1}}\nstop: {duration: 1s}\n"));
     ASSERT_EQ(RunDbload({"cleanup", plan}).exit_code, 0);
@@ -214,8 +214,7 @@ TEST_F(SuiteTest, RunsEveryTargetCaseAndPointInOrderWithReportsOfTheirOwn) {
   const int64_t scans_before = PgScans();
   const int64_t executes_before = MariaDbExecutes();
   const std::string out = *dir_ + "/out-small";
-  const ProcessResult run =
-      RunDbload({"suite", "run", suite, "--agents", "2", "--out", out}, 200);
+  const ProcessResult run = RunDbload({"suite", "run", suite, "--agents", "2", "--out", out}, 200);
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   EXPECT_THAT(run.out, HasSubstr("suite: run 1 of 12: pg/closed/1 (rep 1), ETA "));
   EXPECT_THAT(run.out, HasSubstr("suite: run 12 of 12: maria/poisson/400 (rep 1), ETA 1s"));
@@ -242,8 +241,8 @@ TEST_F(SuiteTest, RunsEveryTargetCaseAndPointInOrderWithReportsOfTheirOwn) {
     EXPECT_EQ(report.state(), "finished");
     EXPECT_EQ(report.plan().target().driver(), entry.target() == "pg" ? "postgresql" : "mysql");
     EXPECT_EQ(report.plan().target().port(),
-              static_cast<uint32_t>(servers().GetInt(entry.target() == "pg" ? "PG_PORT"
-                                                                            : "MARIADB_PORT")));
+              static_cast<uint32_t>(
+                  servers().GetInt(entry.target() == "pg" ? "PG_PORT" : "MARIADB_PORT")));
     EXPECT_EQ(report.plan().scenario(), "point_select");
     EXPECT_GT(report.executed(), 0u) << entry.report();
     EXPECT_EQ(report.errors(), 0u) << entry.report();
@@ -265,11 +264,11 @@ TEST_F(SuiteTest, RunsEveryTargetCaseAndPointInOrderWithReportsOfTheirOwn) {
     EXPECT_GE(report.agents_size(), 1);
     executed_by_target[entry.target()] += static_cast<int64_t>(report.executed());
   }
-  EXPECT_THAT(order, ::testing::ElementsAre(
-                         "pg/closed/1", "pg/closed/3", "pg/open-queries/300",
-                         "pg/open-queries/600", "pg/poisson/200", "pg/poisson/400",
-                         "maria/closed/1", "maria/closed/3", "maria/open-queries/300",
-                         "maria/open-queries/600", "maria/poisson/200", "maria/poisson/400"));
+  EXPECT_THAT(order, ::testing::ElementsAre("pg/closed/1", "pg/closed/3", "pg/open-queries/300",
+                                            "pg/open-queries/600", "pg/poisson/200",
+                                            "pg/poisson/400", "maria/closed/1", "maria/closed/3",
+                                            "maria/open-queries/300", "maria/open-queries/600",
+                                            "maria/poisson/200", "maria/poisson/400"));
   // The database's own counts: every point select of the suite is in exactly one report.
   EXPECT_EQ(scans, executed_by_target["pg"]);
   EXPECT_EQ(executes, executed_by_target["maria"]);
@@ -312,8 +311,8 @@ TEST_F(SuiteTest, InterruptedSuiteResumesWithoutRedoingFinishedRuns) {
   ASSERT_EQ(stat(first_report.c_str(), &before), 0);
 
   // Another suite in the same directory is refused, saying what differs.
-  const ProcessResult other =
-      RunDbload({"suite", "run", suite, "--out", out, "--resume", "--set", "cases.0.points=[1, 4]"});
+  const ProcessResult other = RunDbload(
+      {"suite", "run", suite, "--out", out, "--resume", "--set", "cases.0.points=[1, 4]"});
   EXPECT_EQ(other.exit_code, 2) << other.Describe();
   EXPECT_THAT(other.out + other.err, HasSubstr("points"));
 
@@ -337,16 +336,18 @@ TEST_F(SuiteTest, InterruptedSuiteResumesWithoutRedoingFinishedRuns) {
   EXPECT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
   // cleanup: true dropped the tables after each target's last run.
   EXPECT_EQ(testing::Psql(servers(), "bench", "SELECT to_regclass('public.sbtest1') IS NULL"), "t");
-  EXPECT_EQ(testing::Mariadb(servers(), "SELECT COUNT(*) FROM information_schema.tables WHERE "
-                                        "table_schema = 'bench' AND table_name = 'sbtest1'"),
+  EXPECT_EQ(testing::Mariadb(servers(),
+                             "SELECT COUNT(*) FROM information_schema.tables WHERE "
+                             "table_schema = 'bench' AND table_name = 'sbtest1'"),
             "0");
 }
 
 TEST_F(SuiteTest, BadSuitesNameFileLineAndField) {
   const std::string suite = WriteFile(
-      "bad.yaml", absl::StrCat("name: bad\n", Targets(),
-                               "cases:\n  - name: c\n    plan: {workload: oltp, scenario: "
-                               "point_selekt, load: {closed: {clients: 1}}, stop: {duration: 1s}}\n"));
+      "bad.yaml",
+      absl::StrCat("name: bad\n", Targets(),
+                   "cases:\n  - name: c\n    plan: {workload: oltp, scenario: "
+                   "point_selekt, load: {closed: {clients: 1}}, stop: {duration: 1s}}\n"));
   const ProcessResult checked = RunDbload({"suite", "check", suite});
   EXPECT_EQ(checked.exit_code, 2);
   EXPECT_THAT(checked.err, HasSubstr(absl::StrCat(suite, ":9:38: scenario: ")));

@@ -133,7 +133,8 @@ TEST(SuiteParserTest, ErrorsNameFileLineColumnAndField) {
   EXPECT_THAT(error_of(bad_point), HasSubstr("(case point on target pg at point 2.5)"));
   std::string negative = text;
   negative.replace(negative.find("[1, 4, 16]"), 10, "[1, -4]");
-  EXPECT_THAT(error_of(negative), HasSubstr("s.yaml:12:17: cases.0.points.1: expected a number > 0"));
+  EXPECT_THAT(error_of(negative),
+              HasSubstr("s.yaml:12:17: cases.0.points.1: expected a number > 0"));
   // A target's mistake, found on its first combination.
   std::string bad_target = text;
   bad_target.replace(bad_target.find("port: 3307"), 10, "port: abc");

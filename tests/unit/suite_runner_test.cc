@@ -111,11 +111,10 @@ class SuiteRunnerTest : public ::testing::Test {
 
 TEST_F(SuiteRunnerTest, PreparesRunsAndCleansUpPerTargetInOrder) {
   EXPECT_EQ(Run(false, executor_), 0) << out_.str();
-  EXPECT_THAT(executor_.calls,
-              ElementsAre("prepare noop s/a/c/1", "run s/a/c/1 1", "run s/a/c/1 1",
-                          "run s/a/c/2 2", "run s/a/c/2 2", "cleanup s/a/c/1",
-                          "prepare noop s/b/c/1", "run s/b/c/1 1", "run s/b/c/1 1",
-                          "run s/b/c/2 2", "run s/b/c/2 2", "cleanup s/b/c/1"));
+  EXPECT_THAT(executor_.calls, ElementsAre("prepare noop s/a/c/1", "run s/a/c/1 1", "run s/a/c/1 1",
+                                           "run s/a/c/2 2", "run s/a/c/2 2", "cleanup s/a/c/1",
+                                           "prepare noop s/b/c/1", "run s/b/c/1 1", "run s/b/c/1 1",
+                                           "run s/b/c/2 2", "run s/b/c/2 2", "cleanup s/b/c/1"));
   const v1::SuiteIndex index = Index();
   EXPECT_EQ(index.started_at(), "2026-01-01T00:00:00Z");
   EXPECT_EQ(index.finished_at(), "2026-01-01T00:00:00Z");
@@ -153,7 +152,8 @@ TEST_F(SuiteRunnerTest, AFailedPrepareSkipsItsTargetsRuns) {
   EXPECT_EQ(Run(false, executor_), 1);
   EXPECT_EQ(executor_.runs, 0);
   EXPECT_THAT(States(), ::testing::Each("failed"));
-  EXPECT_THAT(out_.str(), HasSubstr("suite: prepare on a failed: no database; its runs are skipped"));
+  EXPECT_THAT(out_.str(),
+              HasSubstr("suite: prepare on a failed: no database; its runs are skipped"));
 }
 
 TEST_F(SuiteRunnerTest, InterruptedSuiteResumesFromTheFirstUnfinishedRun) {
@@ -177,8 +177,8 @@ TEST_F(SuiteRunnerTest, InterruptedSuiteResumesFromTheFirstUnfinishedRun) {
   // Target a already had a run: no second prepare; b is prepared as usual.
   EXPECT_THAT(resumed.calls,
               ElementsAre("run s/a/c/1 1", "run s/a/c/2 2", "run s/a/c/2 2", "cleanup s/a/c/1",
-                          "prepare noop s/b/c/1", "run s/b/c/1 1", "run s/b/c/1 1",
-                          "run s/b/c/2 2", "run s/b/c/2 2", "cleanup s/b/c/1"));
+                          "prepare noop s/b/c/1", "run s/b/c/1 1", "run s/b/c/1 1", "run s/b/c/2 2",
+                          "run s/b/c/2 2", "cleanup s/b/c/1"));
   EXPECT_EQ(Index().runs(0).run_id(), "id-s/a/c/1-0");  // the finished run was not redone
   EXPECT_THAT(States(), ::testing::Each("finished"));
 }
