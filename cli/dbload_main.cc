@@ -416,6 +416,8 @@ struct RunVia {
   uint32_t min_agents = 1;
   Nanos wait_for_agents = 0;
   LocalCluster* cluster = nullptr;  // in this process: Ctrl-C interrupts it
+  // Told the run's id and agents once it is submitted (may be null).
+  std::function<void(const v1::SubmitResponse&)> on_submitted;
 };
 
 // Submits a plan and follows it to its report and exit code, as `dbload run` does. `driver`
@@ -452,6 +454,7 @@ int RunPlanVia(const RunVia& via, const v1::Plan& plan, db::Driver* driver,
     return Fail(absl::Status(submitted.status().code(),
                              absl::StrCat(source, ": ", submitted.status().message())));
   }
+  if (via.on_submitted) via.on_submitted(*submitted);
   const std::string run_id = submitted->run_id();
   options.coordinator = via.address;
   options.plan_path = source;
@@ -540,39 +543,30 @@ int SubmitCommand(const std::vector<std::string>& args) {
   absl::StatusOr<v1::Plan> plan = ParsePlan(*parsed);
   if (!plan.ok()) return Fail(plan.status());
 
-  if (wait) {
-    std::signal(SIGINT, OnSignal);
-    std::signal(SIGTERM, OnSignal);
-  }
-  absl::StatusOr<v1::SubmitResponse> submitted =
-      Submit(**stub, coordinator, *plan, parsed->plan_path, *min_agents, wait_for_agents);
-  if (!submitted.ok()) {
-    if (interrupted.load()) return kExitInterrupted;
-    return Fail(absl::Status(submitted.status().code(),
-                             absl::StrCat(parsed->plan_path, ": ", submitted.status().message())));
-  }
   if (!wait) {
+    absl::StatusOr<v1::SubmitResponse> submitted =
+        Submit(**stub, coordinator, *plan, parsed->plan_path, *min_agents, wait_for_agents);
+    if (!submitted.ok()) {
+      return Fail(absl::Status(submitted.status().code(), absl::StrCat(parsed->plan_path, ": ",
+                                                                       submitted.status().message())));
+    }
     std::cout << submitted->run_id() << "\n";
     return kExitOk;
   }
-  std::cout << "run " << submitted->run_id() << " across " << submitted->agents_size() << " agent"
-            << (submitted->agents_size() == 1 ? "" : "s") << ": "
-            << absl::StrJoin(submitted->agents(), ", ") << std::endl;
-  const std::string run_id = submitted->run_id();
-  FollowOptions options{
-      .coordinator = coordinator,
-      .plan_path = parsed->plan_path,
-      .report_path = parsed->report_path,
-      .interrupted = &interrupted,
-      .on_interrupt = [&] {
-        grpc::ClientContext context;
-        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-        v1::StopRequest request;
-        request.set_run_id(run_id);
-        v1::StopResponse response;
-        (*stub)->Stop(&context, request, &response);
-      }};
-  return FollowRun(**stub, run_id, options);
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  // The path of `dbload run` and `dbload suite run --coordinator`: Ctrl-C stops the run.
+  const RunVia via{.stub = stub->get(),
+                   .address = coordinator,
+                   .min_agents = *min_agents,
+                   .wait_for_agents = wait_for_agents,
+                   .on_submitted = [](const v1::SubmitResponse& submitted) {
+                     std::cout << "run " << submitted.run_id() << " across "
+                               << submitted.agents_size() << " agent"
+                               << (submitted.agents_size() == 1 ? "" : "s") << ": "
+                               << absl::StrJoin(submitted.agents(), ", ") << std::endl;
+                   }};
+  return RunPlanVia(via, *plan, nullptr, parsed->plan_path, {.report_path = parsed->report_path});
 }
 
 // RUN (optional) and --coordinator of watch, stop, agents and report.
