@@ -201,7 +201,14 @@ absl::Status ApplySuiteOverride(YAML::Node& root, absl::string_view text, const 
                      ": expected path=value, e.g. settings.repetitions=3 or cases.0.points=[1,4]"));
   }
   const std::string path(text.substr(0, equals));
-  const YAML::Node value = WithoutMarks(YAML::Load(std::string(text.substr(equals + 1))));
+  YAML::Node value;
+  try {
+    value = WithoutMarks(YAML::Load(std::string(text.substr(equals + 1))));
+  } catch (const YAML::Exception& error) {
+    // Its position is in the value, not in the file: say so.
+    return absl::InvalidArgumentError(absl::StrCat(source, ": --set ", path,
+                                                   ": the value is not valid YAML: ", error.msg));
+  }
   auto error = [&](absl::string_view at, absl::string_view message) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": --set ", at, ": ", message));
   };

@@ -207,6 +207,10 @@ TEST(SuiteParserTest, SetOverridesChangeTheSuite) {
             "\"many\"");
   EXPECT_THAT(error_of({"targets.1.target.port=abc"}),
               HasSubstr("s.yaml: --set target.port: expected an integer from 1 to 65535"));
+  EXPECT_THAT(error_of({"cases.0.points=[1, 2"}),
+              HasSubstr("s.yaml: --set cases.0.points: the value is not valid YAML: "));
+  EXPECT_EQ(error_of({"cases=[]"}),
+            "s.yaml: --set cases: expected a list of cases (at least one), got a list");
   EXPECT_THAT(error_of({"cases.0.points=[1, x]"}),
               HasSubstr("s.yaml: --set cases.0.points.1: expected a number > 0"));
 }
