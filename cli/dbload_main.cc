@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -24,8 +25,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "cli/control_client.h"
 #include "cli/local_cluster.h"
+#include "cli/suite_runner.h"
 #include "common/transport_security.h"
 #include "common/clock.h"
 #include "common/db/driver_factory.h"
@@ -35,6 +39,7 @@
 #include "common/report_csv.h"
 #include "common/report_html.h"
 #include "common/suite_report.h"
+#include "common/suite_parser.h"
 #include "common/field_error.h"
 #include "common/workload.h"
 #include "common/workload_parser.h"
@@ -80,6 +85,17 @@ Commands:
         List the built-in workloads and their scenarios.
   workload check FILE.yaml [--set OPTION=VALUE ...]
         Check a workload file: every error names its line and field.
+  suite run SUITE [--agents N | --coordinator ADDR [--min-agents N] [--wait-for-agents D]]
+            [--set PATH=VALUE ...] [--scale X] [--out DIR] [--resume]
+        Run a suite (a file, or a built-in one by name): each target x case x load point,
+        warm-up runs and repetitions, as plans, in order; prepare once per target, cleanup if
+        asked. Reports in DIR/runs/TARGET/CASE/POINT-rN.json, the index in DIR/suite.json
+        (default DIR: out/suites/NAME-TIMESTAMP). --scale multiplies every open-loop rate and
+        query count. --resume continues DIR (the same suite) from its first unfinished run.
+  suite check SUITE [--set PATH=VALUE ...] [--scale X]
+        Check a suite file without running it: every error names its line and field.
+  suite list | suites
+        List the built-in suites.
   version
 
 Commands for a running dbload-coordinator (ADDR is HOST:PORT; RUN defaults to the latest run).
@@ -211,41 +227,49 @@ struct LoadedPlan {
 // scenario: all `submit` can check here (the password and the database are the agents').
 // A YAML workload is read into the plan here (plan.workload_spec), so that the coordinator and
 // the agents receive it whole. A relative path is relative to the plan file.
-absl::StatusOr<v1::Plan> ParsePlan(const PlanArgs& args) {
-  const std::string plan_dir = std::filesystem::path(args.plan_path).parent_path().string();
-  const auto resolve = [&plan_dir](v1::Plan& plan) -> absl::Status {
-    if (IsYamlWorkload(plan.workload()) && !BuiltinWorkloadFiles().contains(plan.workload()) &&
-        !absl::StartsWith(plan.workload(), "/") && !plan_dir.empty()) {
-      plan.set_workload(absl::StrCat(plan_dir, "/", plan.workload()));
-    }
-    absl::Status status = ResolvePlanWorkload(plan);
-    // A problem inside the workload file already names its file, line and field.
-    if (!status.ok() && !FieldOf(status)) return FieldError("workload", std::string(status.message()));
-    return status;
-  };
-  const PlanCheck workload_knows_it = [&resolve](const v1::Plan& plan) -> absl::Status {
+// (Suites do the same with their cases' plans, relative to the suite file.)
+absl::Status ResolveWorkloadAt(v1::Plan& plan, const std::string& base_dir) {
+  if (IsYamlWorkload(plan.workload()) && !BuiltinWorkloadFiles().contains(plan.workload()) &&
+      !absl::StartsWith(plan.workload(), "/") && !base_dir.empty()) {
+    plan.set_workload(absl::StrCat(base_dir, "/", plan.workload()));
+  }
+  absl::Status status = ResolvePlanWorkload(plan);
+  // A problem inside the workload file already names its file, line and field.
+  if (!status.ok() && !FieldOf(status)) return FieldError("workload", std::string(status.message()));
+  return status;
+}
+
+// The PlanCheck of every plan read here: the workload knows its options and scenario.
+PlanCheck WorkloadKnowsIt(const std::string& base_dir) {
+  return [base_dir](const v1::Plan& plan) -> absl::Status {
     v1::Plan resolved = plan;
-    if (absl::Status status = resolve(resolved); !status.ok()) return status;
+    if (absl::Status status = ResolveWorkloadAt(resolved, base_dir); !status.ok()) return status;
     absl::StatusOr<std::unique_ptr<Workload>> workload = MakePlanWorkload(resolved);
     if (!workload.ok()) return workload.status();
     return (*workload)->MakeScenario(plan.scenario()).status();
   };
-  absl::StatusOr<v1::Plan> plan = LoadPlanFile(args.plan_path, args.overrides, workload_knows_it);
+}
+
+absl::StatusOr<v1::Plan> ParsePlan(const PlanArgs& args) {
+  const std::string plan_dir = std::filesystem::path(args.plan_path).parent_path().string();
+  absl::StatusOr<v1::Plan> plan =
+      LoadPlanFile(args.plan_path, args.overrides, WorkloadKnowsIt(plan_dir));
   if (!plan.ok()) return plan.status();
-  if (absl::Status status = resolve(*plan); !status.ok()) return status;  // checked: cannot fail
+  // Checked: cannot fail.
+  if (absl::Status status = ResolveWorkloadAt(*plan, plan_dir); !status.ok()) return status;
   return plan;
 }
 
-absl::StatusOr<LoadedPlan> LoadPlan(const PlanArgs& args, Clock& clock) {
-  absl::StatusOr<v1::Plan> plan = ParsePlan(args);
-  if (!plan.ok()) return plan.status();
+// A parsed plan (workload resolved) with its password read and its driver made.
+absl::StatusOr<LoadedPlan> LoadParsedPlan(v1::Plan plan, const std::string& source,
+                                          Clock& clock) {
   LoadedPlan loaded;
-  loaded.plan = *std::move(plan);
+  loaded.plan = std::move(plan);
   absl::StatusOr<std::string> password = ReadTargetPassword(loaded.plan.target());
   if (!password.ok()) {
     // Its message already names the field (target.password_file / target.password_env).
     return absl::Status(password.status().code(),
-                        absl::StrCat(args.plan_path, ": ", password.status().message()));
+                        absl::StrCat(source, ": ", password.status().message()));
   }
   absl::StatusOr<std::unique_ptr<Workload>> workload = MakePlanWorkload(loaded.plan);
   if (!workload.ok()) return workload.status();  // checked above: cannot happen
@@ -258,10 +282,16 @@ absl::StatusOr<LoadedPlan> LoadPlan(const PlanArgs& args, Clock& clock) {
       db::MakeDriver(loaded.plan.target(), *std::move(password), clock);
   if (!driver.ok()) {
     return absl::Status(driver.status().code(),
-                        absl::StrCat(args.plan_path, ": target: ", driver.status().message()));
+                        absl::StrCat(source, ": target: ", driver.status().message()));
   }
   loaded.driver = *std::move(driver);
   return loaded;
+}
+
+absl::StatusOr<LoadedPlan> LoadPlan(const PlanArgs& args, Clock& clock) {
+  absl::StatusOr<v1::Plan> plan = ParsePlan(args);
+  if (!plan.ok()) return plan.status();
+  return LoadParsedPlan(*std::move(plan), args.plan_path, clock);
 }
 
 int Fail(const absl::Status& status) {
@@ -384,6 +414,79 @@ absl::Status CheckRowChanges(
                                           absl::StrJoin(mismatches, "; ")));
 }
 
+// Where a run goes: this process's coordinator and agents (`dbload run`), or a running
+// coordinator (`dbload submit --wait`, `dbload suite run --coordinator`).
+struct RunVia {
+  v1::Control::Stub* stub = nullptr;
+  std::string address;
+  uint32_t min_agents = 1;
+  Nanos wait_for_agents = 0;
+  LocalCluster* cluster = nullptr;  // in this process: Ctrl-C interrupts it
+  // Told the run's id and agents once it is submitted (may be null).
+  std::function<void(const v1::SubmitResponse&)> on_submitted;
+};
+
+// Submits a plan and follows it to its report and exit code, as `dbload run` does. `driver`
+// (may be null: the run is on other machines) counts the rows of write scenarios before and
+// after, to check them against the report.
+int RunPlanVia(const RunVia& via, const v1::Plan& plan, db::Driver* driver,
+               const std::string& source, FollowOptions options) {
+  // Write scenarios that declare their row changes are checked against the database's own
+  // counts. Not with a warm-up: its transactions change rows but are not in the report.
+  const auto declared = DeclaredChanges(plan);
+  std::set<std::string> changed_tables;
+  for (const auto& by_query_type : declared) {
+    for (const auto& table_rows : by_query_type.second) changed_tables.insert(table_rows.first);
+  }
+  std::map<std::string, int64_t> rows_before;
+  const bool check_rows = driver != nullptr && !changed_tables.empty() && plan.warmup_ns() == 0;
+  if (check_rows) {
+    absl::StatusOr<std::map<std::string, int64_t>> counted = CountRows(*driver, changed_tables);
+    if (!counted.ok()) {
+      return Fail(absl::Status(counted.status().code(),
+                               absl::StrCat(source, ": ", counted.status().message())));
+    }
+    rows_before = *std::move(counted);
+  } else if (!changed_tables.empty() && driver != nullptr) {
+    std::cout << "(rows changed are not checked: the warm-up's transactions change rows but are "
+                 "not in the report)\n";
+  }
+  if (interrupted.load()) return kExitInterrupted;
+  absl::StatusOr<v1::SubmitResponse> submitted =
+      Submit(*via.stub, via.address, plan, source, via.min_agents, via.wait_for_agents,
+             /*in_process=*/via.cluster != nullptr);
+  if (!submitted.ok()) {
+    if (interrupted.load()) return kExitInterrupted;
+    return Fail(absl::Status(submitted.status().code(),
+                             absl::StrCat(source, ": ", submitted.status().message())));
+  }
+  if (via.on_submitted) via.on_submitted(*submitted);
+  const std::string run_id = submitted->run_id();
+  options.coordinator = via.address;
+  options.plan_path = source;
+  options.interrupted = &interrupted;
+  if (via.cluster != nullptr) {
+    options.on_interrupt = [&via] { via.cluster->Interrupt(); };
+  } else {
+    options.on_interrupt = [&via, run_id] {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      v1::StopRequest request;
+      request.set_run_id(run_id);
+      v1::StopResponse response;
+      via.stub->Stop(&context, request, &response);
+    };
+  }
+  if (check_rows) {
+    options.complete_report = [&](v1::RunReport& report) -> absl::Status {
+      absl::StatusOr<std::map<std::string, int64_t>> after = CountRows(*driver, changed_tables);
+      if (!after.ok()) return after.status();
+      return CheckRowChanges(declared, rows_before, *after, report);
+    };
+  }
+  return FollowRun(*via.stub, run_id, options);
+}
+
 int RunCommand(const std::vector<std::string>& args) {
   absl::StatusOr<Flags> flags = ParseFlags("run", args, {"--set", "--report", "--agents"}, {});
   if (!flags.ok()) return Fail(flags.status());
@@ -396,29 +499,6 @@ int RunCommand(const std::vector<std::string>& args) {
   // Everything that can be checked here is, before any load: the plan, the password, the driver.
   absl::StatusOr<LoadedPlan> loaded = LoadPlan(*parsed, clock);
   if (!loaded.ok()) return Fail(loaded.status());
-
-  // Write scenarios that declare their row changes are checked against the database's own
-  // counts. Not with a warm-up: its transactions change rows but are not in the report.
-  const auto declared = DeclaredChanges(loaded->plan);
-  std::set<std::string> changed_tables;
-  for (const auto& by_query_type : declared) {
-    for (const auto& table_rows : by_query_type.second) changed_tables.insert(table_rows.first);
-  }
-  std::map<std::string, int64_t> rows_before;
-  const bool check_rows = !changed_tables.empty() && loaded->plan.warmup_ns() == 0;
-  if (check_rows) {
-    absl::StatusOr<std::map<std::string, int64_t>> counted =
-        CountRows(*loaded->driver, changed_tables);
-    if (!counted.ok()) {
-      return Fail(absl::Status(counted.status().code(),
-                               absl::StrCat(parsed->plan_path, ": ", counted.status().message())));
-    }
-    rows_before = *std::move(counted);
-  } else if (!changed_tables.empty()) {
-    std::cout << "(rows changed are not checked: the warm-up's transactions change rows but are "
-                 "not in the report)\n";
-  }
-
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(*agents, clock);
@@ -426,28 +506,13 @@ int RunCommand(const std::vector<std::string>& args) {
   absl::StatusOr<std::unique_ptr<v1::Control::Stub>> stub =
       DialControl((*cluster)->address(), (*cluster)->security());
   if (!stub.ok()) return Fail(stub.status());
-  absl::StatusOr<v1::SubmitResponse> submitted = Submit(
-      **stub, (*cluster)->address(), loaded->plan, parsed->plan_path, *agents, kLocalAgentWait,
-      /*in_process=*/true);
-  if (!submitted.ok()) {
-    if (interrupted.load()) return kExitInterrupted;
-    return Fail(absl::Status(submitted.status().code(),
-                             absl::StrCat(parsed->plan_path, ": ", submitted.status().message())));
-  }
-  FollowOptions options{.coordinator = (*cluster)->address(),
-                        .plan_path = parsed->plan_path,
-                        .report_path = parsed->report_path,
-                        .interrupted = &interrupted,
-                        .on_interrupt = [&cluster] { (*cluster)->Interrupt(); }};
-  if (check_rows) {
-    options.complete_report = [&](v1::RunReport& report) -> absl::Status {
-      absl::StatusOr<std::map<std::string, int64_t>> after =
-          CountRows(*loaded->driver, changed_tables);
-      if (!after.ok()) return after.status();
-      return CheckRowChanges(declared, rows_before, *after, report);
-    };
-  }
-  return FollowRun(**stub, submitted->run_id(), options);
+  const RunVia via{.stub = stub->get(),
+                   .address = (*cluster)->address(),
+                   .min_agents = *agents,
+                   .wait_for_agents = kLocalAgentWait,
+                   .cluster = cluster->get()};
+  return RunPlanVia(via, loaded->plan, loaded->driver.get(), parsed->plan_path,
+                    {.report_path = parsed->report_path});
 }
 
 int SubmitCommand(const std::vector<std::string>& args) {
@@ -484,39 +549,30 @@ int SubmitCommand(const std::vector<std::string>& args) {
   absl::StatusOr<v1::Plan> plan = ParsePlan(*parsed);
   if (!plan.ok()) return Fail(plan.status());
 
-  if (wait) {
-    std::signal(SIGINT, OnSignal);
-    std::signal(SIGTERM, OnSignal);
-  }
-  absl::StatusOr<v1::SubmitResponse> submitted =
-      Submit(**stub, coordinator, *plan, parsed->plan_path, *min_agents, wait_for_agents);
-  if (!submitted.ok()) {
-    if (interrupted.load()) return kExitInterrupted;
-    return Fail(absl::Status(submitted.status().code(),
-                             absl::StrCat(parsed->plan_path, ": ", submitted.status().message())));
-  }
   if (!wait) {
+    absl::StatusOr<v1::SubmitResponse> submitted =
+        Submit(**stub, coordinator, *plan, parsed->plan_path, *min_agents, wait_for_agents);
+    if (!submitted.ok()) {
+      return Fail(absl::Status(submitted.status().code(), absl::StrCat(parsed->plan_path, ": ",
+                                                                       submitted.status().message())));
+    }
     std::cout << submitted->run_id() << "\n";
     return kExitOk;
   }
-  std::cout << "run " << submitted->run_id() << " across " << submitted->agents_size() << " agent"
-            << (submitted->agents_size() == 1 ? "" : "s") << ": "
-            << absl::StrJoin(submitted->agents(), ", ") << std::endl;
-  const std::string run_id = submitted->run_id();
-  FollowOptions options{
-      .coordinator = coordinator,
-      .plan_path = parsed->plan_path,
-      .report_path = parsed->report_path,
-      .interrupted = &interrupted,
-      .on_interrupt = [&] {
-        grpc::ClientContext context;
-        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-        v1::StopRequest request;
-        request.set_run_id(run_id);
-        v1::StopResponse response;
-        (*stub)->Stop(&context, request, &response);
-      }};
-  return FollowRun(**stub, run_id, options);
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  // The path of `dbload run` and `dbload suite run --coordinator`: Ctrl-C stops the run.
+  const RunVia via{.stub = stub->get(),
+                   .address = coordinator,
+                   .min_agents = *min_agents,
+                   .wait_for_agents = wait_for_agents,
+                   .on_submitted = [](const v1::SubmitResponse& submitted) {
+                     std::cout << "run " << submitted.run_id() << " across "
+                               << submitted.agents_size() << " agent"
+                               << (submitted.agents_size() == 1 ? "" : "s") << ": "
+                               << absl::StrJoin(submitted.agents(), ", ") << std::endl;
+                   }};
+  return RunPlanVia(via, *plan, nullptr, parsed->plan_path, {.report_path = parsed->report_path});
 }
 
 // RUN (optional) and --coordinator of watch, stop, agents and report.
@@ -752,14 +808,6 @@ int SuiteReportCommand(const std::vector<std::string>& args) {
               RenderSuiteReport(suite->index, suite->reports, as, suite->problems));
 }
 
-// `dbload suite SUBCOMMAND …`.
-int SuiteCommand(const std::vector<std::string>& args) {
-  const std::string sub = args.empty() ? "" : args.front();
-  const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
-  if (sub == "report") return SuiteReportCommand(rest);
-  return Fail(absl::InvalidArgumentError(
-      absl::StrCat("dbload suite: expected a subcommand (report), got \"", sub, "\"")));
-}
 
 // Opens one session for set-up work (prepare, cleanup).
 absl::StatusOr<std::unique_ptr<db::Session>> SetupSession(LoadedPlan& loaded,
@@ -825,6 +873,10 @@ int LoadPartsOnAgents(const LoadedPlan& loaded, const PlanArgs& args,
   return FollowRun(**stub, submitted->run_id(), options);
 }
 
+int CleanupData(LoadedPlan& loaded, const std::string& source);
+int PrepareData(LoadedPlan& loaded, const std::string& source, Clock& clock, uint32_t parallel,
+                const std::function<int()>& load_parts);
+
 int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
   const char* name = cleanup ? "cleanup" : "prepare";
   std::set<std::string> with_value = {"--set"};
@@ -855,15 +907,39 @@ int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
   SteadyClock clock;
   absl::StatusOr<LoadedPlan> loaded = LoadPlan(*parsed, clock);
   if (!loaded.ok()) return Fail(loaded.status());
+  if (cleanup) return CleanupData(*loaded, parsed->plan_path);
+  std::function<int()> load_parts;
+  if (split) {
+    load_parts = [&] {
+      return LoadPartsOnAgents(*loaded, *parsed, coordinator, *security,
+                               coordinator.empty() ? *agents : 0, *parallel, clock);
+    };
+  }
+  return PrepareData(*loaded, parsed->plan_path, clock, *parallel, load_parts);
+}
+
+// `dbload cleanup` of a loaded plan: drops the tables its prepare created.
+int CleanupData(LoadedPlan& loaded, const std::string& source) {
+  absl::StatusOr<std::unique_ptr<db::Session>> session = SetupSession(loaded, source);
+  if (!session.ok()) return Fail(session.status());
+  const absl::Status status = DropWorkloadData(loaded.workload->DataSpec(), **session);
+  session->reset();
+  loaded.driver->ThreadEnd();
+  if (!status.ok()) {
+    return Fail(absl::Status(status.code(),
+                             absl::StrCat(source, ": cleanup: ", status.message())));
+  }
+  return kExitOk;
+}
+
+// `dbload prepare` of a loaded plan, `parallel` parts; `load_parts` (may be null) has agents
+// load the parts between the set-up here and the rest (indexes, checks), and returns its exit
+// code.
+int PrepareData(LoadedPlan& loaded, const std::string& source, Clock& clock, uint32_t parallel,
+                const std::function<int()>& load_parts) {
   absl::Status status;
-  if (cleanup) {
-    absl::StatusOr<std::unique_ptr<db::Session>> session =
-        SetupSession(*loaded, parsed->plan_path);
-    if (!session.ok()) return Fail(session.status());
-    status = DropWorkloadData(loaded->workload->DataSpec(), **session);
-    session->reset();
-    loaded->driver->ThreadEnd();
-  } else {
+  const bool split = load_parts != nullptr;
+  {
     const Nanos start = clock.Now();
     Nanos last_print = 0;
     // Per table: when its first report came and how many rows it had then (a resumed load
@@ -890,23 +966,26 @@ int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
           if (seconds > 0) std::cout << absl::StrFormat(" (%.0f rows/s%s)", rate, eta);
           std::cout << std::endl;
         };
-    const v1::WorkloadSpec data = loaded->workload->DataSpec();
+    const v1::WorkloadSpec data = loaded.workload->DataSpec();
     if (split) {
       // 1. Here: record the parts and create the tables; 2. the agents load the parts; 3. here
       // again: the parts are found done, and the indexes, after_load steps and checks follow.
-      status = LoadWorkloadData(data, *loaded->driver,
-                                {.parallel = static_cast<int>(*parallel),
+      status = LoadWorkloadData(data, *loaded.driver,
+                                {.parallel = static_cast<int>(parallel),
                                  .stage = LoadOptions::Stage::kSetUpOnly},
                                 print_progress);
       if (status.ok()) {
-        const int code = LoadPartsOnAgents(*loaded, *parsed, coordinator, *security,
-                                           coordinator.empty() ? *agents : 0, *parallel, clock);
+        const int code = load_parts();
         if (code != kExitOk) return code;
       }
     }
     if (status.ok()) {
-      status = LoadWorkloadData(data, *loaded->driver, {.parallel = static_cast<int>(*parallel)},
-                                print_progress);
+      // Ctrl-C (where a handler is installed: dbload suite run) stops between batches; a rerun
+      // resumes.
+      status = LoadWorkloadData(
+          data, *loaded.driver,
+          {.parallel = static_cast<int>(parallel), .should_stop = [] { return interrupted.load(); }},
+          print_progress);
     }
     if (status.ok()) {
       std::cout << absl::StrFormat("prepared in %.1f s (row counts and checks validated)\n",
@@ -914,9 +993,250 @@ int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
     }
   }
   if (!status.ok())
-    return Fail(absl::Status(status.code(),
-                             absl::StrCat(parsed->plan_path, ": ", name, ": ", status.message())));
+    return Fail(absl::Status(status.code(), absl::StrCat(source, ": prepare: ", status.message())));
   return kExitOk;
+}
+
+// ---------------------------------------------------------------------------------------------
+// dbload suite: runs of a suite through the same code as prepare, run / submit --wait, cleanup.
+
+class CliSuiteExecutor : public SuiteExecutor {
+ public:
+  // `local`: the runs go to this process's agents, so the row checks of `dbload run` apply.
+  CliSuiteExecutor(const RunVia& via, bool local, std::string base_dir, Clock& clock)
+      : via_(via), local_(local), base_dir_(std::move(base_dir)), clock_(clock) {}
+
+  absl::Status Prepare(const v1::Plan& plan) override {
+    absl::StatusOr<LoadedPlan> loaded = Load(plan);
+    if (!loaded.ok()) return loaded.status();
+    // As `dbload prepare` without --parallel: one part per core here, at most 8.
+    const uint32_t parallel = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+    if (PrepareData(*loaded, plan.name(), clock_, parallel, nullptr) != kExitOk) {
+      return absl::InternalError("dbload prepare failed (the reason is above)");
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Cleanup(const v1::Plan& plan) override {
+    absl::StatusOr<LoadedPlan> loaded = Load(plan);
+    if (!loaded.ok()) return loaded.status();
+    if (CleanupData(*loaded, plan.name()) != kExitOk) {
+      return absl::InternalError("dbload cleanup failed (the reason is above)");
+    }
+    return absl::OkStatus();
+  }
+
+  int Run(const v1::Plan& plan, const std::string& report_path) override {
+    const FollowOptions options{
+        .report_path = report_path, .print_intervals = false, .print_report = false};
+    if (!local_) {
+      v1::Plan resolved = plan;
+      if (absl::Status status = ResolveWorkloadAt(resolved, base_dir_); !status.ok()) {
+        return Fail(status);
+      }
+      return RunPlanVia(via_, resolved, nullptr, plan.name(), options);
+    }
+    absl::StatusOr<LoadedPlan> loaded = Load(plan);
+    if (!loaded.ok()) return Fail(loaded.status());
+    return RunPlanVia(via_, loaded->plan, loaded->driver.get(), plan.name(), options);
+  }
+
+ private:
+  absl::StatusOr<LoadedPlan> Load(const v1::Plan& plan) {
+    v1::Plan resolved = plan;
+    if (absl::Status status = ResolveWorkloadAt(resolved, base_dir_); !status.ok()) {
+      return absl::Status(status.code(), absl::StrCat(plan.name(), ": ", status.message()));
+    }
+    return LoadParsedPlan(std::move(resolved), plan.name(), clock_);
+  }
+
+  RunVia via_;
+  bool local_;
+  std::string base_dir_;
+  Clock& clock_;
+};
+
+// A suite file, or the name of a built-in suite ("sysbench-sweep", also "sysbench-sweep.yaml").
+absl::StatusOr<v1::Suite> LoadSuiteArg(const std::string& command, const Flags& flags,
+                                       std::string* source, std::string* base_dir) {
+  if (flags.positional.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dbload ", command, ": give one suite file or built-in suite name (dbload suite list)"));
+  }
+  SuiteOptions options;
+  options.overrides = flags.All("--set");
+  if (const std::string scale = flags.Get("--scale"); !scale.empty()) {
+    if (!absl::SimpleAtod(scale, &options.scale) || !(options.scale > 0) ||
+        !std::isfinite(options.scale)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dbload ", command, ": --scale: expected a number > 0, got \"", scale, "\""));
+    }
+  }
+  const std::string& arg = flags.positional[0];
+  std::string builtin = arg;
+  if (absl::EndsWith(builtin, ".yaml")) builtin.resize(builtin.size() - 5);
+  std::error_code error;
+  if (!std::filesystem::exists(arg, error) && BuiltinSuiteFiles().contains(builtin)) {
+    *source = absl::StrCat("suites/", builtin, ".yaml");
+    base_dir->clear();
+    options.check = WorkloadKnowsIt("");
+    return ParseSuite(BuiltinSuiteFiles().at(builtin), *source, options);
+  }
+  if (!std::filesystem::exists(arg, error) && arg.find('/') == std::string::npos &&
+      !absl::EndsWith(arg, ".yaml")) {
+    std::vector<std::string> names;
+    for (const auto& entry : BuiltinSuiteFiles()) names.push_back(entry.first);
+    return absl::NotFoundError(absl::StrCat("dbload ", command, ": no suite file or built-in suite ",
+                                            arg, " (built-in: ", absl::StrJoin(names, ", "), ")"));
+  }
+  *source = arg;
+  *base_dir = std::filesystem::path(arg).parent_path().string();
+  options.check = WorkloadKnowsIt(*base_dir);
+  return LoadSuiteFile(arg, options);
+}
+
+std::string Rfc3339Now() {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
+}
+
+// "2 targets x 3 cases, 12 runs, about 4m planned"
+std::string SuiteSummary(const v1::Suite& suite) {
+  const std::vector<v1::SuiteRun> runs = ExpandSuite(suite);
+  int64_t planned = 0;
+  for (const v1::SuiteRun& run : runs) {
+    if (absl::StatusOr<v1::Plan> plan = PlanOfRun(suite, run); plan.ok()) {
+      planned += PlannedRunNanos(*plan);
+    }
+  }
+  return absl::StrFormat("%d targets x %d cases, %d runs, about %.0f min of load planned",
+                         suite.targets_size(), suite.cases_size(), runs.size(),
+                         static_cast<double>(planned) / (60 * kSecond));
+}
+
+int SuiteRunCommand(const std::vector<std::string>& args) {
+  absl::StatusOr<Flags> flags = ParseFlags(
+      "suite run", args,
+      {"--set", "--scale", "--agents", "--coordinator", "--min-agents", "--wait-for-agents", "--out"},
+      {"--resume"});
+  if (!flags.ok()) return Fail(flags.status());
+  std::string source, base_dir;
+  absl::StatusOr<v1::Suite> suite = LoadSuiteArg("suite run", *flags, &source, &base_dir);
+  if (!suite.ok()) return Fail(suite.status());
+  const std::string coordinator = flags->Get("--coordinator");
+  if (!coordinator.empty() && !flags->Get("--agents").empty()) {
+    return Fail(absl::InvalidArgumentError(
+        "dbload suite run: --agents (in this process) and --coordinator exclude each other"));
+  }
+  absl::StatusOr<uint32_t> agents =
+      PositiveCount("suite run", "--agents", flags->Get("--agents", "1"), kMaxLocalAgents);
+  if (!agents.ok()) return Fail(agents.status());
+  absl::StatusOr<uint32_t> min_agents =
+      PositiveCount("suite run", "--min-agents", flags->Get("--min-agents", "1"), 100000);
+  if (!min_agents.ok()) return Fail(min_agents.status());
+  Nanos wait_for_agents = 0;
+  if (const std::string text = flags->Get("--wait-for-agents"); !text.empty()) {
+    absl::StatusOr<int64_t> nanos = ParseDurationNanos(text);
+    if (!nanos.ok() || *nanos < 0) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(
+          "dbload suite run: --wait-for-agents: ",
+          nanos.ok() ? "must not be negative" : std::string(nanos.status().message()))));
+    }
+    wait_for_agents = *nanos;
+  }
+  const bool resume = flags->switches.contains("--resume");
+  std::string out = flags->Get("--out");
+  if (out.empty()) {
+    if (resume) {
+      return Fail(absl::InvalidArgumentError("dbload suite run: --resume needs --out DIR"));
+    }
+    out = absl::StrCat("out/suites/", suite->name(), "-",
+                       absl::FormatTime("%Y%m%dT%H%M%SZ", absl::Now(), absl::UTCTimeZone()));
+  }
+  // Passwords are read here for prepare, cleanup and the local agents: a missing one is found
+  // before any load, not at the first run of its target.
+  if (coordinator.empty() || suite->settings().prepare() == "once" || suite->settings().cleanup()) {
+    for (int t = 0; t < suite->targets_size(); ++t) {
+      if (absl::StatusOr<std::string> password = ReadTargetPassword(suite->targets(t).target());
+          !password.ok()) {
+        return Fail(absl::Status(password.status().code(),
+                                 absl::StrCat(source, ": targets.", t, " (",
+                                              suite->targets(t).name(), "): ",
+                                              password.status().message())));
+      }
+    }
+  }
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  SteadyClock clock;
+  std::unique_ptr<LocalCluster> cluster;
+  std::unique_ptr<v1::Control::Stub> stub;
+  RunVia via;
+  if (coordinator.empty()) {
+    absl::StatusOr<std::unique_ptr<LocalCluster>> started = LocalCluster::Start(*agents, clock);
+    if (!started.ok()) return Fail(started.status());
+    cluster = *std::move(started);
+    absl::StatusOr<std::unique_ptr<v1::Control::Stub>> dialled =
+        DialControl(cluster->address(), cluster->security());
+    if (!dialled.ok()) return Fail(dialled.status());
+    stub = *std::move(dialled);
+    via = {.stub = stub.get(),
+           .address = cluster->address(),
+           .min_agents = *agents,
+           .wait_for_agents = kLocalAgentWait,
+           .cluster = cluster.get()};
+  } else {
+    absl::StatusOr<TransportSecurity> security = SecurityOf("suite run", *flags);
+    if (!security.ok()) return Fail(security.status());
+    absl::StatusOr<std::unique_ptr<v1::Control::Stub>> dialled = DialControl(coordinator, *security);
+    if (!dialled.ok()) return Fail(dialled.status());
+    stub = *std::move(dialled);
+    via = {.stub = stub.get(),
+           .address = coordinator,
+           .min_agents = *min_agents,
+           .wait_for_agents = wait_for_agents};
+  }
+  std::cout << "suite " << suite->name() << " (" << source << "): " << SuiteSummary(*suite)
+            << "; writing " << out << std::endl;
+  CliSuiteExecutor executor(via, coordinator.empty(), base_dir, clock);
+  return RunSuite(*suite,
+                  {.directory = out,
+                   .resume = resume,
+                   .interrupted = &interrupted,
+                   .out = &std::cout,
+                   .now = Rfc3339Now},
+                  executor);
+}
+
+int SuiteListCommand() {
+  for (const auto& [name, text] : BuiltinSuiteFiles()) {
+    absl::StatusOr<v1::Suite> suite = ParseSuite(text, absl::StrCat("suites/", name, ".yaml"), {});
+    std::cout << name << ": "
+              << (suite.ok() ? SuiteSummary(*suite) : std::string(suite.status().message()))
+              << "\n";
+  }
+  return kExitOk;
+}
+
+// `dbload suite run|check|list`.
+int SuiteCommand(const std::vector<std::string>& args) {
+  const std::string sub = args.empty() ? "" : args[0];
+  const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
+  if (sub == "run") return SuiteRunCommand(rest);
+  if (sub == "report") return SuiteReportCommand(rest);
+  if (sub == "list" && rest.empty()) return SuiteListCommand();
+  if (sub == "check") {
+    absl::StatusOr<Flags> flags = ParseFlags("suite check", rest, {"--set", "--scale"}, {});
+    if (!flags.ok()) return Fail(flags.status());
+    std::string source, base_dir;
+    absl::StatusOr<v1::Suite> suite = LoadSuiteArg("suite check", *flags, &source, &base_dir);
+    if (!suite.ok()) return Fail(suite.status());
+    std::cout << source << ": suite " << suite->name() << ", " << SuiteSummary(*suite) << "\n";
+    return kExitOk;
+  }
+  return Fail(absl::InvalidArgumentError(
+      "dbload suite: expected `dbload suite run SUITE [...]`, `dbload suite check SUITE "
+      "[--set PATH=VALUE ...] [--scale X]`, `dbload suite report DIR [...]` or "
+      "`dbload suite list`"));
 }
 
 int WorkloadsCommand() {
@@ -986,12 +1306,13 @@ int Main(int argc, char** argv) {
   if (command == "cleanup") return PrepareCommand(args, /*cleanup=*/true);
   if (command == "report") return ReportCommand(args);
   if (command == "compare") return CompareCommand(args);
-  if (command == "suite") return SuiteCommand(args);
   if (command == "submit") return SubmitCommand(args);
   if (command == "watch") return WatchCommand(args);
   if (command == "stop") return StopCommand(args);
   if (command == "agents") return AgentsCommand(args);
   if (command == "workloads") return WorkloadsCommand();
+  if (command == "suite") return SuiteCommand(args);
+  if (command == "suites") return SuiteListCommand();
   if (command == "workload") return WorkloadCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "dbload " << DBLOAD_VERSION_STRING << "\n";

@@ -1,5 +1,12 @@
 # Writes OUTPUT: a C++ source that holds every workloads/*.yaml file as a string, so that the
 # built-in workloads travel inside the binaries (run with cmake -P, from common/CMakeLists.txt).
+# Also for the built-in suites (suites/*.yaml): HEADER and FUNCTION name what the source defines.
+if(NOT DEFINED HEADER)
+  set(HEADER "common/workload_parser.h")
+endif()
+if(NOT DEFINED FUNCTION)
+  set(FUNCTION "BuiltinWorkloadFiles")
+endif()
 file(GLOB files "${WORKLOAD_DIR}/*.yaml")
 list(SORT files)
 set(body "")
@@ -13,12 +20,12 @@ foreach(file IN LISTS files)
   string(APPEND body "      {\"${name}\", R\"dbload_yaml(${text})dbload_yaml\"},\n")
 endforeach()
 file(WRITE "${OUTPUT}.tmp"
-"// Generated from workloads/*.yaml by cmake/EmbedWorkloads.cmake; do not edit.
-#include \"common/workload_parser.h\"
+"// Generated from ${WORKLOAD_DIR}/*.yaml by cmake/EmbedWorkloads.cmake; do not edit.
+#include \"${HEADER}\"
 
 namespace dbload {
 
-const std::map<std::string, std::string_view>& BuiltinWorkloadFiles() {
+const std::map<std::string, std::string_view>& ${FUNCTION}() {
   static const auto* const files = new std::map<std::string, std::string_view>{
 ${body}  };
   return *files;

@@ -1,4 +1,5 @@
 #include "common/plan_parser.h"
+#include "common/plan_parser_yaml.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -1453,24 +1454,9 @@ absl::Status ValidatePlanAt(const Plan& plan, const Locator& where) {
   return ValidateAbort(plan, where);
 }
 
-absl::StatusOr<Plan> ParsePlanTree(const std::string& yaml_text, absl::string_view source_name,
-                                   const std::vector<std::string>& overrides,
-                                   const PlanCheck& check) {
-  if (absl::Status status = CheckStructure(yaml_text, source_name); !status.ok()) return status;
-  YAML::Node root = YAML::Load(yaml_text);
-  if (!root.IsDefined() || root.IsNull()) {
-    return absl::InvalidArgumentError(absl::StrCat(source_name, ": the plan is empty"));
-  }
-  if (!root.IsMap()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(Position(source_name, root.Mark()), ": expected a map of plan fields (",
-                     absl::StrJoin(NamesOf(ListOf(kPlanFields)), ", "), "), got ", Describe(root)));
-  }
-  std::set<std::string, std::less<>> overridden_paths;
-  for (const std::string& override_text : overrides) {
-    absl::Status status = ApplyOverride(root, override_text, source_name, overridden_paths);
-    if (!status.ok()) return status;
-  }
+absl::StatusOr<Plan> ConvertPlanTree(const YAML::Node& root, absl::string_view source_name,
+                                     const std::set<std::string, std::less<>>& overridden_paths,
+                                     const PlanCheck& check) {
   Plan plan;
   PlanConverter converter(source_name, overridden_paths);
   if (absl::Status status = converter.Convert(root, plan); !status.ok()) return status;
@@ -1489,7 +1475,55 @@ absl::StatusOr<Plan> ParsePlanTree(const std::string& yaml_text, absl::string_vi
   return plan;
 }
 
+absl::StatusOr<Plan> ParsePlanTree(const std::string& yaml_text, absl::string_view source_name,
+                                   const std::vector<std::string>& overrides,
+                                   const PlanCheck& check) {
+  if (absl::Status status = CheckStructure(yaml_text, source_name); !status.ok()) return status;
+  YAML::Node root = YAML::Load(yaml_text);
+  if (!root.IsDefined() || root.IsNull()) {
+    return absl::InvalidArgumentError(absl::StrCat(source_name, ": the plan is empty"));
+  }
+  if (!root.IsMap()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Position(source_name, root.Mark()), ": expected a map of plan fields (",
+                     absl::StrJoin(NamesOf(ListOf(kPlanFields)), ", "), "), got ", Describe(root)));
+  }
+  std::set<std::string, std::less<>> overridden_paths;
+  for (const std::string& override_text : overrides) {
+    absl::Status status = ApplyOverride(root, override_text, source_name, overridden_paths);
+    if (!status.ok()) return status;
+  }
+  return ConvertPlanTree(root, source_name, overridden_paths, check);
+}
+
 }  // namespace
+
+absl::StatusOr<Plan> ConvertPlanNode(const YAML::Node& root, std::string_view source_name,
+                                     const std::set<std::string, std::less<>>& overridden_paths,
+                                     const PlanCheck& check) {
+  return ConvertPlanTree(root, AsAbsl(source_name), overridden_paths, check);
+}
+
+absl::Status CheckYamlStructure(const std::string& yaml_text, std::string_view source_name) {
+  return CheckStructure(yaml_text, AsAbsl(source_name));
+}
+
+std::string YamlPosition(std::string_view source_name, const YAML::Mark& mark) {
+  return Position(AsAbsl(source_name), mark);
+}
+
+std::optional<std::string> NearestName(std::string_view name,
+                                       const std::vector<std::string>& candidates) {
+  std::vector<absl::string_view> views(candidates.begin(), candidates.end());
+  std::optional<absl::string_view> nearest = Nearest(AsAbsl(name), views);
+  if (!nearest) return std::nullopt;
+  return std::string(*nearest);
+}
+
+absl::StatusOr<std::string> ReadBoundedFile(const std::string& path, size_t max_bytes,
+                                            std::string_view what) {
+  return ReadFileBounded(path, max_bytes, AsAbsl(what));
+}
 
 absl::StatusOr<Plan> ParsePlan(std::string_view yaml_text, std::string_view source_name,
                                const std::vector<std::string>& overrides) {

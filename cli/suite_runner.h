@@ -1,0 +1,58 @@
+#ifndef DBLOAD_CLI_SUITE_RUNNER_H_
+#define DBLOAD_CLI_SUITE_RUNNER_H_
+
+#include <atomic>
+#include <functional>
+#include <ostream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "dbload/v1/plan.pb.h"
+#include "dbload/v1/suite.pb.h"
+
+namespace dbload {
+
+// What `dbload suite run` needs from the rest of dbload, for one plan at a time: the same code
+// as `dbload prepare`, `dbload run` / `submit --wait` and `dbload cleanup` (cli/dbload_main.cc);
+// fakes in unit tests.
+class SuiteExecutor {
+ public:
+  virtual ~SuiteExecutor() = default;
+  // Creates, loads and validates the plan's workload data on its target.
+  virtual absl::Status Prepare(const dbload::v1::Plan& plan) = 0;
+  // Drops what Prepare created.
+  virtual absl::Status Cleanup(const dbload::v1::Plan& plan) = 0;
+  // Runs the plan to its end and saves its report as JSON at `report_path` (atomically; no file
+  // when the run never started). Returns dbload's exit code for the run (kExitOk …).
+  virtual int Run(const dbload::v1::Plan& plan, const std::string& report_path) = 0;
+};
+
+struct SuiteRunOptions {
+  std::string directory;  // DIR: suite.json and runs/
+  // DIR/suite.json exists: continue it (the suite must be the one recorded there), skipping the
+  // runs that are done. Without it DIR must not hold a suite yet.
+  bool resume = false;
+  const std::atomic<bool>* interrupted = nullptr;  // Ctrl-C
+  std::ostream* out = nullptr;                     // progress lines
+  // RFC 3339 UTC "now", for the index's started_at / finished_at (injected for tests).
+  std::function<std::string()> now;
+};
+
+// A run that is done (skipped by --resume): it finished, or the plan's abort rules ended it.
+// Failed and interrupted runs are run again.
+bool SuiteRunDone(const dbload::v1::SuiteRun& run);
+
+// Runs the suite's runs in ExpandSuite's order: per target, Prepare of each distinct workload
+// (and options) of its cases when settings.prepare is "once" (not for a target with a run
+// already done, on --resume), then its runs, then Cleanup when settings.cleanup. Writes
+// DIR/suite.json before the first run and after each, and each run's report where the index
+// says. A failed run is recorded and the suite goes on; Ctrl-C records the current run as
+// interrupted and stops. A target whose prepare fails has its runs recorded as failed, and the
+// suite goes on with the next target. Returns the exit code: 0 every run finished; 1 some
+// failed or were aborted; 2 set-up failure (DIR, --resume of another suite); 130 interrupted.
+int RunSuite(const dbload::v1::Suite& suite, const SuiteRunOptions& options,
+             SuiteExecutor& executor);
+
+}  // namespace dbload
+
+#endif  // DBLOAD_CLI_SUITE_RUNNER_H_

@@ -1,0 +1,371 @@
+// `dbload suite run` end to end: the real executable against real PostgreSQL 15 and MariaDB
+// 10.11 (tests/harness/dbenv), a suite of 2 targets x 3 cases x 2 load points with 2 agents in
+// the process. Checked: every run's report exists where suite.json says, with its own plan
+// (target, scenario, load point), and the reports' executed transactions add up, per database,
+// to what the database itself counted over the suite (PostgreSQL: scans of sbtest1, one per
+// point select; MariaDB: Com_stmt_execute, one per point select; see cli_test.cc for why these
+// are exact). Then a second suite is interrupted (SIGINT) after its first run and --resume
+// finishes it without running the finished run again, and cleans up after its last run.
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/report.h"
+#include "common/suite_parser.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/harness/child_process.h"
+#include "tests/harness/sql_clients.h"
+#include "tests/harness/test_servers.h"
+
+#ifndef DBLOAD_BINARY
+#error "DBLOAD_BINARY must be defined (the path of the dbload executable)"
+#endif
+
+namespace dbload {
+namespace {
+
+namespace v1 = dbload::v1;
+using ::dbload::testing::Child;
+using ::dbload::testing::ProcessResult;
+using ::dbload::testing::RunProcess;
+using ::dbload::testing::TestServers;
+using ::dbload::testing::TestServersEnvironment;
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+ProcessResult RunDbload(std::vector<std::string> args, int seconds = 60) {
+  args.insert(args.begin(), DBLOAD_BINARY);
+  return RunProcess(args, std::chrono::seconds(seconds));
+}
+
+int64_t ToInt(const std::string& text) {
+  int64_t value = -1;
+  return absl::SimpleAtoi(text, &value) ? value : -1;
+}
+
+v1::RunReport ReadReport(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<v1::RunReport> report = ParseReportJson(text.str());
+  EXPECT_TRUE(report.ok()) << path << ": " << report.status();
+  return report.ok() ? *report : v1::RunReport();
+}
+
+class SuiteTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    char pattern[] = "/tmp/dbload_suite_test.XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = new std::string(pattern);
+    // Nothing but the suite may scan sbtest1 in database bench (see cli_test.cc).
+    ASSERT_EQ(
+        RunProcess(testing::PsqlArgs(servers(), "postgres", "ALTER SYSTEM SET autovacuum = off"))
+            .exit_code,
+        0);
+    ASSERT_EQ(
+        RunProcess(testing::PsqlArgs(servers(), "postgres", "SELECT pg_reload_conf()")).exit_code,
+        0);
+  }
+  static void TearDownTestSuite() {
+    std::error_code ignored;
+    std::filesystem::remove_all(*dir_, ignored);
+    delete dir_;
+  }
+
+  static TestServers& servers() { return TestServersEnvironment::Servers(); }
+
+  static std::string WriteFile(const std::string& name, const std::string& content) {
+    const std::string path = *dir_ + "/" + name;
+    std::ofstream(path, std::ios::trunc) << content;
+    return path;
+  }
+
+  static std::string Targets() {
+    return absl::StrCat(
+        "targets:\n"
+        "  - name: pg\n"
+        "    target: {driver: postgresql, host: 127.0.0.1, port: ",
+        servers().Get("PG_PORT"),
+        ", user: bench, database: bench, password_file: ", servers().Get("PG_PASSWORD_FILE"),
+        "}\n"
+        "  - name: maria\n"
+        "    target: {driver: mysql, host: 127.0.0.1, port: ",
+        servers().Get("MARIADB_PORT"),
+        ", user: bench, database: bench, password_file: ", servers().Get("MARIADB_PASSWORD_FILE"),
+        "}\n");
+  }
+
+  // Scans of sbtest1 (each point select scans it once), once no session is left in bench and
+  // two reads 300 ms apart agree (backends flush their statistics as they exit).
+  static int64_t PgScans() {
+    std::optional<int64_t> previous;
+    const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
+    for (;;) {
+      const std::vector<std::string> fields = absl::StrSplit(
+          testing::Psql(servers(), "postgres",
+                        "SELECT pg_stat_clear_snapshot(); SELECT (SELECT count(*) FROM "
+                        "pg_stat_activity WHERE datname = 'bench' AND pid <> pg_backend_pid())"),
+          '|');
+      const bool idle = !fields.empty() && ToInt(fields[0]) == 0;
+      const int64_t now = ToInt(testing::Psql(
+          servers(), "bench",
+          "SELECT pg_stat_clear_snapshot(); SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) "
+          "FROM pg_stat_user_tables WHERE relname = 'sbtest1'"));
+      if (idle && previous == now) return now;
+      if (Clock::now() > give_up) {
+        ADD_FAILURE() << "the scans of sbtest1 did not settle within 10 s";
+        return now;
+      }
+      previous = idle ? std::optional(now) : std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+  }
+
+  static int64_t MariaDbExecutes() {
+    std::optional<int64_t> previous;
+    const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
+    for (;;) {
+      const std::string line = testing::Mariadb(
+          servers(), "SHOW GLOBAL STATUS WHERE Variable_name = 'Com_stmt_execute'");
+      const std::vector<std::string> fields = absl::StrSplit(line, '\t');
+      const int64_t now = fields.size() == 2 ? ToInt(fields[1]) : -1;
+      if (previous == now) return now;
+      if (Clock::now() > give_up) {
+        ADD_FAILURE() << "Com_stmt_execute did not settle within 10 s";
+        return now;
+      }
+      previous = now;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+
+  static v1::SuiteIndex Index(const std::string& out) {
+    absl::StatusOr<v1::SuiteIndex> index = LoadSuiteIndex(out + "/suite.json");
+    EXPECT_TRUE(index.ok()) << index.status();
+    return index.ok() ? *index : v1::SuiteIndex();
+  }
+
+  static std::string* dir_;
+};
+
+std::string* SuiteTest::dir_ = nullptr;
+
+constexpr char kCases[] = R"(cases:
+  - name: closed
+    category: selects
+    plan: {workload: oltp, workload_options: {table_size: 1000}, scenario: point_select,
+           load: {closed: {}}, stop: {duration: 1s}}
+    points: [1, 3]
+  - name: open-queries
+    category: selects
+    plan: {workload: oltp, workload_options: {table_size: 1000}, scenario: point_select,
+           load: {open: {rate: 1}}, stop: {queries: 300, duration: 20s}}
+    points: [300, 600]
+  - name: poisson
+    category: selects
+    plan: {workload: oltp, workload_options: {table_size: 1000}, scenario: point_select,
+           load: {open: {rate: 1, arrival: poisson}}, stop: {duration: 1s}}
+    points: [200, 400]
+)";
+
+TEST_F(SuiteTest, RunsEveryTargetCaseAndPointInOrderWithReportsOfTheirOwn) {
+  // The tables, prepared as `dbload prepare` does, so that the suite's runs are the only
+  // statements the counters see (prepare: none).
+  for (const std::string& target : {std::string("pg"), std::string("maria")}) {
+    const std::string plan = WriteFile(
+        absl::StrCat("prepare-", target, ".yaml"),
+        absl::StrCat(
+            "target: ",
+            target == "pg" ? absl::StrCat("{driver: postgresql, port: ", servers().Get("PG_PORT"),
+                                          ", user: bench, database: bench, password_file: ",
+                                          servers().Get("PG_PASSWORD_FILE"), "}")
+                           : absl::StrCat("{driver: mysql, port: ", servers().Get("MARIADB_PORT"),
+                                          ", user: bench, database: bench, password_file: ",
+                                          servers().Get("MARIADB_PASSWORD_FILE"), "}"),
+            "\nworkload: oltp\nworkload_options: {table_size: 1000}\nscenario: point_select\n"
+            "load: {closed: {clients: 1}}\nstop: {duration: 1s}\n"));
+    ASSERT_EQ(RunDbload({"cleanup", plan}).exit_code, 0);
+    const ProcessResult prepared = RunDbload({"prepare", plan});
+    ASSERT_EQ(prepared.exit_code, 0) << prepared.Describe();
+  }
+  const std::string suite = WriteFile(
+      "suite.yaml", absl::StrCat("name: small\nsettings: {prepare: none}\n", Targets(), kCases));
+  const ProcessResult checked = RunDbload({"suite", "check", suite});
+  ASSERT_EQ(checked.exit_code, 0) << checked.Describe();
+  EXPECT_THAT(checked.out, HasSubstr("2 targets x 3 cases, 12 runs"));
+
+  const int64_t scans_before = PgScans();
+  const int64_t executes_before = MariaDbExecutes();
+  const std::string out = *dir_ + "/out-small";
+  const ProcessResult run = RunDbload({"suite", "run", suite, "--agents", "2", "--out", out}, 200);
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  EXPECT_THAT(run.out, HasSubstr("suite: run 1 of 12: pg/closed/1 (rep 1), ETA "));
+  EXPECT_THAT(run.out, HasSubstr("suite: run 12 of 12: maria/poisson/400 (rep 1), ETA 1s"));
+  const int64_t scans = PgScans() - scans_before;
+  const int64_t executes = MariaDbExecutes() - executes_before;
+
+  const v1::SuiteIndex index = Index(out);
+  EXPECT_EQ(index.suite().name(), "small");
+  EXPECT_FALSE(index.started_at().empty());
+  EXPECT_FALSE(index.finished_at().empty());
+  ASSERT_EQ(index.runs_size(), 12);
+  std::vector<std::string> order;
+  std::map<std::string, int64_t> executed_by_target;
+  std::set<std::string> run_ids;
+  for (const v1::SuiteRun& entry : index.runs()) {
+    order.push_back(absl::StrCat(entry.target(), "/", entry.case_name(), "/", entry.point()));
+    EXPECT_EQ(entry.state(), "finished") << entry.report();
+    EXPECT_EQ(entry.repetition(), 1u);
+    EXPECT_EQ(entry.report(), absl::StrCat("runs/", entry.target(), "/", entry.case_name(), "/",
+                                           entry.point(), "-r1.json"));
+    const v1::RunReport report = ReadReport(out + "/" + entry.report());
+    EXPECT_EQ(report.run_id(), entry.run_id());
+    EXPECT_TRUE(run_ids.insert(report.run_id()).second) << "a report of another run";
+    EXPECT_EQ(report.state(), "finished");
+    EXPECT_EQ(report.plan().target().driver(), entry.target() == "pg" ? "postgresql" : "mysql");
+    EXPECT_EQ(report.plan().target().port(),
+              static_cast<uint32_t>(
+                  servers().GetInt(entry.target() == "pg" ? "PG_PORT" : "MARIADB_PORT")));
+    EXPECT_EQ(report.plan().scenario(), "point_select");
+    EXPECT_GT(report.executed(), 0u) << entry.report();
+    EXPECT_EQ(report.errors(), 0u) << entry.report();
+    if (entry.case_name() == "closed") {
+      EXPECT_EQ(report.plan().load().closed().clients(), entry.point());
+      EXPECT_EQ(report.plan().target().pool(), entry.point());
+    } else {
+      EXPECT_EQ(report.plan().load().open().rate(), entry.point());
+      EXPECT_EQ(report.wanted_rate(), entry.point());
+    }
+    if (entry.case_name() == "open-queries") {
+      EXPECT_EQ(report.executed(), 300u);
+    }
+    if (entry.case_name() == "poisson") {
+      EXPECT_EQ(report.plan().load().open().arrival(), v1::OpenLoad::POISSON);
+      // 1 s at the point's rate: its own figures, not the other point's.
+      EXPECT_NEAR(static_cast<double>(report.executed()), entry.point(), 0.3 * entry.point());
+    }
+    EXPECT_GE(report.agents_size(), 1);
+    executed_by_target[entry.target()] += static_cast<int64_t>(report.executed());
+  }
+  EXPECT_THAT(order, ::testing::ElementsAre("pg/closed/1", "pg/closed/3", "pg/open-queries/300",
+                                            "pg/open-queries/600", "pg/poisson/200",
+                                            "pg/poisson/400", "maria/closed/1", "maria/closed/3",
+                                            "maria/open-queries/300", "maria/open-queries/600",
+                                            "maria/poisson/200", "maria/poisson/400"));
+  // The database's own counts: every point select of the suite is in exactly one report.
+  EXPECT_EQ(scans, executed_by_target["pg"]);
+  EXPECT_EQ(executes, executed_by_target["maria"]);
+
+  // The same directory again is refused without --resume.
+  const ProcessResult again = RunDbload({"suite", "run", suite, "--out", out});
+  EXPECT_EQ(again.exit_code, 2) << again.Describe();
+  EXPECT_THAT(again.out + again.err, HasSubstr("already holds a suite"));
+}
+
+TEST_F(SuiteTest, InterruptedSuiteResumesWithoutRedoingFinishedRuns) {
+  const std::string suite = WriteFile(
+      "resume.yaml",
+      absl::StrCat("name: resume\nsettings: {prepare: once, cleanup: true}\n", Targets(),
+                   "cases:\n"
+                   "  - name: closed\n"
+                   "    plan: {workload: oltp, workload_options: {table_size: 1000}, scenario: "
+                   "point_select, load: {closed: {}}, stop: {duration: 1s}}\n"
+                   "    points: [1, 2, 3]\n"));
+  const std::string out = *dir_ + "/out-resume";
+  {
+    Child child({DBLOAD_BINARY, "suite", "run", suite, "--out", out});
+    ASSERT_TRUE(child.PumpUntil(
+        [](const std::string& text) { return text.find("suite: run 2 of 6") != std::string::npos; },
+        std::chrono::seconds(60)))
+        << child.out() << child.err();
+    child.Signal(SIGINT);
+    const ProcessResult interrupted = child.Wait(std::chrono::seconds(30));
+    ASSERT_EQ(interrupted.exit_code, 130) << interrupted.Describe();
+  }
+  v1::SuiteIndex index = Index(out);
+  ASSERT_EQ(index.runs_size(), 6);
+  EXPECT_EQ(index.runs(0).state(), "finished");
+  EXPECT_EQ(index.runs(1).state(), "interrupted");
+  for (int i = 2; i < 6; ++i) EXPECT_EQ(index.runs(i).state(), "pending");
+  EXPECT_TRUE(index.finished_at().empty());
+  const std::string first_report = out + "/" + index.runs(0).report();
+  const std::string first_id = index.runs(0).run_id();
+  struct stat before {};
+  ASSERT_EQ(stat(first_report.c_str(), &before), 0);
+
+  // Another suite in the same directory is refused, saying what differs.
+  const ProcessResult other = RunDbload(
+      {"suite", "run", suite, "--out", out, "--resume", "--set", "cases.0.points=[1, 4]"});
+  EXPECT_EQ(other.exit_code, 2) << other.Describe();
+  EXPECT_THAT(other.out + other.err, HasSubstr("points"));
+
+  const ProcessResult resumed = RunDbload({"suite", "run", suite, "--out", out, "--resume"}, 120);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.Describe();
+  EXPECT_THAT(resumed.out, ::testing::Not(HasSubstr("suite: run 1 of 6")));
+  EXPECT_THAT(resumed.out, HasSubstr("suite: run 2 of 6: pg/closed/2"));
+  EXPECT_THAT(resumed.out, ::testing::Not(HasSubstr("preparing oltp on pg")));
+  EXPECT_THAT(resumed.out, HasSubstr("preparing oltp on maria"));
+  EXPECT_THAT(resumed.out, HasSubstr("cleaning up oltp on pg"));
+  index = Index(out);
+  for (const v1::SuiteRun& entry : index.runs()) {
+    EXPECT_EQ(entry.state(), "finished") << entry.report();
+    EXPECT_EQ(ReadReport(out + "/" + entry.report()).run_id(), entry.run_id());
+  }
+  EXPECT_FALSE(index.finished_at().empty());
+  EXPECT_EQ(index.runs(0).run_id(), first_id);
+  struct stat after {};
+  ASSERT_EQ(stat(first_report.c_str(), &after), 0);
+  EXPECT_EQ(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
+  EXPECT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+  // cleanup: true dropped the tables after each target's last run.
+  EXPECT_EQ(testing::Psql(servers(), "bench", "SELECT to_regclass('public.sbtest1') IS NULL"), "t");
+  EXPECT_EQ(testing::Mariadb(servers(),
+                             "SELECT COUNT(*) FROM information_schema.tables WHERE "
+                             "table_schema = 'bench' AND table_name = 'sbtest1'"),
+            "0");
+}
+
+TEST_F(SuiteTest, BadSuitesNameFileLineAndField) {
+  const std::string suite = WriteFile(
+      "bad.yaml",
+      absl::StrCat("name: bad\n", Targets(),
+                   "cases:\n  - name: c\n    plan: {workload: oltp, scenario: "
+                   "point_selekt, load: {closed: {clients: 1}}, stop: {duration: 1s}}\n"));
+  const ProcessResult checked = RunDbload({"suite", "check", suite});
+  EXPECT_EQ(checked.exit_code, 2);
+  EXPECT_THAT(checked.err, HasSubstr(absl::StrCat(suite, ":9:38: scenario: ")));
+  EXPECT_THAT(checked.err, HasSubstr("(case c on target pg)"));
+  const ProcessResult list = RunDbload({"suites"});
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_THAT(list.out, HasSubstr("mysql-vs-postgresql-shop: 2 targets x 17 cases, 34 runs"));
+  EXPECT_THAT(list.out, HasSubstr("sysbench-sweep: 2 targets x 3 cases, 72 runs"));
+  EXPECT_THAT(list.out, HasSubstr("ingestion-ramp: 2 targets x 1 cases, 2 runs"));
+  const ProcessResult builtin = RunDbload({"suite", "check", "sysbench-sweep", "--scale", "2"});
+  EXPECT_EQ(builtin.exit_code, 0) << builtin.Describe();
+}
+
+}  // namespace
+}  // namespace dbload
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  dbload::testing::TestServersEnvironment::Register({"postgres", "mariadb"});
+  return RUN_ALL_TESTS();
+}
