@@ -1198,13 +1198,36 @@ int SuiteRunCommand(const std::vector<std::string>& args) {
   std::cout << "suite " << suite->name() << " (" << source << "): " << SuiteSummary(*suite)
             << "; writing " << out << std::endl;
   CliSuiteExecutor executor(via, coordinator.empty(), base_dir, clock);
-  return RunSuite(*suite,
-                  {.directory = out,
-                   .resume = resume,
-                   .interrupted = &interrupted,
-                   .out = &std::cout,
-                   .now = Rfc3339Now},
-                  executor);
+  const int exit_code = RunSuite(*suite,
+                                 {.directory = out,
+                                  .resume = resume,
+                                  .interrupted = &interrupted,
+                                  .out = &std::cout,
+                                  .now = Rfc3339Now},
+                                 executor);
+  if (exit_code == kExitInterrupted) return exit_code;  // `--resume` finishes it, then reports
+  // The suite report, as `dbload suite report DIR` would print it, and as files beside the runs.
+  absl::StatusOr<LoadedSuite> loaded = LoadSuite(out);
+  if (!loaded.ok()) {
+    std::cerr << "dbload suite run: the suite report: " << loaded.status().message() << "\n";
+    return exit_code == kExitOk ? kExitRunFailed : exit_code;
+  }
+  std::cout << "\n"
+            << RenderSuiteReport(loaded->index, loaded->reports, SuiteFormat::kText,
+                                 loaded->problems);
+  for (const auto& [format, file] : {std::pair{SuiteFormat::kMarkdown, "report.md"},
+                                     std::pair{SuiteFormat::kHtml, "report.html"}}) {
+    const std::string path = absl::StrCat(out, "/", file);
+    if (absl::Status written = WriteFileAtomically(
+            path, RenderSuiteReport(loaded->index, loaded->reports, format, loaded->problems));
+        !written.ok()) {
+      std::cerr << "dbload suite run: " << written.message() << "\n";
+      return exit_code == kExitOk ? kExitRunFailed : exit_code;
+    }
+  }
+  std::cout << "Suite report: " << out << "/report.html (also report.md; print it again with "
+            << "dbload suite report " << out << ")\n";
+  return exit_code;
 }
 
 int SuiteListCommand() {

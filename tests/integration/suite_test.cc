@@ -273,6 +273,21 @@ TEST_F(SuiteTest, RunsEveryTargetCaseAndPointInOrderWithReportsOfTheirOwn) {
   EXPECT_EQ(scans, executed_by_target["pg"]);
   EXPECT_EQ(executes, executed_by_target["maria"]);
 
+  // The suite report at the end: printed, and written beside the runs as Markdown and HTML,
+  // exactly what `dbload suite report DIR` renders from them.
+  EXPECT_THAT(run.out, HasSubstr("Suite report: " + out + "/report.html"));
+  for (const auto& [format, file] : {std::pair{"markdown", "report.md"}, {"html", "report.html"}}) {
+    const ProcessResult rendered = RunDbload({"suite", "report", out, "--format", format});
+    ASSERT_EQ(rendered.exit_code, 0) << rendered.Describe();
+    std::ifstream in(out + "/" + file);
+    std::stringstream written;
+    written << in.rdbuf();
+    EXPECT_EQ(written.str(), rendered.out) << file;
+  }
+  const ProcessResult text = RunDbload({"suite", "report", out});
+  ASSERT_EQ(text.exit_code, 0) << text.Describe();
+  EXPECT_THAT(run.out, HasSubstr(text.out));
+
   // The same directory again is refused without --resume.
   const ProcessResult again = RunDbload({"suite", "run", suite, "--out", out});
   EXPECT_EQ(again.exit_code, 2) << again.Describe();
