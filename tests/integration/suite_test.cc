@@ -19,11 +19,14 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/report.h"
 #include "common/suite_parser.h"
@@ -229,6 +232,7 @@ TEST_F(SuiteTest, RunsEveryTargetCaseAndPointInOrderWithReportsOfTheirOwn) {
   std::vector<std::string> order;
   std::map<std::string, int64_t> executed_by_target;
   std::set<std::string> run_ids;
+  std::map<std::tuple<std::string, std::string, double>, v1::RunReport> reports;
   for (const v1::SuiteRun& entry : index.runs()) {
     order.push_back(absl::StrCat(entry.target(), "/", entry.case_name(), "/", entry.point()));
     EXPECT_EQ(entry.state(), "finished") << entry.report();
@@ -263,6 +267,7 @@ TEST_F(SuiteTest, RunsEveryTargetCaseAndPointInOrderWithReportsOfTheirOwn) {
     }
     EXPECT_GE(report.agents_size(), 1);
     executed_by_target[entry.target()] += static_cast<int64_t>(report.executed());
+    reports[{entry.target(), entry.case_name(), entry.point()}] = report;
   }
   EXPECT_THAT(order, ::testing::ElementsAre("pg/closed/1", "pg/closed/3", "pg/open-queries/300",
                                             "pg/open-queries/600", "pg/poisson/200",
@@ -287,6 +292,33 @@ TEST_F(SuiteTest, RunsEveryTargetCaseAndPointInOrderWithReportsOfTheirOwn) {
   const ProcessResult text = RunDbload({"suite", "report", out});
   ASSERT_EQ(text.exit_code, 0) << text.Describe();
   EXPECT_THAT(run.out, HasSubstr(text.out));
+  // Its figures are the run reports': each case and point's throughput and p99 on both
+  // targets, with the ratio to the first (suite_report_test checks every figure in detail).
+  for (const auto& [key, pg] : reports) {
+    const auto& [target, case_name, point] = key;
+    if (target != "pg") continue;
+    const v1::RunReport& maria = reports.at({"maria", case_name, point});
+    const std::string title =
+        absl::StrCat("\n", case_name, " (selects), ",
+                     case_name == "closed"
+                         ? absl::StrCat(point, point == 1 ? " client" : " clients")
+                         : absl::StrCat(point, "/s"),
+                     "\n");
+    const size_t at = text.out.find(title);
+    ASSERT_NE(at, std::string::npos) << title << text.out;
+    const std::string block = text.out.substr(at, text.out.find("\n\n", at + 1) - at);
+    const double ratio = maria.actual_rate() / pg.actual_rate();
+    const std::string up = absl::StrFormat("%.2f", ratio), down = absl::StrFormat("%.2f", 1 / ratio);
+    const std::string words = up == "1.00" || down == "1.00" ? "same"
+                              : ratio > 1 ? absl::StrCat(up, "× higher")
+                                          : absl::StrCat(down, "× lower");
+    EXPECT_THAT(block, ::testing::ContainsRegex(absl::StrCat(
+                           "throughput \\(/s\\) +", absl::StrFormat("%.0f", pg.actual_rate()),
+                           " +", absl::StrFormat("%.0f", maria.actual_rate()), " \\(", words)))
+        << block;
+    EXPECT_THAT(block, HasSubstr(FormatMs(pg.response_time().p99_ms()))) << block;
+    EXPECT_THAT(block, HasSubstr(FormatMs(maria.response_time().p99_ms()))) << block;
+  }
 
   // The same directory again is refused without --resume.
   const ProcessResult again = RunDbload({"suite", "run", suite, "--out", out});
