@@ -620,6 +620,8 @@ class AgentLink::Impl {
     share.first_slot = assignment.first_slot();
     share.total_slots = assignment.total_slots();
     share.phase = assignment.phase();
+    // One agent explains, so that the run has one plan per query type and stage.
+    share.explain = assignment.agent_index() == 0 && !plan.explain().disabled();
     uint32_t workers = 0;
     if (plan.stages_size() > 0) {
       // The stages give the load; the assignment gives this agent's part of each.
@@ -750,17 +752,34 @@ class AgentLink::Impl {
     uint32_t last_stage = 0;
     v1::AgentMessage final_message;
     v1::AgentReport& final_report = *final_message.mutable_report();
+    // Plans come from ExecuteRun's capture thread and leave with the next report.
+    std::mutex plans_mu;
+    std::vector<v1::CapturedPlan> plans_pending;
+    const auto take_plans = [&](v1::AgentReport& report) {
+      std::lock_guard lock(plans_mu);
+      for (v1::CapturedPlan& plan : plans_pending) *report.add_plans() = std::move(plan);
+      plans_pending.clear();
+    };
     if (run.nothing_to_run) {
       final_report.set_end_reason("queries");
     } else if (run.plan.prepare_only()) {
       LoadParts(run, final_report);
     } else {
       ExecutionHooks hooks;
+      hooks.on_plans = [&](uint32_t stage, std::vector<v1::QueryPlan> plans) {
+        std::lock_guard lock(plans_mu);
+        for (v1::QueryPlan& plan : plans) {
+          v1::CapturedPlan& captured = plans_pending.emplace_back();
+          captured.set_stage(stage);
+          *captured.mutable_plan() = std::move(plan);
+        }
+      };
       hooks.on_interval = [&](const IntervalOutput& out) {
         v1::AgentMessage message;
         v1::AgentReport& report = *message.mutable_report();
         report.set_run_id(run.run_id);
         report.set_sequence(++run.sequence);
+        take_plans(report);
         SnapshotToReport(out.snapshot, &report);
         report.set_in_flight(out.in_flight);
         report.set_connections(out.connections);
@@ -797,6 +816,7 @@ class AgentLink::Impl {
         }
       }
     }
+    take_plans(final_report);
     final_report.set_run_id(run.run_id);
     final_report.set_sequence(++run.sequence);
     final_report.set_final(true);

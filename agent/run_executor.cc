@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "agent/interval_recorder.h"
 #include "agent/load_runner.h"
+#include "agent/plan_capture.h"
 #include "common/stage_program.h"
 
 namespace dbload {
@@ -146,6 +147,21 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   const bool any_rate = staged ? program.AnyRate() : rate > 0;
   const int sessions = static_cast<int>(open ? (any_rate ? plan.target().pool() : 0) : clients);
   if (absl::Status connected = runner.Connect(sessions); !connected.ok()) return connected;
+  // EXPLAIN runs beside the load, never on a worker's session or this loop's thread; requests
+  // only queue. The noop driver has no plans to tell.
+  std::unique_ptr<PlanCapture> capture;
+  if (share.explain && hooks.on_plans && !plan.explain().disabled() &&
+      driver.dialect() != db::Dialect::kNoop) {
+    capture = std::make_unique<PlanCapture>(
+        driver, scenario,
+        WorkerSlot{.run_seed = plan.seed(),
+                   .index = share.first_slot,
+                   .count = std::max(share.total_slots, share.first_slot + 1)},
+        hooks.on_plans);
+  }
+  auto capture_plans = [&](uint32_t stage) {
+    if (capture != nullptr) capture->Capture(stage);
+  };
 
   // The run's clock starts once every session is ready, so connecting costs no measured time.
   // This thread waits on the clock alongside the workers; on a simulated clock time moves only
@@ -251,6 +267,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
       deadline = std::min(stop_cap, at + program.Length(stage));
       runner.SetDeadline(deadline);
     }
+    capture_plans(static_cast<uint32_t>(index + 1));
     const bool after_count = counted_stage;
     const std::optional<uint64_t> count = stage_budget(stage);
     counted_stage = count.has_value();
@@ -284,6 +301,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
     return workers_expected ? runner.Finished() : clock.Now() >= deadline;
   };
   if (!in_warmup && staged) enter_stage(0, start);
+  if (!in_warmup && !staged) capture_plans(0);
 
   std::string& end_reason = result.end_reason;
   while (end_reason.empty()) {
@@ -346,6 +364,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
         // to warm-up completions + budget makes exactly `budget` complete there.
         if (!staged && budget > 0) runner.SetStartLimit(completions + budget);
         if (staged) enter_stage(0, now);
+        if (!staged) capture_plans(0);
       } else if (now >= ending_stage && stage + 1 < program.size()) {
         // From the scheduled end, not `now`, so that a late wake-up does not stretch the run.
         enter_stage(stage + 1, ending_stage);
@@ -369,6 +388,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   runner.Stop();
   clock.DetachThread();  // joining is not waiting on the clock
   runner.Wait();
+  capture.reset();  // the plans asked for reach on_plans before the caller's final report
   // A run bounded by time lasts until its deadline even if the last arrival came earlier.
   Nanos ended = std::max(runner.FinishedAt(), interval_start);
   if (end_reason == "duration") ended = std::max(ended, deadline);

@@ -16,6 +16,7 @@
 #include "common/interval_snapshot.h"
 #include "common/workload.h"
 #include "dbload/v1/plan.pb.h"
+#include "dbload/v1/report.pb.h"
 
 namespace dbload {
 
@@ -40,6 +41,9 @@ struct RunShare {
   double rate_fraction = 1;
   uint32_t agent_index = 0;
   uint32_t agent_count = 1;
+  // This process captures the database's plans (the run's first agent: one plan per query type
+  // per stage in the run's report). Off by default.
+  bool explain = false;
 };
 
 // Changes to a running execution, from another thread (an agent's link to its coordinator).
@@ -93,6 +97,10 @@ struct ExecutionHooks {
   // Set from a signal handler: the run stops, and ends as "interrupted".
   const std::atomic<bool>* interrupted = nullptr;
   RunControl* control = nullptr;
+  // With RunShare::explain: the plans of every query type (PlanCapture), once at the start of
+  // the measured part (stage 0) or of each stage (1-based). Called on the capture's own thread;
+  // every call has returned when ExecuteRun does.
+  std::function<void(uint32_t stage, std::vector<dbload::v1::QueryPlan> plans)> on_plans;
 };
 
 struct ExecutionResult {

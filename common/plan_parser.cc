@@ -131,6 +131,7 @@ constexpr FieldSpec kAgentsFields[] = {Value("min"), Value("wait")};
 constexpr FieldSpec kAbortFields[] = {Value("p99_above"), Value("error_rate_above"),
                                       Value("achieved_below"), Value("for")};
 constexpr FieldSpec kProbeFields[] = {Value("enabled"), Value("interval"), Value("haproxy_stats")};
+constexpr FieldSpec kExplainFields[] = {Value("enabled")};
 constexpr FieldSpec kGeneratorFields[] = {Value("max_agent_cpu"), Value("max_schedule_lag_p99")};
 constexpr FieldSpec kPlanFields[] = {Value("name"),
                                      Map("target", ListOf(kTargetFields)),
@@ -145,7 +146,8 @@ constexpr FieldSpec kPlanFields[] = {Value("name"),
                                      Map("abort", ListOf(kAbortFields)),
                                      Map("agents", ListOf(kAgentsFields)),
                                      Map("probe", ListOf(kProbeFields)),
-                                     Map("generator", ListOf(kGeneratorFields))};
+                                     Map("generator", ListOf(kGeneratorFields)),
+                                     Map("explain", ListOf(kExplainFields))};
 
 // Debian's Abseil has its own string_view; the public API speaks std::string_view.
 absl::string_view AsAbsl(std::string_view text) { return {text.data(), text.size()}; }
@@ -548,6 +550,7 @@ class PlanConverter {
   absl::Status ConvertAbort(const YAML::Node& node, AbortRules& abort);
   absl::Status ConvertAgents(const YAML::Node& node, dbload::v1::AgentRequirement& agents);
   absl::Status ConvertProbe(const YAML::Node& node, dbload::v1::ProbeOptions& probe);
+  absl::Status ConvertExplain(const YAML::Node& node, dbload::v1::ExplainOptions& explain);
   absl::Status ConvertGenerator(const YAML::Node& node, dbload::v1::GeneratorLimits& limits);
   absl::Status ConvertKnee(const YAML::Node& node, const std::string& path, KneeSearch& knee);
   absl::Status ConvertWorkloadOptions(const YAML::Node& node, Plan& plan);
@@ -682,6 +685,8 @@ absl::Status PlanConverter::Convert(const YAML::Node& root, Plan& plan) {
       status = ConvertAgents(value, *plan.mutable_agents());
     } else if (name == "probe") {
       status = ConvertProbe(value, *plan.mutable_probe());
+    } else if (name == "explain") {
+      status = ConvertExplain(value, *plan.mutable_explain());
     } else if (name == "generator") {
       status = ConvertGenerator(value, *plan.mutable_generator());
     } else if (name == "seed") {
@@ -1037,6 +1042,23 @@ absl::Status PlanConverter::ConvertProbe(const YAML::Node& node, dbload::v1::Pro
       }
       probe.set_haproxy_stats(*text);
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanConverter::ConvertExplain(const YAML::Node& node,
+                                           dbload::v1::ExplainOptions& explain) {
+  const std::string path = "explain";
+  absl::StatusOr<MapEntries> fields = ReadMap(node, path, MapSpec(ListOf(kPlanFields), "explain"));
+  if (!fields.ok()) return fields.status();
+  for (const auto& [name, value] : fields->entries) {
+    const std::string field_path = JoinPath(path, name);
+    absl::StatusOr<std::string> text = ReadText(value, field_path, "true or false");
+    if (!text.ok()) return text.status();
+    if (*text != "true" && *text != "false") {
+      return Error(value, field_path, absl::StrCat("expected true or false, got \"", *text, "\""));
+    }
+    explain.set_disabled(*text == "false");
   }
   return absl::OkStatus();
 }

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_format.h"
 #include "common/db/driver.h"
 #include "common/stage_program.h"
@@ -292,6 +293,25 @@ std::string RenderGeneratorAndProbe(const v1::RunReport& r) {
   return out;
 }
 
+// The database's plans: per query type its statement(s) and the plan, indented.
+void AppendPlans(std::string& out, const std::string& title,
+                 const google::protobuf::RepeatedPtrField<v1::QueryPlan>& plans) {
+  if (plans.empty()) return;
+  absl::StrAppend(&out, "\n", title, ":\n");
+  const auto indented = [](const std::string& text, const char* indent) {
+    return absl::StrCat(indent, absl::StrReplaceAll(text, {{"\n", absl::StrCat("\n", indent)}}),
+                        "\n");
+  };
+  for (const v1::QueryPlan& plan : plans) {
+    absl::StrAppend(&out, "  [", plan.query_type(), "]\n");
+    if (!plan.statement().empty()) absl::StrAppend(&out, indented(plan.statement(), "    "));
+    if (!plan.plan().empty()) absl::StrAppend(&out, indented(plan.plan(), "      "));
+    if (!plan.error().empty()) {
+      absl::StrAppend(&out, indented(absl::StrCat("EXPLAIN failed: ", plan.error()), "    "));
+    }
+  }
+}
+
 }  // namespace
 
 std::string RenderReportText(const v1::RunReport& r) {
@@ -406,6 +426,11 @@ std::string RenderReportText(const v1::RunReport& r) {
     }
   }
   absl::StrAppend(&out, RenderGeneratorAndProbe(r));
+  AppendPlans(out, "EXPLAIN (captured as the measured part started)", r.explains());
+  for (const v1::StageReport& stage : r.stages()) {
+    AppendPlans(out, absl::StrCat("EXPLAIN, stage ", stage.index(), " (", stage.name(), ")"),
+                stage.explains());
+  }
   return out;
 }
 

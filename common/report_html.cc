@@ -424,9 +424,11 @@ std::string ExplainBlock(const google::protobuf::RepeatedPtrField<v1::QueryPlan>
   for (const v1::QueryPlan& p : plans) {
     absl::StrAppend(&out, "<h3>", HtmlEscape(p.query_type()), "</h3>\n<pre class=\"statement\">",
                     HtmlEscape(p.statement()), "</pre>\n");
+    // A transaction's plan can hold some statements' plans and another's error: show both.
     if (!p.error().empty()) {
       absl::StrAppend(&out, "<p class=\"warn\">EXPLAIN failed: ", HtmlEscape(p.error()), "</p>\n");
-    } else {
+    }
+    if (!p.plan().empty() || p.error().empty()) {
       absl::StrAppend(&out, "<pre class=\"plan\">", HtmlEscape(p.plan()), "</pre>\n");
     }
   }

@@ -56,6 +56,31 @@ std::string NumberPlaceholders(std::string_view sql, int first) {
   return out;
 }
 
+std::string ReplacePlaceholders(std::string_view sql, bool numbered,
+                                const std::function<std::string(int)>& replace) {
+  std::string out;
+  size_t copied = 0;
+  int next = 0;
+  const auto digit = [&](size_t i) { return i < sql.size() && sql[i] >= '0' && sql[i] <= '9'; };
+  ForEachCodeCharacter(sql, [&](size_t i) {
+    if (i < copied) return;  // inside a `$N` already replaced
+    if (!numbered && sql[i] == '?') {
+      out.append(sql.substr(copied, i - copied));
+      out.append(replace(next++));
+      copied = i + 1;
+    } else if (numbered && sql[i] == '$' && digit(i + 1)) {
+      size_t end = i + 1;
+      int number = 0;
+      for (; digit(end) && number < 100'000; ++end) number = number * 10 + (sql[end] - '0');
+      out.append(sql.substr(copied, i - copied));
+      out.append(replace(number - 1));
+      copied = end;
+    }
+  });
+  out.append(sql.substr(copied));
+  return out;
+}
+
 std::string ExpandRepeat(std::string_view sql, std::string_view unit, int count) {
   size_t at = std::string_view::npos;
   ForEachCodeCharacter(sql, [&](size_t i) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -14,6 +15,21 @@
 #include "dbload/v1/workload.pb.h"
 
 namespace dbload {
+
+// A bound parameter that owns its text (db::Value borrows the worker's buffers).
+using ParamValue = std::variant<std::monostate, int64_t, double, std::string>;
+inline ParamValue OwnedValue(const db::Value& value) {
+  if (const auto* number = std::get_if<int64_t>(&value)) return *number;
+  if (const auto* real = std::get_if<double>(&value)) return *real;
+  if (const auto* text = std::get_if<std::string_view>(&value)) return std::string(*text);
+  return std::monostate();
+}
+
+// One statement of a query type with the values one transaction would bind to it.
+struct ExplainTarget {
+  int statement = 0;  // id: index into Scenario::Statements()
+  std::vector<ParamValue> params;
+};
 
 // What a worker owns to run a scenario: its random streams and parameter buffers. One per
 // worker thread, so nothing here is shared on the hot path.
@@ -24,6 +40,15 @@ class ScenarioWorker {
   virtual int NextQueryType() = 0;
   // Runs one transaction of that type on `session`; the first error ends it.
   virtual db::ExecOutcome Run(int query_type, db::Session& session) = 0;
+  // For EXPLAIN (agent/plan_capture.h), not the timed path: the statements one transaction of
+  // `query_type` executes, each distinct statement once, in order, with parameters drawn as
+  // Run draws them (so the plan is the server's for real values). Nothing is executed, so a
+  // value captured from an earlier statement's result is unknown: it is NULL here.
+  // A worker that cannot tell (a test's fake) explains nothing.
+  virtual std::vector<ExplainTarget> ExplainTargets(int query_type) {
+    (void)query_type;
+    return {};
+  }
 };
 
 // Which part of the run's key spaces and random streams belongs to one worker. Partitioning

@@ -118,6 +118,7 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
   }
 
   progress.last_sequence = report.sequence();
+  for (const v1::CapturedPlan& captured : report.plans()) KeepPlan(captured);
   progress.cpu_seconds += report.cpu_seconds();
   if (used != nullptr) *used += executed + errors;
   progress.elapsed_s = report.elapsed_s();
@@ -286,11 +287,38 @@ void RunAggregator::AddAgentSummaries(v1::RunReport& report) const {
   }
 }
 
+void RunAggregator::KeepPlan(const v1::CapturedPlan& captured) {
+  const uint32_t stage = captured.stage();
+  if (staged_ ? stage < 1 || stage > static_cast<uint32_t>(stage_count_) : stage != 0) return;
+  std::vector<v1::QueryPlan>& kept = plans_[stage];
+  // One per query type: a second agent's (a replacement's) adds nothing, and an agent cannot
+  // grow the report past the scenario's size.
+  if (kept.size() >= static_cast<size_t>(query_type_count_)) return;
+  for (const v1::QueryPlan& plan : kept) {
+    if (plan.query_type() == captured.plan().query_type()) return;
+  }
+  kept.push_back(captured.plan());
+}
+
+void RunAggregator::AddPlans(v1::RunReport& report) const {
+  for (const auto& [stage, plans] : plans_) {
+    google::protobuf::RepeatedPtrField<v1::QueryPlan>* into = nullptr;
+    if (stage == 0) {
+      into = report.mutable_explains();
+    } else if (static_cast<int>(stage) <= report.stages_size()) {
+      into = report.mutable_stages(static_cast<int>(stage) - 1)->mutable_explains();
+    }
+    if (into == nullptr) continue;
+    for (const v1::QueryPlan& plan : plans) *into->Add() = plan;
+  }
+}
+
 v1::RunReport RunAggregator::ReportSoFar(const std::string& end_reason,
                                          const std::string& started_at) const {
   v1::RunReport report = builder_.Finish(MeasuredSeconds() + setup_s_, setup_s_, NotStarted(), end_reason,
                                          started_at, StageSeconds());
   AddAgentSummaries(report);
+  AddPlans(report);
   return report;
 }
 
@@ -301,6 +329,7 @@ v1::RunReport RunAggregator::Finish(double elapsed_s, const std::string& end_rea
   v1::RunReport report = builder_.Finish(MeasuredSeconds() + setup_s_, setup_s_, NotStarted(), end_reason,
                                          started_at, StageSeconds());
   AddAgentSummaries(report);
+  AddPlans(report);
   return report;
 }
 

@@ -136,6 +136,10 @@ class RunAggregator {
  private:
   double MeasuredSeconds() const;
   void AddAgentSummaries(dbload::v1::RunReport& report) const;
+  // The first plan of each (stage, query type), from whichever agent sent it; a plan naming no
+  // stage of the plan is dropped (plans inform, they never refuse a report).
+  void KeepPlan(const dbload::v1::CapturedPlan& captured);
+  void AddPlans(dbload::v1::RunReport& report) const;
   uint64_t NotStarted() const;
 
   std::string run_id_;
@@ -180,6 +184,8 @@ class RunAggregator {
   std::map<std::string, std::vector<double>> agent_stage_seconds_;
   double last_close_s_ = 0;
   uint64_t duplicates_ = 0;
+  // EXPLAIN plans by stage (0: a plan without stages), in the order they came.
+  std::map<uint32_t, std::vector<dbload::v1::QueryPlan>> plans_;
 };
 
 }  // namespace dbload

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -69,6 +70,7 @@ class DeclarativeWorker final : public ScenarioWorker {
   DeclarativeWorker(const DeclarativeScenario& scenario, const WorkerSlot& slot);
   int NextQueryType() override;
   ExecOutcome Run(int query_type, Session& session) override;
+  std::vector<ExplainTarget> ExplainTargets(int query_type) override;
 
  private:
   struct StatementState {
@@ -77,6 +79,8 @@ class DeclarativeWorker final : public ScenarioWorker {
     std::vector<std::string> texts;  // backing store of text values, same positions
   };
   Value Draw(BoundParam& param, std::string& text);
+  // Fills state.values for one execution; a failure (a sample not read or used up) is returned.
+  std::optional<ExecOutcome> Bind(const PreparedStatementPlan& statement, StatementState& state);
 
   const DeclarativeScenario& scenario_;
   const WorkerSlot slot_;
@@ -278,6 +282,57 @@ Value DeclarativeWorker::Draw(BoundParam& param, std::string& text) {
   return Value();
 }
 
+std::optional<ExecOutcome> DeclarativeWorker::Bind(const PreparedStatementPlan& statement,
+                                                   StatementState& state) {
+  size_t position = 0;
+  for (int r = 0; r < statement.repeat; ++r) {
+    for (size_t p = 0; p < state.params.size(); ++p, ++position) {
+      BoundParam& param = state.params[p];
+      if (param.from_sample) {
+        if (param.sample == nullptr) {
+          return Failure("dbload-sample", "the scenario's samples were never read (Setup)");
+        }
+        const std::vector<std::string>& sample = *param.sample;
+        size_t index = 0;
+        if (param.consume) {
+          // This worker's part of the sample: the values its slot owns, so that no two
+          // workers of the run (on any agent) take the same.
+          const size_t taken = consumed_[param.sample_index]++;
+          if (taken < param.owned->size()) index = (*param.owned)[taken];
+          if (taken >= param.owned->size()) {
+            return Failure("dbload-sample",
+                           absl::StrCat("this worker's part of the sample (", taken,
+                                        " values) is used up: the run asks for more rows "
+                                        "than the database holds"));
+          }
+        } else {
+          index = static_cast<size_t>(random_.Uniform(0, static_cast<int64_t>(sample.size()) - 1));
+        }
+        state.values[position] = std::string_view(sample[index]);
+      } else {
+        state.values[position] = Draw(param, state.texts[position]);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<ExplainTarget> DeclarativeWorker::ExplainTargets(int query_type) {
+  const QueryTypePlan& plan = scenario_.plans_[static_cast<size_t>(query_type)];
+  std::vector<StatementState>& states = states_[static_cast<size_t>(query_type)];
+  std::vector<ExplainTarget> targets;
+  for (size_t s = 0; s < plan.statements.size(); ++s) {
+    ExplainTarget& target = targets.emplace_back();
+    target.statement = plan.statements[s].id;
+    // A value that cannot be drawn (a used-up sample) is NULL: the plan is still worth having.
+    if (Bind(plan.statements[s], states[s]).has_value()) {
+      for (Value& value : states[s].values) value = Value();
+    }
+    for (const Value& value : states[s].values) target.params.push_back(OwnedValue(value));
+  }
+  return targets;
+}
+
 ExecOutcome DeclarativeWorker::Run(int query_type, Session& session) {
   const QueryTypePlan& plan = scenario_.plans_[static_cast<size_t>(query_type)];
   std::vector<StatementState>& states = states_[static_cast<size_t>(query_type)];
@@ -287,40 +342,11 @@ ExecOutcome DeclarativeWorker::Run(int query_type, Session& session) {
   int64_t rows = 0;
   for (size_t s = 0; s < plan.statements.size(); ++s) {
     const PreparedStatementPlan& statement = plan.statements[s];
-    StatementState& state = states[s];
-    size_t position = 0;
-    for (int r = 0; r < statement.repeat; ++r) {
-      for (size_t p = 0; p < state.params.size(); ++p, ++position) {
-        BoundParam& param = state.params[p];
-        if (param.from_sample) {
-          if (param.sample == nullptr) {
-            if (plan.transaction) session.Rollback();
-            return Failure("dbload-sample", "the scenario's samples were never read (Setup)");
-          }
-          const std::vector<std::string>& sample = *param.sample;
-          size_t index = 0;
-          if (param.consume) {
-            // This worker's part of the sample: the values its slot owns, so that no two
-            // workers of the run (on any agent) take the same.
-            const size_t taken = consumed_[param.sample_index]++;
-            if (taken < param.owned->size()) index = (*param.owned)[taken];
-            if (taken >= param.owned->size()) {
-              if (plan.transaction) session.Rollback();
-              return Failure("dbload-sample",
-                             absl::StrCat("this worker's part of the sample (", taken,
-                                          " values) is used up: the run asks for more rows "
-                                          "than the database holds"));
-            }
-          } else {
-            index = static_cast<size_t>(random_.Uniform(0, static_cast<int64_t>(sample.size()) - 1));
-          }
-          state.values[position] = std::string_view(sample[index]);
-        } else {
-          state.values[position] = Draw(param, state.texts[position]);
-        }
-      }
+    if (std::optional<ExecOutcome> failed = Bind(statement, states[s])) {
+      if (plan.transaction) session.Rollback();
+      return *std::move(failed);
     }
-    ExecOutcome outcome = session.Execute(statement.id, state.values, statement.capture >= 0);
+    ExecOutcome outcome = session.Execute(statement.id, states[s].values, statement.capture >= 0);
     if (!outcome.ok()) {
       if (plan.transaction) session.Rollback();
       return outcome;

@@ -267,7 +267,7 @@ class OltpWorker final : public ScenarioWorker {
       // Each execute_*() of oltp_common.lua draws its own table.
       const int table = static_cast<int>(random_.Uniform(1, options_.tables));
       for (int i = 0; i < run.count; ++i) {
-        ExecOutcome outcome = RunOne(run.group, table, session, rows);
+        ExecOutcome outcome = RunOne(run.group, table, &session, rows);
         if (!outcome.ok()) {
           // Ends the transaction here, so that the session is clean for the next event; the
           // statement's error is what the caller classifies and counts, not ROLLBACK's.
@@ -283,6 +283,18 @@ class OltpWorker final : public ScenarioWorker {
     return ExecOutcome{.rows = rows};
   }
 
+  // Each group once (a read_only event's ten point selects are one statement), on the table
+  // and with the values its event would draw.
+  std::vector<ExplainTarget> ExplainTargets(int) override {
+    explained_.clear();
+    int64_t rows = 0;
+    for (const GroupRun& run : plan_.groups) {
+      const int table = static_cast<int>(random_.Uniform(1, options_.tables));
+      if (run.count > 0) RunOne(run.group, table, nullptr, rows);
+    }
+    return std::move(explained_);
+  }
+
  private:
   int64_t NextId() {
     if (uniform_) return random_.Uniform(1, options_.table_size);
@@ -293,15 +305,22 @@ class OltpWorker final : public ScenarioWorker {
     return layout_.base[static_cast<int>(statement)] + table - 1;
   }
 
-  ExecOutcome Execute(Statement statement, int table, Session& session, size_t params,
+  // With no session (ExplainTargets) the statement and its values are only noted.
+  ExecOutcome Execute(Statement statement, int table, Session* session, size_t params,
                       int64_t& rows) {
-    ExecOutcome outcome = session.Execute(Id(statement, table), std::span(params_.data(), params));
+    if (session == nullptr) {
+      ExplainTarget& target = explained_.emplace_back();
+      target.statement = Id(statement, table);
+      for (size_t i = 0; i < params; ++i) target.params.push_back(OwnedValue(params_[i]));
+      return ExecOutcome{};
+    }
+    ExecOutcome outcome = session->Execute(Id(statement, table), std::span(params_.data(), params));
     rows += outcome.rows;
     return outcome;
   }
 
   // Draws parameters in the order oltp_common.lua does.
-  ExecOutcome RunOne(Group group, int table, Session& session, int64_t& rows) {
+  ExecOutcome RunOne(Group group, int table, Session* session, int64_t& rows) {
     switch (group) {
       case Group::kPointSelects:
         params_[0] = NextId();
@@ -347,7 +366,7 @@ class OltpWorker final : public ScenarioWorker {
     return ExecOutcome{};
   }
 
-  ExecOutcome Range(Statement statement, int table, Session& session, int64_t& rows) {
+  ExecOutcome Range(Statement statement, int table, Session* session, int64_t& rows) {
     const int64_t id = NextId();
     params_[0] = id;
     params_[1] = id + options_.range_size - 1;
@@ -359,6 +378,7 @@ class OltpWorker final : public ScenarioWorker {
   const StatementLayout& layout_;
   const bool uniform_;
   Random random_;
+  std::vector<ExplainTarget> explained_;  // filled by Execute without a session
   // Parameter buffers reused by every event: Values borrow c_ and pad_.
   std::string c_;
   std::string pad_;

@@ -393,7 +393,10 @@ const std::regex kIntervalLine(R"(^\[\s*[0-9]+\.[0-9]s\] target )");
 TEST_F(CliTest, PostgresPrepareThenClosedLoopRunExecutesExactlyTheBudget) {
   // prepare from scratch, through the CLI.
   const std::string plan_text =
-      PlanYaml(Direct(Backend::kPostgres), ClosedLoad(2, "1ms"), "stop:\n  queries: 3000\n");
+      PlanYaml(Direct(Backend::kPostgres), ClosedLoad(2, "1ms"),
+               // The server's counts below are the load's alone: EXPLAIN's connection and
+               // statements would add to them (explain_test.cc counts those).
+               "stop:\n  queries: 3000\nexplain: {enabled: false}\n");
   const std::string plan = WriteFile("pg_closed.yaml", plan_text);
   const ProcessResult cleanup = RunDbload({"cleanup", plan});
   ASSERT_EQ(cleanup.exit_code, kExitOk) << cleanup.Describe();
@@ -458,7 +461,8 @@ TEST_F(CliTest, StagedRunOverTwoAgentsReportsEachStageAndTheServerAgrees) {
                "stages:\n"
                "  - {name: climb, clients: {from: 1, step: 1, every: 1s, max: 3}}\n"
                "  - {name: burst, queries: 800, clients: 3}\n"
-               "  - {name: last, queries: 1500, clients: 2}\n"));
+               "  - {name: last, queries: 1500, clients: 2}\n"
+               "explain: {enabled: false}\n"));  // counts of the load alone, as above
   const std::string report_path = dir() + "/pg_stages.json";
   const int64_t scans_before = PgTableScans();
   const PgDatabaseCounters before = PgCounters();

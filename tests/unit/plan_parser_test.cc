@@ -252,7 +252,7 @@ TEST(PlanErrorsTest, UnknownFieldWithoutANearOneListsTheKnownOnes) {
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "colour: red\n"),
             "plans/pg.yaml:10:1: colour: unknown field; a plan has: name, target, workload, "
             "scenario, workload_options, load, warmup, stop, seed, stages, abort, agents, probe, "
-            "generator");
+            "generator, explain");
   EXPECT_THAT(ErrorOf("stop: {forever: true}\n"),
               HasSubstr("stop.forever: unknown field; stop has: duration, queries"));
 }
@@ -840,6 +840,16 @@ TEST(StagesTest, MistakesNameTheStageAndField) {
                       "load: {closed: {}}\nstages: [{duration: 1s, clients: 2}]\n"
                       "abort: {achieved_below: 0.9}\n"),
               HasSubstr("abort.achieved_below: only an open loop has a target rate"));
+}
+
+TEST(PlanProbeTest, ExplainIsOnUnlessTurnedOff) {
+  EXPECT_FALSE(ParseOk(kMinimal).explain().disabled());
+  EXPECT_FALSE(ParseOk(std::string(kMinimal) + "explain: {enabled: true}\n").explain().disabled());
+  EXPECT_TRUE(ParseOk(std::string(kMinimal) + "explain: {enabled: false}\n").explain().disabled());
+  EXPECT_THAT(ErrorOf(std::string(kMinimal) + "explain: {enabled: off}\n"),
+              HasSubstr("explain.enabled: expected true or false, got \"off\""));
+  EXPECT_THAT(ErrorOf(std::string(kMinimal) + "explain: {enable: false}\n"),
+              HasSubstr("explain.enable: unknown field; did you mean 'enabled'?"));
 }
 
 TEST(PlanProbeTest, ProbeAndGeneratorLimitsParseAndMistakesNameTheField) {

@@ -407,6 +407,38 @@ TEST(HtmlTest, ManifestStagesAndPlansAreShown) {
   EXPECT_THAT(RenderReportHtml(SimpleReport("bare", 1, 1, 1)), Not(HasSubstr("Manifest")));
 }
 
+TEST(TextTest, PlansAreListedPerStageWithTheirStatementsAndIndentedPlans) {
+  v1::RunReport r;
+  r.mutable_plan()->set_name("plans");
+  for (int i = 0; i < 2; ++i) {
+    v1::StageReport* s = r.add_stages();
+    s->set_index(i + 1);
+    s->set_name(i == 0 ? "low" : "high");
+  }
+  v1::QueryPlan* plan = r.mutable_stages(1)->add_explains();
+  plan->set_query_type("transfer");
+  plan->set_statement("SELECT 1\nSET x = 1");
+  plan->set_plan("-- statement 1: SELECT 1\nResult\n-- statement 2: SET x = 1\n"
+                 "(EXPLAIN failed: see the error)");
+  plan->set_error("statement 2: syntax error");
+  const std::string text = RenderReportText(r);
+  EXPECT_THAT(text, HasSubstr("\nEXPLAIN, stage 2 (high):\n"
+                              "  [transfer]\n"
+                              "    SELECT 1\n"
+                              "    SET x = 1\n"
+                              "      -- statement 1: SELECT 1\n"
+                              "      Result\n"
+                              "      -- statement 2: SET x = 1\n"
+                              "      (EXPLAIN failed: see the error)\n"
+                              "    EXPLAIN failed: statement 2: syntax error\n"));
+  EXPECT_THAT(text, Not(HasSubstr("EXPLAIN, stage 1")));
+  EXPECT_THAT(text, Not(HasSubstr("captured as the measured part started")));
+  // The HTML page shows the error and the plans that were had.
+  const std::string page = RenderReportHtml(r);
+  EXPECT_THAT(page, HasSubstr("EXPLAIN failed: statement 2: syntax error"));
+  EXPECT_THAT(page, HasSubstr("-- statement 1: SELECT 1\nResult\n"));
+}
+
 TEST(HtmlTest, JsonQuoteKeepsScriptsClosed) {
   EXPECT_EQ(JsonQuote("a\"b\\c\n<&>"), "\"a\\\"b\\\\c\\n\\u003c\\u0026\\u003e\"");
   EXPECT_EQ(JsonQuote(std::string("\x01", 1)), "\"\\u0001\"");

@@ -404,5 +404,78 @@ TEST(RunAggregatorStages, EachStageHoldsExactlyItsReportsAndLastsAsLongAsItsLong
   EXPECT_DOUBLE_EQ(report.stages(1).actual_rate(), executed[1] / 2.0);
 }
 
+v1::CapturedPlan Captured(uint32_t stage, const std::string& query_type, const std::string& plan) {
+  v1::CapturedPlan captured;
+  captured.set_stage(stage);
+  captured.mutable_plan()->set_query_type(query_type);
+  captured.mutable_plan()->set_plan(plan);
+  return captured;
+}
+
+TEST(RunAggregatorPlans, EachStageKeepsTheFirstPlanOfEachQueryTypeFromAnyAgent) {
+  v1::Plan plan;
+  plan.mutable_load()->mutable_open();
+  for (int i = 0; i < 2; ++i) {
+    v1::Stage& stage = *plan.add_stages();
+    stage.set_name(i == 0 ? "low" : "high");
+    stage.set_duration_ns(1'000'000'000);
+    stage.mutable_rate()->set_from(100);
+  }
+  RunAggregator aggregator(kRun, plan, kQueryTypes, {{"a0", 0}, {"a1", 0}});
+  std::mt19937_64 random(3);
+  // a0 captures stage 1 with its first report, and stage 2 with its third.
+  v1::AgentReport first = MakeReport(1, RandomSnapshot(random, 10, nullptr, nullptr, nullptr));
+  first.set_stage(1);
+  *first.add_plans() = Captured(1, "select", "Index Scan stage 1");
+  *first.add_plans() = Captured(1, "update", "Update stage 1");
+  ASSERT_TRUE(aggregator.AddReport("a0", first).ok());
+  // A plan naming a stage the plan does not have is dropped; the report still counts.
+  v1::AgentReport second = MakeReport(2, RandomSnapshot(random, 10, nullptr, nullptr, nullptr));
+  second.set_stage(1);
+  *second.add_plans() = Captured(3, "select", "no such stage");
+  *second.add_plans() = Captured(0, "select", "no stage in a plan with stages");
+  ASSERT_TRUE(aggregator.AddReport("a0", second).ok());
+  v1::AgentReport third = MakeReport(3, RandomSnapshot(random, 10, nullptr, nullptr, nullptr));
+  third.set_stage(2);
+  *third.add_plans() = Captured(2, "select", "Seq Scan stage 2");
+  ASSERT_TRUE(aggregator.AddReport("a0", third).ok());
+  // ReportSoFar already has them.
+  const v1::RunReport so_far = aggregator.ReportSoFar("", "");
+  ASSERT_EQ(so_far.stages_size(), 2);
+  ASSERT_EQ(so_far.stages(0).explains_size(), 2);
+  // Another agent's later plans of the same stage and query type add nothing; a new query type
+  // of stage 2 is kept, and a repeated report's plans are not taken twice.
+  v1::AgentReport other = MakeReport(1, RandomSnapshot(random, 10, nullptr, nullptr, nullptr));
+  other.set_stage(2);
+  *other.add_plans() = Captured(2, "select", "a1's select");
+  *other.add_plans() = Captured(2, "update", "a1's update");
+  *other.add_plans() = Captured(2, "update", "a1's second update");
+  ASSERT_TRUE(aggregator.AddReport("a1", other).ok());
+  ASSERT_TRUE(aggregator.AddReport("a1", other).ok());  // a duplicate
+
+  const v1::RunReport report = aggregator.Finish(3, "duration", "");
+  EXPECT_EQ(report.explains_size(), 0);
+  ASSERT_EQ(report.stages_size(), 2);
+  ASSERT_EQ(report.stages(0).explains_size(), 2);
+  EXPECT_EQ(report.stages(0).explains(0).query_type(), "select");
+  EXPECT_EQ(report.stages(0).explains(0).plan(), "Index Scan stage 1");
+  EXPECT_EQ(report.stages(0).explains(1).plan(), "Update stage 1");
+  ASSERT_EQ(report.stages(1).explains_size(), 2);
+  EXPECT_EQ(report.stages(1).explains(0).plan(), "Seq Scan stage 2");
+  EXPECT_EQ(report.stages(1).explains(1).plan(), "a1's update");
+}
+
+TEST(RunAggregatorPlans, APlanWithoutStagesKeepsThemInTheRunReport) {
+  RunAggregator aggregator(kRun, TestPlan(), kQueryTypes, ThreeAgents());
+  v1::AgentReport report = MakeReport(1, EmptySnapshot());
+  *report.add_plans() = Captured(0, "select", "Index Scan using pk");
+  *report.add_plans() = Captured(1, "update", "a stage the plan does not have");
+  ASSERT_TRUE(aggregator.AddReport("a0", report).ok());
+  const v1::RunReport finished = aggregator.Finish(1, "duration", "");
+  ASSERT_EQ(finished.explains_size(), 1);
+  EXPECT_EQ(finished.explains(0).query_type(), "select");
+  EXPECT_EQ(finished.explains(0).plan(), "Index Scan using pk");
+}
+
 }  // namespace
 }  // namespace dbload

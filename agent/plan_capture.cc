@@ -1,0 +1,232 @@
+#include "agent/plan_capture.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/sql_text.h"
+
+namespace dbload {
+namespace {
+
+// EXPLAIN's output is a few lines per plan node; more than this is not a plan worth a report.
+constexpr size_t kMaxPlanLines = 10'000;
+
+std::string Real(double value, db::Dialect dialect) {
+  if (!std::isfinite(value)) {
+    // PostgreSQL's float8 reads these words; MySQL has no such values.
+    if (dialect != db::Dialect::kPostgreSql) return "NULL";
+    return std::isnan(value) ? "'NaN'" : value > 0 ? "'Infinity'" : "'-Infinity'";
+  }
+  char buffer[64];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  std::string text(buffer, ec == std::errc() ? end : buffer);
+  return value < 0 ? absl::StrCat("(", text, ")") : text;
+}
+
+std::string Text(const std::string& value, db::Dialect dialect) {
+  std::string out;
+  out.reserve(value.size() + 3);
+  if (dialect == db::Dialect::kPostgreSql) {
+    const bool backslash = value.find('\\') != std::string::npos;
+    out.append(backslash ? "E'" : "'");
+    for (char c : value) {
+      if (c == '\'') out.push_back('\'');
+      if (c == '\\') out.push_back('\\');
+      out.push_back(c);
+    }
+  } else {
+    out.push_back('\'');
+    for (char c : value) {
+      switch (c) {
+        case '\\':
+          out.append("\\\\");
+          break;
+        case '\'':
+          out.append("\\'");
+          break;
+        case '\0':
+          out.append("\\0");
+          break;
+        case '\n':
+          out.append("\\n");
+          break;
+        case '\r':
+          out.append("\\r");
+          break;
+        case '\x1a':
+          out.append("\\Z");
+          break;
+        default:
+          out.push_back(c);
+      }
+    }
+  }
+  out.push_back('\'');
+  return out;
+}
+
+// Statements EXPLAIN does not take: transaction control and DDL.
+bool Explainable(std::string_view sql) {
+  const absl::string_view rest =
+      absl::StripLeadingAsciiWhitespace(absl::string_view(sql.data(), sql.size()));
+  size_t length = 0;
+  while (length < rest.size() && absl::ascii_isalpha(rest[length])) ++length;
+  const std::string keyword = absl::AsciiStrToUpper(rest.substr(0, length));
+  static constexpr std::string_view kNot[] = {"BEGIN",   "START",    "COMMIT", "ROLLBACK",
+                                              "SAVEPOINT", "RELEASE", "END",    "CREATE",
+                                              "ALTER",   "DROP",     "TRUNCATE", "RENAME",
+                                              "GRANT",   "REVOKE"};
+  return std::find(std::begin(kNot), std::end(kNot), keyword) == std::end(kNot);
+}
+
+void RemoveTrailingNewline(std::string& text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+}
+
+}  // namespace
+
+std::string SqlLiteral(const ParamValue& value, db::Dialect dialect) {
+  if (const auto* number = std::get_if<int64_t>(&value)) {
+    return *number < 0 ? absl::StrCat("(", *number, ")") : absl::StrCat(*number);
+  }
+  if (const auto* real = std::get_if<double>(&value)) return Real(*real, dialect);
+  if (const auto* text = std::get_if<std::string>(&value)) return Text(*text, dialect);
+  return "NULL";
+}
+
+std::string InlineParams(std::string_view sql, std::span<const ParamValue> params,
+                         db::Dialect dialect) {
+  return ReplacePlaceholders(sql, dialect == db::Dialect::kPostgreSql, [&](int n) {
+    if (n < 0 || static_cast<size_t>(n) >= params.size()) return std::string("NULL");
+    return SqlLiteral(params[static_cast<size_t>(n)], dialect);
+  });
+}
+
+std::vector<v1::QueryPlan> ExplainQueryTypes(const Scenario& scenario, ScenarioWorker& worker,
+                                             db::Session& session, db::Dialect dialect) {
+  const std::vector<db::StatementSpec> statements = scenario.Statements(dialect);
+  const char* const prefix =
+      dialect == db::Dialect::kPostgreSql ? "EXPLAIN (FORMAT TEXT) " : "EXPLAIN FORMAT=JSON ";
+  std::vector<v1::QueryPlan> plans;
+  for (size_t q = 0; q < scenario.query_types().size(); ++q) {
+    v1::QueryPlan& plan = plans.emplace_back();
+    plan.set_query_type(scenario.query_types()[q]);
+    const std::vector<ExplainTarget> targets = worker.ExplainTargets(static_cast<int>(q));
+    if (targets.empty()) {
+      plan.set_error("the workload tells no statement of this query type to explain");
+      continue;
+    }
+    const bool several = targets.size() > 1;
+    std::vector<std::string> texts;
+    std::vector<std::string> errors;
+    std::string plan_text;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      const ExplainTarget& target = targets[i];
+      const std::string label = several ? absl::StrCat("statement ", i + 1, ": ") : "";
+      if (target.statement < 0 || static_cast<size_t>(target.statement) >= statements.size()) {
+        errors.push_back(absl::StrCat(label, "no statement ", target.statement));
+        continue;
+      }
+      const std::string text = InlineParams(statements[target.statement].sql, target.params, dialect);
+      texts.push_back(text);
+      if (several) absl::StrAppend(&plan_text, "-- ", label, text, "\n");
+      if (!Explainable(text)) {
+        absl::StrAppend(&plan_text, "(skipped: EXPLAIN does not take this statement)\n");
+        continue;
+      }
+      absl::StatusOr<std::vector<std::string>> lines =
+          session.FetchColumn(absl::StrCat(prefix, text), kMaxPlanLines);
+      if (!lines.ok()) {
+        errors.push_back(absl::StrCat(label, lines.status().message()));
+        if (several) absl::StrAppend(&plan_text, "(EXPLAIN failed: see the error)\n");
+        continue;
+      }
+      for (const std::string& line : *lines) absl::StrAppend(&plan_text, line, "\n");
+    }
+    RemoveTrailingNewline(plan_text);
+    plan.set_statement(absl::StrJoin(texts, "\n"));
+    plan.set_plan(std::move(plan_text));
+    plan.set_error(absl::StrJoin(errors, "\n"));
+  }
+  return plans;
+}
+
+PlanCapture::PlanCapture(db::Driver& driver, const Scenario& scenario, const WorkerSlot& slot,
+                         Sink sink)
+    : driver_(driver),
+      scenario_(scenario),
+      slot_(slot),
+      sink_(std::move(sink)),
+      thread_([this] { Main(); }) {}
+
+PlanCapture::~PlanCapture() {
+  {
+    std::lock_guard lock(mu_);
+    closing_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void PlanCapture::Capture(uint32_t stage) {
+  {
+    std::lock_guard lock(mu_);
+    requests_.push_back(stage);
+  }
+  wake_.notify_all();
+}
+
+void PlanCapture::Main() {
+  driver_.ThreadStart();
+  std::unique_ptr<db::Session> session;
+  std::unique_ptr<ScenarioWorker> worker;
+  const db::Dialect dialect = driver_.dialect();
+  for (;;) {
+    uint32_t stage = 0;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait(lock, [&] { return closing_ || !requests_.empty(); });
+      if (requests_.empty()) break;
+      stage = requests_.front();
+      requests_.pop_front();
+    }
+    std::string failure;
+    if (session == nullptr) {
+      absl::StatusOr<std::unique_ptr<db::Session>> connected = driver_.Connect();
+      if (connected.ok()) {
+        session = *std::move(connected);
+        if (dialect == db::Dialect::kMySql) {
+          // SqlLiteral escapes with backslashes: the server must read them so.
+          const db::ExecOutcome mode = session->ExecuteSql(
+              "SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')");
+          if (!mode.ok()) failure = absl::StrCat("setting sql_mode: ", mode.error->message);
+        }
+      } else {
+        failure = absl::StrCat("connecting: ", connected.status().message());
+      }
+      if (!failure.empty()) session.reset();  // tried again at the next request
+    }
+    if (worker == nullptr) worker = scenario_.NewWorker(slot_);
+    std::vector<v1::QueryPlan> plans;
+    if (session != nullptr) {
+      plans = ExplainQueryTypes(scenario_, *worker, *session, dialect);
+    } else {
+      for (const std::string& name : scenario_.query_types()) {
+        v1::QueryPlan& plan = plans.emplace_back();
+        plan.set_query_type(name);
+        plan.set_error(failure);
+      }
+    }
+    sink_(stage, std::move(plans));
+  }
+  session.reset();
+  worker.reset();
+  driver_.ThreadEnd();
+}
+
+}  // namespace dbload

@@ -1,0 +1,329 @@
+// The database's EXPLAIN plans in the report, end to end: the real `dbload` against real
+// PostgreSQL 15 and MariaDB 10.11 from tests/harness/dbenv. The plans must be the servers' own
+// (they name the index the server picked), one per query type per stage however many agents
+// run, and capturing them must leave the load's exact query count alone; what the capture
+// costs the server is counted by PostgreSQL itself.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/report.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/harness/child_process.h"
+#include "tests/harness/sql_clients.h"
+#include "tests/harness/test_servers.h"
+
+#ifndef DBLOAD_BINARY
+#error "DBLOAD_BINARY must be defined"
+#endif
+
+namespace dbload {
+namespace {
+
+using ::dbload::testing::ProcessResult;
+using ::dbload::testing::RunProcess;
+using ::dbload::testing::TestServers;
+using ::dbload::testing::TestServersEnvironment;
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+using ::testing::Not;
+
+constexpr std::chrono::seconds kChildTimeout{60};
+
+ProcessResult RunDbload(std::vector<std::string> args) {
+  args.insert(args.begin(), DBLOAD_BINARY);
+  return RunProcess(args, kChildTimeout);
+}
+
+enum class Backend { kPostgres, kMariaDb };
+
+// A transaction of three statements (one with a quote in its value, so the literal must be
+// quoted right for the server to explain it), and a query type whose one statement runs but
+// cannot be explained.
+constexpr char kAccountsWorkload[] = R"(name: accounts
+tables:
+  - name: accounts
+    create:
+      postgresql: CREATE TABLE accounts (id BIGINT PRIMARY KEY, owner VARCHAR(40) NOT NULL, balance BIGINT NOT NULL)
+      mysql: CREATE TABLE accounts (id BIGINT PRIMARY KEY, owner VARCHAR(40) NOT NULL, balance BIGINT NOT NULL) ENGINE=InnoDB
+    indexes: [CREATE INDEX accounts_owner ON accounts (owner)]
+    data:
+      rows: 2000
+      columns:
+        id: {row: true}
+        owner: {pattern: {pattern: "o'wner{row}"}}
+        balance: {uniform: {min: 0, max: 100}}
+scenarios:
+  - name: mix
+    query_types:
+      - name: transfer
+        weight: 3
+        transaction: true
+        statements:
+          - sql: SELECT balance FROM accounts WHERE id = ?
+            params: [{uniform: {min: 1, max: 2000}}]
+          - sql: UPDATE accounts SET balance = balance + 0 WHERE id = ?
+            params: [{uniform: {min: 1, max: 2000}}]
+          - sql: SELECT id FROM accounts WHERE owner = ?
+            params: [{pattern: {pattern: "o'wner1{#}{#}"}}]
+      - name: tag
+        weight: 1
+        statements:
+          - sql:
+              postgresql: SET application_name = 'dbload explain test'
+              mysql: SET @dbload_explain_test = 1
+)";
+
+class ExplainTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    char pattern[] = "/tmp/dbload_explain_test.XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = new std::string(pattern);
+    // Nothing but the case itself may commit in database bench (see cli_test.cc).
+    ASSERT_EQ(RunProcess(testing::PsqlArgs(servers(), "postgres",
+                                           "ALTER SYSTEM SET autovacuum = off"))
+                  .exit_code,
+              0);
+    ASSERT_EQ(
+        RunProcess(testing::PsqlArgs(servers(), "postgres", "SELECT pg_reload_conf()")).exit_code,
+        0);
+  }
+  static void TearDownTestSuite() {
+    std::error_code ignored;
+    std::filesystem::remove_all(*dir_, ignored);
+    delete dir_;
+  }
+
+  static TestServers& servers() { return TestServersEnvironment::Servers(); }
+
+  static std::string WriteFile(const std::string& name, const std::string& content) {
+    const std::string path = *dir_ + "/" + name;
+    std::ofstream(path, std::ios::trunc) << content;
+    return path;
+  }
+
+  static std::string Target(Backend backend) {
+    const bool pg = backend == Backend::kPostgres;
+    return absl::StrCat("target:\n  driver: ", pg ? "postgresql" : "mysql",
+                        "\n  host: 127.0.0.1\n  port: ",
+                        servers().Get(pg ? "PG_PORT" : "MARIADB_PORT"),
+                        "\n  user: bench\n  database: bench\n  password_file: ",
+                        servers().Get(pg ? "PG_PASSWORD_FILE" : "MARIADB_PASSWORD_FILE"), "\n");
+  }
+
+  // Prepares and runs `plan` (`extra` after `run PLAN`), returns its report; stdout in `out`.
+  static v1::RunReport RunFresh(const std::string& plan, std::vector<std::string> extra,
+                                std::string* out = nullptr) {
+    EXPECT_EQ(RunDbload({"cleanup", plan}).exit_code, 0);
+    const ProcessResult prepare = RunDbload({"prepare", plan});
+    EXPECT_EQ(prepare.exit_code, 0) << prepare.Describe();
+    return Run(plan, extra, out);
+  }
+
+  static v1::RunReport Run(const std::string& plan, std::vector<std::string> extra,
+                           std::string* out = nullptr) {
+    const std::string report_path = plan + ".json";
+    std::vector<std::string> args = {"run", plan, "--report", report_path};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const ProcessResult run = RunDbload(args);
+    EXPECT_EQ(run.exit_code, 0) << run.Describe();
+    if (out != nullptr) *out = run.out;
+    std::ifstream in(report_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<v1::RunReport> report = ParseReportJson(text.str());
+    EXPECT_TRUE(report.ok()) << report_path << ": " << report.status();
+    return report.ok() ? *report : v1::RunReport();
+  }
+
+  // bench's counters as PostgreSQL keeps them, read from database postgres (so the reading
+  // itself is not counted).
+  static std::map<std::string, int64_t> PgBenchCounters() {
+    const std::string line = std::string(absl::StripAsciiWhitespace(testing::Psql(
+        servers(), "postgres",
+        "SELECT xact_commit || ' ' || xact_rollback || ' ' || sessions FROM pg_stat_database "
+        "WHERE datname = 'bench'")));
+    std::vector<std::string> parts = absl::StrSplit(line, ' ');
+    std::map<std::string, int64_t> counters;
+    if (parts.size() != 3) {
+      ADD_FAILURE() << "pg_stat_database: " << line;
+      return counters;
+    }
+    const char* names[] = {"xact_commit", "xact_rollback", "sessions"};
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(absl::SimpleAtoi(parts[i], &counters[names[i]]));
+    return counters;
+  }
+
+  static std::string* dir_;
+};
+
+std::string* ExplainTest::dir_ = nullptr;
+
+constexpr char kTwoStages[] =
+    "workload: oltp\nscenario: point_select\nworkload_options:\n  table_size: 1000\n"
+    "load: {closed: {think_time: 0s}}\nstages:\n"
+    "  - {name: first, queries: 600, clients: 2}\n"
+    "  - {name: second, queries: 400, clients: 2}\n";
+
+// Two agents, two stages: each stage has exactly one plan of point_select (only the first agent
+// captures), the server's own, naming its primary key; the counts are the load's exactly; and
+// PostgreSQL counts what the capture cost: one session, its start-up and one EXPLAIN a stage.
+TEST_F(ExplainTest, PostgresTwoStagesHaveOnePlanEachNamingThePrimaryKey) {
+  const std::string plan =
+      WriteFile("pg_stages.yaml", absl::StrCat("name: pg_stages\n", Target(Backend::kPostgres),
+                                               kTwoStages));
+  EXPECT_EQ(RunDbload({"cleanup", plan}).exit_code, 0);
+  ASSERT_EQ(RunDbload({"prepare", plan}).exit_code, 0);
+  const std::map<std::string, int64_t> before = PgBenchCounters();
+  std::string out;
+  const v1::RunReport report = Run(plan, {"--agents", "2"}, &out);
+  const std::map<std::string, int64_t> after = PgBenchCounters();
+
+  ASSERT_EQ(report.stages_size(), 2);
+  EXPECT_EQ(report.stages(0).executed(), 600u);
+  EXPECT_EQ(report.stages(1).executed(), 400u);
+  EXPECT_EQ(report.explains_size(), 0) << "a plan with stages has its plans in the stages";
+  for (const v1::StageReport& stage : report.stages()) {
+    ASSERT_EQ(stage.explains_size(), 1) << "stage " << stage.index();
+    const v1::QueryPlan& plan = stage.explains(0);
+    EXPECT_EQ(plan.query_type(), "point_select");
+    // The statement as the workers send it, with the id one draw gave.
+    EXPECT_THAT(plan.statement(), MatchesRegex("SELECT c FROM sbtest1 WHERE id=[0-9]+"));
+    EXPECT_THAT(plan.plan(), HasSubstr("Index Scan using sbtest1_pkey on sbtest1"));
+    EXPECT_TRUE(plan.error().empty()) << plan.error();
+  }
+  EXPECT_THAT(out, HasSubstr("EXPLAIN, stage 1 (first):\n  [point_select]\n    SELECT c FROM "
+                             "sbtest1 WHERE id="));
+  EXPECT_THAT(out, HasSubstr("EXPLAIN, stage 2 (second):"));
+  EXPECT_THAT(out, HasSubstr("      Index Scan using sbtest1_pkey on sbtest1"));
+
+  // Levels of 2 clients over 2 agents: 1 + 1 load sessions, each committing its start-up and 2
+  // for preparing its statement (cli_test.cc's kPgCommitsPerConnection), and the EXPLAIN
+  // session: its start-up and its 2 EXPLAINs.
+  EXPECT_EQ(after.at("sessions") - before.at("sessions"), 2 + 1);
+  EXPECT_EQ(after.at("xact_commit") - before.at("xact_commit"), 1000 + 2 * 3 + 1 + 2);
+  EXPECT_EQ(after.at("xact_rollback") - before.at("xact_rollback"), 0);
+
+  // explain: {enabled: false} leaves them out, and the server sees no extra session.
+  const std::map<std::string, int64_t> quiet_before = PgBenchCounters();
+  const v1::RunReport quiet = Run(plan, {"--set", "explain.enabled=false"}, &out);
+  const std::map<std::string, int64_t> quiet_after = PgBenchCounters();
+  ASSERT_EQ(quiet.stages_size(), 2);
+  EXPECT_EQ(quiet.stages(0).explains_size() + quiet.stages(1).explains_size(), 0);
+  EXPECT_EQ(quiet_after.at("sessions") - quiet_before.at("sessions"), 2);
+  EXPECT_THAT(out, Not(HasSubstr("EXPLAIN")));
+}
+
+TEST_F(ExplainTest, MariaDbTwoStagesHaveOnePlanEachWithKeyPrimary) {
+  const std::string plan = WriteFile(
+      "my_stages.yaml", absl::StrCat("name: my_stages\n", Target(Backend::kMariaDb), kTwoStages));
+  const v1::RunReport report = RunFresh(plan, {"--agents", "2"});
+  ASSERT_EQ(report.stages_size(), 2);
+  EXPECT_EQ(report.executed(), 1000u);
+  for (const v1::StageReport& stage : report.stages()) {
+    ASSERT_EQ(stage.explains_size(), 1) << "stage " << stage.index();
+    const v1::QueryPlan& plan = stage.explains(0);
+    EXPECT_EQ(plan.query_type(), "point_select");
+    EXPECT_THAT(plan.statement(), MatchesRegex("SELECT c FROM sbtest1 WHERE id=[0-9]+"));
+    // EXPLAIN FORMAT=JSON: a constant lookup by the primary key of one row.
+    EXPECT_THAT(plan.plan(), HasSubstr("\"table_name\": \"sbtest1\""));
+    EXPECT_THAT(plan.plan(), HasSubstr("\"access_type\": \"const\""));
+    EXPECT_THAT(plan.plan(), HasSubstr("\"key\": \"PRIMARY\""));
+    EXPECT_TRUE(plan.error().empty()) << plan.error();
+  }
+}
+
+// A YAML workload: the transaction's three statements each explained in one QueryPlan (with
+// the quoted value the server accepted), the statement EXPLAIN refuses reported in `error`, and
+// the run's query count exact all the same.
+void CheckAccountsPlans(const v1::RunReport& report, Backend backend) {
+  EXPECT_EQ(report.executed(), 400u);
+  EXPECT_EQ(report.errors(), 0u);
+  EXPECT_EQ(report.end_reason(), "queries");
+  ASSERT_EQ(report.query_types_size(), 2);
+  EXPECT_EQ(report.query_types(0).executed() + report.query_types(1).executed(), 400u);
+  EXPECT_GT(report.query_types(1).executed(), 0u) << "the unexplainable statement ran";
+  ASSERT_EQ(report.explains_size(), 2);
+  const v1::QueryPlan& transfer = report.explains(0);
+  EXPECT_EQ(transfer.query_type(), "transfer");
+  EXPECT_TRUE(transfer.error().empty()) << transfer.error();
+  const std::vector<std::string> statements = absl::StrSplit(transfer.statement(), '\n');
+  ASSERT_EQ(statements.size(), 3u) << transfer.statement();
+  EXPECT_THAT(statements[0], MatchesRegex("SELECT balance FROM accounts WHERE id = [0-9]+"));
+  EXPECT_THAT(statements[1],
+              MatchesRegex("UPDATE accounts SET balance = balance \\+ 0 WHERE id = [0-9]+"));
+  const bool pg = backend == Backend::kPostgres;
+  EXPECT_THAT(statements[2], MatchesRegex(pg ? "SELECT id FROM accounts WHERE owner = 'o''wner1[0-9][0-9]'"
+                                             : "SELECT id FROM accounts WHERE owner = 'o\\\\'wner1[0-9][0-9]'"));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_THAT(transfer.plan(), HasSubstr(absl::StrCat("-- statement ", i + 1, ": ", statements[i])));
+  }
+  // Each statement's plan, by the index the server used for it.
+  const std::string& text = transfer.plan();
+  const size_t second = text.find("-- statement 2");
+  const size_t third = text.find("-- statement 3");
+  ASSERT_NE(second, std::string::npos);
+  ASSERT_NE(third, std::string::npos);
+  if (pg) {
+    EXPECT_THAT(text.substr(0, second), HasSubstr("Index Scan using accounts_pkey on accounts"));
+    EXPECT_THAT(text.substr(second, third - second), HasSubstr("Update on accounts"));
+    EXPECT_THAT(text.substr(second, third - second), HasSubstr("accounts_pkey"));
+    EXPECT_THAT(text.substr(third), HasSubstr("accounts_owner"));
+  } else {
+    EXPECT_THAT(text.substr(0, second), HasSubstr("\"key\": \"PRIMARY\""));
+    EXPECT_THAT(text.substr(second, third - second), HasSubstr("\"update\": 1"));
+    EXPECT_THAT(text.substr(second, third - second), HasSubstr("\"key\": \"PRIMARY\""));
+    EXPECT_THAT(text.substr(third), HasSubstr("\"key\": \"accounts_owner\""));
+  }
+  const v1::QueryPlan& tag = report.explains(1);
+  EXPECT_EQ(tag.query_type(), "tag");
+  EXPECT_THAT(tag.statement(), HasSubstr("SET "));
+  EXPECT_THAT(tag.error(), HasSubstr("syntax"));
+}
+
+TEST_F(ExplainTest, PostgresTransactionPlansEachStatementAndReportsTheUnexplainable) {
+  WriteFile("accounts.yaml", kAccountsWorkload);
+  const std::string plan = WriteFile(
+      "pg_accounts.yaml",
+      absl::StrCat("name: pg_accounts\n", Target(Backend::kPostgres),
+                   "workload: ./accounts.yaml\nscenario: mix\nload: {closed: {clients: 2}}\n"
+                   "warmup: 200ms\nstop: {queries: 400}\n"));
+  std::string out;
+  const v1::RunReport report = RunFresh(plan, {}, &out);
+  CheckAccountsPlans(report, Backend::kPostgres);
+  EXPECT_THAT(out, HasSubstr("EXPLAIN (captured as the measured part started):\n  [transfer]\n"));
+  EXPECT_THAT(out, HasSubstr("    EXPLAIN failed: "));
+}
+
+TEST_F(ExplainTest, MariaDbTransactionPlansEachStatementAndReportsTheUnexplainable) {
+  WriteFile("accounts.yaml", kAccountsWorkload);
+  const std::string plan = WriteFile(
+      "my_accounts.yaml",
+      absl::StrCat("name: my_accounts\n", Target(Backend::kMariaDb),
+                   "workload: ./accounts.yaml\nscenario: mix\nload: {closed: {clients: 2}}\n"
+                   "stop: {queries: 400}\n"));
+  CheckAccountsPlans(RunFresh(plan, {}), Backend::kMariaDb);
+}
+
+}  // namespace
+}  // namespace dbload
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  dbload::testing::TestServersEnvironment::Register({"postgres", "mariadb"});
+  return RUN_ALL_TESTS();
+}
