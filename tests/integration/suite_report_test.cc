@@ -438,7 +438,8 @@ TEST_F(SuiteReportTest, BadInputIsRefusedNamingTheFile) {
       HasSubstr("dbload suite report: --format: expected text, markdown, html; got \"csv\""));
   const ProcessResult sub = RunDbload({"suite", "frobnicate"});
   EXPECT_EQ(sub.exit_code, 2);
-  EXPECT_THAT(sub.err, HasSubstr("dbload suite: expected a subcommand"));
+  EXPECT_THAT(sub.err, HasSubstr("dbload suite: expected `dbload suite run SUITE"));
+  EXPECT_THAT(sub.err, HasSubstr("`dbload suite report DIR [...]`"));
 }
 
 }  // namespace
