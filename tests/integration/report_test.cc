@@ -15,7 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -30,6 +30,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
+#include "tests/harness/headless_page.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -43,13 +44,16 @@ namespace dbload {
 namespace {
 
 namespace v1 = dbload::v1;
+using ::dbload::testing::ChartSection;
+using ::dbload::testing::CountOf;
+using ::dbload::testing::kChromium;
+using ::dbload::testing::Polylines;
 using ::dbload::testing::ProcessResult;
 using ::dbload::testing::RunProcess;
 using ::dbload::testing::TestServersEnvironment;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr char kChromium[] = "/usr/bin/chromium";
 constexpr char kHostileName[] = "</script><img src=x onerror=alert(1)>";
 // The second stage's name: markup too, so that it reaches the pages' embedded data (chart
 // labels) as well as their tables.
@@ -59,33 +63,6 @@ constexpr char kHighStageHtml[] = "high&lt;/script&gt;&lt;b&gt;";
 ProcessResult RunDbload(std::vector<std::string> args) {
   args.insert(args.begin(), DBLOAD_BINARY);
   return RunProcess(args, std::chrono::seconds(60));
-}
-
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
-
-// The part of a dumped DOM that belongs to one chart container (up to the next one).
-std::string ChartSection(const std::string& dom, const std::string& chart) {
-  const size_t start = dom.find(absl::StrCat("data-chart=\"", chart, "\""));
-  if (start == std::string::npos) return "";
-  size_t end = dom.find("data-chart=\"", start + 1);
-  if (end == std::string::npos) end = dom.find("<script", start);
-  return dom.substr(start, end == std::string::npos ? std::string::npos : end - start);
-}
-
-// Each plotted line of a section: its series name → its number of points.
-std::map<std::string, size_t> Polylines(const std::string& section) {
-  std::map<std::string, size_t> lines;
-  static const std::regex kPolyline(R"re(<polyline points="([^"]*)"[^>]*?data-series="([^"]*)")re");
-  for (auto it = std::sregex_iterator(section.begin(), section.end(), kPolyline);
-       it != std::sregex_iterator(); ++it) {
-    const std::string points = (*it)[1];
-    lines[(*it)[2]] = points.empty() ? 0 : Count(points, " ") + 1;
-  }
-  return lines;
 }
 
 size_t StageChanges(const v1::RunReport& report) {
@@ -167,27 +144,10 @@ class ReportTest : public ::testing::Test {
   // written to a net log, which `page_requests` receives: the URLs the page itself asked for
   // (requests isolated under file://; the browser's own background requests are not).
   static std::string DumpDom(const std::string& file, std::vector<std::string>* page_requests) {
-    const std::string profile = Path(absl::StrCat("chromium-", ++runs_));
-    const std::string net_log = profile + ".netlog.json";
-    const ProcessResult chromium = RunProcess(
-        {kChromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--host-resolver-rules=MAP * ~NOTFOUND", absl::StrCat("--user-data-dir=", profile),
-         absl::StrCat("--log-net-log=", net_log), "--dump-dom", absl::StrCat("file://", file)},
-        std::chrono::seconds(60));
-    EXPECT_EQ(chromium.exit_code, 0) << chromium.Describe();
-    absl::StatusOr<std::string> log = testing::ReadFile(net_log);
-    EXPECT_TRUE(log.ok()) << log.status();
-    static const std::regex kUrl(R"re("url":"([^"]*)")re");
-    for (absl::string_view line : absl::StrSplit(log.ok() ? *log : "", '\n')) {
-      if (line.find("\"network_isolation_key\":\"file://") == absl::string_view::npos) continue;
-      std::cmatch url;
-      if (std::regex_search(line.begin(), line.end(), url, kUrl) &&
-          !absl::StartsWith(url[1].str(), "file:")) {
-        page_requests->push_back(url[1]);
-      }
-    }
-    return chromium.out;
+    testing::RenderedPage page =
+        testing::RenderInChromium(file, Path(absl::StrCat("chromium-", ++runs_)));
+    *page_requests = std::move(page.requests);
+    return page.dom;
   }
 
   // What every rendered page must show: the script ran to its end without an error, nothing
@@ -195,10 +155,7 @@ class ReportTest : public ::testing::Test {
   static void ExpectCleanPage(const std::string& dom, const std::vector<std::string>& requests) {
     // Set only when every chart was drawn without an error (an error leaves data-errors and
     // its message in this element instead).
-    const size_t status = dom.find("<div id=\"js-status\"");
-    ASSERT_NE(status, std::string::npos);
-    EXPECT_EQ(dom.substr(status, dom.find("</div>", status) + 6 - status),
-              "<div id=\"js-status\" data-rendered=\"yes\"></div>");
+    EXPECT_TRUE(testing::ChartsRendered(dom)) << dom.substr(0, 2000);
     EXPECT_TRUE(requests.empty()) << requests.front();
     EXPECT_THAT(dom, Not(HasSubstr("<img")));
     EXPECT_THAT(dom, Not(HasSubstr("<b>")));
@@ -236,7 +193,7 @@ TEST_F(ReportTest, HtmlReportChartsRenderInChromium) {
   // One boundary per change of stage, labelled with the stage that begins.
   ASSERT_EQ(StageChanges(report), 1u);
   for (const std::string& section : {rate, latency}) {
-    EXPECT_EQ(Count(section, "class=\"stage-boundary\""), 1u);
+    EXPECT_EQ(CountOf(section, "class=\"stage-boundary\""), 1u);
     EXPECT_THAT(section, HasSubstr(absl::StrCat(">", kHighStageHtml, "</text>")));
   }
   const std::string spectrum = ChartSection(dom, "spectrum");
@@ -253,7 +210,7 @@ TEST_F(ReportTest, HtmlReportChartsRenderInChromium) {
     for (const auto& [key, value] : sample.values()) keys.insert(key);
   }
   ASSERT_GT(keys.size(), 10u);
-  EXPECT_EQ(Count(saturation, "<svg"), keys.size());
+  EXPECT_EQ(CountOf(saturation, "<svg"), keys.size());
   const std::string commits = saturation.substr(saturation.find("postgresql/xact_commit (per second)"));
   EXPECT_EQ(Polylines(commits.substr(0, commits.find("</svg>"))),
             (std::map<std::string, size_t>{
@@ -283,7 +240,7 @@ TEST_F(ReportTest, ProbeDataBecomesSaturationPanels) {
     ExpectCleanPage(dom, requests);
     const std::string saturation = ChartSection(dom, "saturation");
     EXPECT_THAT(saturation, HasSubstr("No database probe data in this report"));
-    EXPECT_EQ(Count(saturation, "<svg"), 0u);
+    EXPECT_EQ(CountOf(saturation, "<svg"), 0u);
   }
   const std::vector<double> commits = {100, 200, 400, 700, 1100};
   const std::vector<double> backends = {3, 4, 5, 4, 3};
@@ -314,7 +271,7 @@ TEST_F(ReportTest, ProbeDataBecomesSaturationPanels) {
   const std::string dom = DumpDom(Path("probe.html"), &requests);
   ExpectCleanPage(dom, requests);
   const std::string saturation = ChartSection(dom, "saturation");
-  EXPECT_EQ(Count(saturation, "<svg"), 2u);
+  EXPECT_EQ(CountOf(saturation, "<svg"), 2u);
   EXPECT_THAT(saturation, HasSubstr("postgresql/xact_commit (per second)"));
   EXPECT_THAT(saturation, HasSubstr("postgresql/numbackends (level)"));
   // A counter of 5 readings gives 4 rates; a gauge 5 levels.

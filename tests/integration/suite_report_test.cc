@@ -16,7 +16,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -31,6 +30,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
+#include "tests/harness/headless_page.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -41,13 +41,16 @@ namespace dbload {
 namespace {
 
 namespace v1 = dbload::v1;
+using ::dbload::testing::ChartSection;
+using ::dbload::testing::CountOf;
+using ::dbload::testing::kChromium;
+using ::dbload::testing::Polylines;
 using ::dbload::testing::ProcessResult;
 using ::dbload::testing::RunProcess;
 using ::dbload::testing::TestServersEnvironment;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr char kChromium[] = "/usr/bin/chromium";
 const std::vector<std::string> kTargets = {"postgresql", "mariadb"};
 struct CaseDef {
   std::string name, category, scenario;
@@ -61,11 +64,6 @@ ProcessResult RunDbload(std::vector<std::string> args) {
   return RunProcess(args, std::chrono::seconds(90));
 }
 
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
 
 // Recomputed here, independently of the library: median (mean of the middle two), min, max.
 struct Stat {
@@ -351,52 +349,17 @@ TEST_F(SuiteReportTest, TextAndMarkdownFiguresAreTheRunReports) {
 }
 
 // The part of a dumped DOM that belongs to one chart container (up to the next one).
-std::string ChartSection(const std::string& dom, const std::string& chart) {
-  const size_t start = dom.find(absl::StrCat("data-chart=\"", chart, "\""));
-  if (start == std::string::npos) return "";
-  size_t end = dom.find("data-chart=\"", start + 1);
-  if (end == std::string::npos) end = dom.find("<script", start);
-  return dom.substr(start, end == std::string::npos ? std::string::npos : end - start);
-}
-
-std::map<std::string, size_t> Polylines(const std::string& section) {
-  std::map<std::string, size_t> lines;
-  static const std::regex kPolyline(R"re(<polyline points="([^"]*)"[^>]*?data-series="([^"]*)")re");
-  for (auto it = std::sregex_iterator(section.begin(), section.end(), kPolyline);
-       it != std::sregex_iterator(); ++it) {
-    const std::string points = (*it)[1];
-    lines[(*it)[2]] = points.empty() ? 0 : Count(points, " ") + 1;
-  }
-  return lines;
-}
-
 TEST_F(SuiteReportTest, HtmlChartsRenderInChromium) {
   const std::string page = *dir_ + "/suite.html";
   const ProcessResult html =
       RunDbload({"suite", "report", *dir_, "--format", "html", "--output", page});
   ASSERT_EQ(html.exit_code, 0) << html.Describe();
   EXPECT_EQ(html.out, "");
-  const std::string profile = *dir_ + "/chromium";
-  const std::string net_log = profile + ".netlog.json";
-  const ProcessResult chromium = RunProcess(
-      {kChromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-       "--disable-background-networking", "--disable-component-update", "--disable-sync",
-       "--host-resolver-rules=MAP * ~NOTFOUND", absl::StrCat("--user-data-dir=", profile),
-       absl::StrCat("--log-net-log=", net_log), "--dump-dom", absl::StrCat("file://", page)},
-      std::chrono::seconds(60));
-  ASSERT_EQ(chromium.exit_code, 0) << chromium.Describe();
-  const std::string& dom = chromium.out;
+  const testing::RenderedPage rendered = testing::RenderInChromium(page, *dir_ + "/chromium");
+  const std::string& dom = rendered.dom;
   // The script drew every chart without an error, and the page asked for nothing.
-  const size_t status = dom.find("<div id=\"js-status\"");
-  ASSERT_NE(status, std::string::npos);
-  EXPECT_EQ(dom.substr(status, dom.find("</div>", status) + 6 - status),
-            "<div id=\"js-status\" data-rendered=\"yes\"></div>");
-  absl::StatusOr<std::string> log = testing::ReadFile(net_log);
-  ASSERT_TRUE(log.ok()) << log.status();
-  for (absl::string_view line : absl::StrSplit(*log, '\n')) {
-    if (line.find("\"network_isolation_key\":\"file://") == absl::string_view::npos) continue;
-    EXPECT_THAT(std::string(line), Not(::testing::ContainsRegex("\"url\":\"(http|https|ws)")));
-  }
+  EXPECT_TRUE(testing::ChartsRendered(dom)) << dom.substr(0, 2000);
+  EXPECT_TRUE(rendered.requests.empty()) << rendered.requests.front();
 
   for (size_t c = 0; c < kCases.size(); ++c) {
     // Throughput vs clients: one line per target, one point per client count.
@@ -411,7 +374,7 @@ TEST_F(SuiteReportTest, HtmlChartsRenderInChromium) {
         spreads += s.max > s.min;
       }
     }
-    EXPECT_EQ(Count(throughput, "class=\"spread\""), spreads) << kCases[c].name;
+    EXPECT_EQ(CountOf(throughput, "class=\"spread\""), spreads) << kCases[c].name;
     // Latency vs achieved throughput: p50 and p99 per target, one point per client count.
     EXPECT_EQ(Polylines(ChartSection(dom, absl::StrCat("case-", c + 1, "-latency"))),
               (std::map<std::string, size_t>{{"postgresql p50", kPoints.size()},
@@ -420,7 +383,7 @@ TEST_F(SuiteReportTest, HtmlChartsRenderInChromium) {
                                              {"mariadb p99", kPoints.size()}}));
   }
   // Bars: one per target and point of each case.
-  EXPECT_EQ(Count(dom, "<div class=\"bar"), kCases.size() * kPoints.size() * kTargets.size());
+  EXPECT_EQ(CountOf(dom, "<div class=\"bar"), kCases.size() * kPoints.size() * kTargets.size());
   // The probe's common counters per query, side by side (both databases give commits).
   EXPECT_THAT(dom, HasSubstr("<td class=\"text\">commits</td>"));
   EXPECT_THAT(dom, HasSubstr("<td class=\"text\">process/cpu_seconds</td>"));
