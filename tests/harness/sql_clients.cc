@@ -36,4 +36,9 @@ std::string Mariadb(const TestServers& servers, const std::string& sql) {
   return Output(MariadbArgs(servers, sql), sql);
 }
 
+void TurnOffAutovacuum(const TestServers& servers) {
+  Psql(servers, "postgres", "ALTER SYSTEM SET autovacuum = off");
+  Psql(servers, "postgres", "SELECT pg_reload_conf()");
+}
+
 }  // namespace dbload::testing

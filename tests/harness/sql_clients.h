@@ -21,6 +21,10 @@ std::vector<std::string> MariadbArgs(const TestServers& servers, const std::stri
 std::string Psql(const TestServers& servers, const std::string& database, const std::string& sql);
 std::string Mariadb(const TestServers& servers, const std::string& sql);
 
+// Turns PostgreSQL's autovacuum off for the server, so that tests counting the server's own
+// statistics of database bench (commits, scans) count only their runs' work.
+void TurnOffAutovacuum(const TestServers& servers);
+
 }  // namespace dbload::testing
 
 #endif  // DBLOAD_TESTS_HARNESS_SQL_CLIENTS_H_

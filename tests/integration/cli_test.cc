@@ -155,10 +155,7 @@ class CliTest : public ::testing::Test {
     dir_ = new std::string(pattern);
     TestServers& servers = TestServersEnvironment::Servers();
     // See the file comment: nothing but the case itself may commit in database bench.
-    const ProcessResult off = RunProcess(PsqlArgs("postgres", "ALTER SYSTEM SET autovacuum = off"));
-    ASSERT_EQ(off.exit_code, 0) << off.Describe();
-    const ProcessResult reload = RunProcess(PsqlArgs("postgres", "SELECT pg_reload_conf()"));
-    ASSERT_EQ(reload.exit_code, 0) << reload.Describe();
+    testing::TurnOffAutovacuum(servers);
     ASSERT_FALSE(servers.Get("HAPROXY_PG_PORT").empty());
   }
 

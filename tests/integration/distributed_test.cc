@@ -98,8 +98,7 @@ class DistributedTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(pattern), nullptr) << std::strerror(errno);
     dir_ = new std::string(pattern);
     // Nothing but the case itself may commit in database bench (see cli_test.cc).
-    ASSERT_EQ(RunProcess(PsqlArgs("postgres", "ALTER SYSTEM SET autovacuum = off")).exit_code, 0);
-    ASSERT_EQ(RunProcess(PsqlArgs("postgres", "SELECT pg_reload_conf()")).exit_code, 0);
+    testing::TurnOffAutovacuum(servers());
 
     const std::string plan =
         WriteFile("prepare.yaml", PlanYaml(ClosedLoad(1), "stop:\n  queries: 1\n"));

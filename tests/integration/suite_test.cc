@@ -78,13 +78,7 @@ class SuiteTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = new std::string(pattern);
     // Nothing but the suite may scan sbtest1 in database bench (see cli_test.cc).
-    ASSERT_EQ(
-        RunProcess(testing::PsqlArgs(servers(), "postgres", "ALTER SYSTEM SET autovacuum = off"))
-            .exit_code,
-        0);
-    ASSERT_EQ(
-        RunProcess(testing::PsqlArgs(servers(), "postgres", "SELECT pg_reload_conf()")).exit_code,
-        0);
+    testing::TurnOffAutovacuum(servers());
   }
   static void TearDownTestSuite() {
     std::error_code ignored;
