@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# fuzz.sh — the longer fuzzing run of the four libFuzzer targets (CI runs each for 20 s): the
-# YAML plan parser, the workload file parser, the histogram decoder and the report reader, each
+# fuzz.sh — the longer fuzzing run of the five libFuzzer targets (CI runs each for 20 s): the
+# YAML plan parser, the workload and suite file parsers, the histogram decoder and the report reader, each
 # for SECONDS_PER_TARGET seconds under ASan+UBSan, with libFuzzer's own limits as the checks:
 # no crash, no input slower than TIMEOUT s (a hang), no run above RSS_LIMIT_MB (unbounded
 # memory). Prints one line per target: executions, coverage, corpus size and peak RSS.
@@ -14,7 +14,7 @@
 #   SECONDS_PER_TARGET=300  TIMEOUT=10  RSS_LIMIT_MB=2048  MAX_LEN=65536
 #   ASAN_BUILD=build-asan   the clang ASan+UBSan tree with -DDBLOAD_FUZZ=ON (configured and
 #                           built here if needed, as scripts/test does)
-#   TARGETS="plan_parser workload_parser histogram_decoder report_reader"
+#   TARGETS="plan_parser workload_parser suite_parser histogram_decoder report_reader"
 #
 # Starts from the seeds in fuzz/corpus/; writes only to a mktemp directory (and -o FILE). A crash,
 # timeout or out-of-memory input is left in that directory and the script exits 1.
@@ -27,7 +27,7 @@ TIMEOUT=${TIMEOUT:-10}
 RSS_LIMIT_MB=${RSS_LIMIT_MB:-2048}
 MAX_LEN=${MAX_LEN:-65536}
 ASAN_BUILD=${ASAN_BUILD:-$ROOT/build-asan}
-TARGETS=${TARGETS:-"plan_parser workload_parser histogram_decoder report_reader"}
+TARGETS=${TARGETS:-"plan_parser workload_parser suite_parser histogram_decoder report_reader"}
 
 OUT=""
 KEEP=0
