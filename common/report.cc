@@ -251,8 +251,7 @@ std::string FormatDelta(const v1::SaturationDelta& d) {
 std::string RenderGeneratorAndProbe(const v1::RunReport& r) {
   std::string out;
   if (r.stages_size() == 0 && r.generator_limited()) {
-    absl::StrAppend(&out, "\nGENERATOR-LIMITED: ", r.generator_limited_reason(),
-                    "; the database may have more to give\n");
+    absl::StrAppend(&out, "\nGENERATOR-LIMITED: ", r.generator_limited_reason(), "\n");
   }
   for (const v1::StageReport& stage : r.stages()) {
     if (!stage.generator_limited()) continue;

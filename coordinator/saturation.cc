@@ -135,12 +135,15 @@ std::string GeneratorLimitReason(const v1::GeneratorLimits& limits, double busie
       1e6;
   std::vector<std::string> why;
   if (busiest_cpu > max_cpu) {
-    why.push_back(absl::StrFormat("an agent used %.0f%% of its cores (limit %.0f%%)",
-                                  busiest_cpu * 100, max_cpu * 100));
+    why.push_back(absl::StrFormat(
+        "an agent used %.0f%% of its cores (limit %.0f%%): the database may have more to give",
+        busiest_cpu * 100, max_cpu * 100));
   }
   if (lag_p99_ms > max_lag_ms) {
     why.push_back(
-        absl::StrFormat("schedule lag p99 %.4g ms (limit %.4g ms)", lag_p99_ms, max_lag_ms));
+        absl::StrFormat("schedule lag p99 %.4g ms (limit %.4g ms): transactions started late, "
+                        "because the agent fell behind or every connection was busy",
+                        lag_p99_ms, max_lag_ms));
   }
   return absl::StrJoin(why, "; ");
 }

@@ -51,7 +51,9 @@ class ProbeRecord {
 
 // Why the generator may have limited the load: the busiest agent's CPU (a fraction of its
 // cores) over `max_agent_cpu`, or the schedule lag p99 over `max_schedule_lag_p99` (zero limits
-// take the defaults, 0.9 and 10 ms). Empty when neither.
+// take the defaults, 0.9 and 10 ms). Empty when neither. Schedule lag also grows while every
+// connection is busy (an open loop against a saturated database, or too small a pool), which
+// the engine does not tell apart from an agent falling behind; the reason says both.
 std::string GeneratorLimitReason(const dbload::v1::GeneratorLimits& limits, double busiest_cpu,
                                  double lag_p99_ms);
 
