@@ -774,6 +774,9 @@ class AgentLink::Impl {
           *captured.mutable_plan() = std::move(plan);
         }
       };
+      // Each report's CPU is the load's during its interval: the set-up before the first
+      // interval (reading samples, connecting) is left out.
+      hooks.on_load_start = [&] { (void)cpu_since_mark(); };
       hooks.on_interval = [&](const IntervalOutput& out) {
         v1::AgentMessage message;
         v1::AgentReport& report = *message.mutable_report();

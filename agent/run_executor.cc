@@ -166,6 +166,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   // The run's clock starts once every session is ready, so connecting costs no measured time.
   // This thread waits on the clock alongside the workers; on a simulated clock time moves only
   // when all of them wait.
+  if (hooks.on_load_start) hooks.on_load_start();
   clock.AttachThread();
   const Nanos start = clock.Now();
   const Nanos warmup_end = start + warmup;

@@ -101,6 +101,10 @@ struct ExecutionHooks {
   // the measured part (stage 0) or of each stage (1-based). Called on the capture's own thread;
   // every call has returned when ExecuteRun does.
   std::function<void(uint32_t stage, std::vector<dbload::v1::QueryPlan> plans)> on_plans;
+  // Called once every session is connected, as the load's clock starts (on ExecuteRun's
+  // thread): what the agent spends from here on, its CPU included, is the load's, not the
+  // set-up's (reading samples, connecting).
+  std::function<void()> on_load_start;
 };
 
 struct ExecutionResult {

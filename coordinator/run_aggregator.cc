@@ -169,6 +169,9 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
   return absl::OkStatus();
 }
 
+// The shortest span of an agent's reports in a sample over which its CPU counts.
+constexpr double kMinCpuJudgedSeconds = 0.2;
+
 v1::IntervalSample RunAggregator::ClosePending(Pending& pending, PendingKey key,
                                                double elapsed_s, double tick_s,
                                                const IntervalObserver& observer) {
@@ -201,7 +204,10 @@ v1::IntervalSample RunAggregator::ClosePending(Pending& pending, PendingKey key,
   for (const auto& [agent, cpu_seconds] : pending.agent_cpu_seconds) {
     const double seconds = pending.agent_time[agent].second;
     const uint32_t cores = agent_cores_[agent];
-    if (seconds > 0 && cores > 0) max_agent_cpu = std::max(max_agent_cpu, cpu_seconds / (seconds * cores));
+    // A fraction over a few milliseconds (the last, cut-short interval of a run) says little.
+    if (seconds >= kMinCpuJudgedSeconds && cores > 0) {
+      max_agent_cpu = std::max(max_agent_cpu, cpu_seconds / (seconds * cores));
+    }
   }
   v1::IntervalSample sample = builder_.AddInterval({.elapsed_s = stamp_s,
                                                     .length_s = length_s,

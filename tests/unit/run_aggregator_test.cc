@@ -479,3 +479,32 @@ TEST(RunAggregatorPlans, APlanWithoutStagesKeepsThemInTheRunReport) {
 
 }  // namespace
 }  // namespace dbload
+
+namespace dbload {
+namespace {
+
+// The busiest agent's CPU in each sample, as a fraction of its own cores; a cut-short report
+// (a few milliseconds) is not judged.
+TEST(RunAggregator, EachSampleCarriesTheBusiestAgentsCpuOverItsCores) {
+  RunAggregator aggregator(kRun, TestPlan(), kQueryTypes,
+                           {{.name = "a0", .cores = 2}, {.name = "a1", .cores = 4}});
+  v1::AgentReport a0 = MakeReport(1, EmptySnapshot(), /*warmup=*/true, 1.0, 1.0);
+  a0.set_cpu_seconds(1.5);  // 75 % of 2 cores
+  v1::AgentReport a1 = MakeReport(1, EmptySnapshot(), /*warmup=*/true, 1.0, 1.0);
+  a1.set_cpu_seconds(3.6);  // 90 % of 4 cores
+  ASSERT_TRUE(aggregator.AddReport("a0", a0).ok());
+  ASSERT_TRUE(aggregator.AddReport("a1", a1).ok());
+  std::vector<v1::IntervalSample> samples = aggregator.CloseInterval(1.0);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_DOUBLE_EQ(samples[0].max_agent_cpu(), 0.9);
+
+  v1::AgentReport short_one = MakeReport(2, EmptySnapshot(), /*warmup=*/true, 1.05, 0.05);
+  short_one.set_cpu_seconds(1.0);  // 10 cores' worth over 50 ms: teardown, not load
+  ASSERT_TRUE(aggregator.AddReport("a0", short_one).ok());
+  samples = aggregator.CloseInterval(2.0);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].max_agent_cpu(), 0);
+}
+
+}  // namespace
+}  // namespace dbload
