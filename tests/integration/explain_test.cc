@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
 #include "tests/harness/sql_clients.h"
+#include "tests/harness/scratch_dir.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -90,24 +91,16 @@ scenarios:
 class ExplainTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    char pattern[] = "/tmp/dbload_explain_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = new std::string(pattern);
+    dir_ = new testing::ScratchDir("dbload_explain_test");
     // Nothing but the case itself may commit in database bench (see cli_test.cc).
     testing::TurnOffAutovacuum(servers());
   }
-  static void TearDownTestSuite() {
-    std::error_code ignored;
-    std::filesystem::remove_all(*dir_, ignored);
-    delete dir_;
-  }
+  static void TearDownTestSuite() { delete dir_; }
 
   static TestServers& servers() { return TestServersEnvironment::Servers(); }
 
   static std::string WriteFile(const std::string& name, const std::string& content) {
-    const std::string path = *dir_ + "/" + name;
-    std::ofstream(path, std::ios::trunc) << content;
-    return path;
+    return dir_->Write(name, content);
   }
 
   static std::string Target(Backend backend) {
@@ -162,10 +155,10 @@ class ExplainTest : public ::testing::Test {
     return counters;
   }
 
-  static std::string* dir_;
+  static testing::ScratchDir* dir_;
 };
 
-std::string* ExplainTest::dir_ = nullptr;
+testing::ScratchDir* ExplainTest::dir_ = nullptr;
 
 constexpr char kTwoStages[] =
     "workload: oltp\nscenario: point_select\nworkload_options:\n  table_size: 1000\n"

@@ -24,6 +24,7 @@
 #include "tests/harness/child_process.h"
 #include "tests/harness/http_get.h"
 #include "tests/harness/sql_clients.h"
+#include "tests/harness/scratch_dir.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -74,24 +75,16 @@ double MaxOf(const google::protobuf::RepeatedPtrField<v1::SaturationDelta>& delt
 class ProbeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    char pattern[] = "/tmp/dbload_probe_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = new std::string(pattern);
+    dir_ = new testing::ScratchDir("dbload_probe_test");
     // Nothing but the case itself may write in database bench (see cli_test.cc).
     testing::TurnOffAutovacuum(servers());
   }
-  static void TearDownTestSuite() {
-    std::error_code ignored;
-    std::filesystem::remove_all(*dir_, ignored);
-    delete dir_;
-  }
+  static void TearDownTestSuite() { delete dir_; }
 
   static TestServers& servers() { return TestServersEnvironment::Servers(); }
 
   static std::string WriteFile(const std::string& name, const std::string& content) {
-    const std::string path = *dir_ + "/" + name;
-    std::ofstream(path, std::ios::trunc) << content;
-    return path;
+    return dir_->Write(name, content);
   }
 
   // A plan for the oltp workload; `target` is the YAML of its target block's fields.
@@ -132,10 +125,10 @@ class ProbeTest : public ::testing::Test {
     return report.ok() ? *report : v1::RunReport();
   }
 
-  static std::string* dir_;
+  static testing::ScratchDir* dir_;
 };
 
-std::string* ProbeTest::dir_ = nullptr;
+testing::ScratchDir* ProbeTest::dir_ = nullptr;
 
 TEST_F(ProbeTest, PostgresCountsEveryInsertedRowAndTheStagesAddUpToTheRun) {
   const std::string plan =

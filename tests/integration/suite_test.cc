@@ -34,6 +34,7 @@
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
 #include "tests/harness/sql_clients.h"
+#include "tests/harness/scratch_dir.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -74,24 +75,16 @@ v1::RunReport ReadReport(const std::string& path) {
 class SuiteTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    char pattern[] = "/tmp/dbload_suite_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = new std::string(pattern);
+    dir_ = new testing::ScratchDir("dbload_suite_test");
     // Nothing but the suite may scan sbtest1 in database bench (see cli_test.cc).
     testing::TurnOffAutovacuum(servers());
   }
-  static void TearDownTestSuite() {
-    std::error_code ignored;
-    std::filesystem::remove_all(*dir_, ignored);
-    delete dir_;
-  }
+  static void TearDownTestSuite() { delete dir_; }
 
   static TestServers& servers() { return TestServersEnvironment::Servers(); }
 
   static std::string WriteFile(const std::string& name, const std::string& content) {
-    const std::string path = *dir_ + "/" + name;
-    std::ofstream(path, std::ios::trunc) << content;
-    return path;
+    return dir_->Write(name, content);
   }
 
   static std::string Targets() {
@@ -159,10 +152,10 @@ class SuiteTest : public ::testing::Test {
     return index.ok() ? *index : v1::SuiteIndex();
   }
 
-  static std::string* dir_;
+  static testing::ScratchDir* dir_;
 };
 
-std::string* SuiteTest::dir_ = nullptr;
+testing::ScratchDir* SuiteTest::dir_ = nullptr;
 
 constexpr char kCases[] = R"(cases:
   - name: closed
@@ -210,7 +203,7 @@ TEST_F(SuiteTest, RunsEveryTargetCaseAndPointInOrderWithReportsOfTheirOwn) {
 
   const int64_t scans_before = PgScans();
   const int64_t executes_before = MariaDbExecutes();
-  const std::string out = *dir_ + "/out-small";
+  const std::string out = dir_->path() + "/out-small";
   const ProcessResult run = RunDbload({"suite", "run", suite, "--agents", "2", "--out", out}, 200);
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   EXPECT_THAT(run.out, HasSubstr("suite: run 1 of 12: pg/closed/1 (rep 1), ETA "));
@@ -329,7 +322,7 @@ TEST_F(SuiteTest, InterruptedSuiteResumesWithoutRedoingFinishedRuns) {
                    "    plan: {workload: oltp, workload_options: {table_size: 1000}, scenario: "
                    "point_select, load: {closed: {}}, stop: {duration: 1s}}\n"
                    "    points: [1, 2, 3]\n"));
-  const std::string out = *dir_ + "/out-resume";
+  const std::string out = dir_->path() + "/out-resume";
   {
     Child child({DBLOAD_BINARY, "suite", "run", suite, "--out", out});
     ASSERT_TRUE(child.PumpUntil(
