@@ -18,7 +18,9 @@ IntervalSnapshot IntervalRecorder::Drain() {
     slots_[i]->response_time.DrainInto(snapshot.query_types[i].response_time);
     slots_[i]->service_time.DrainInto(snapshot.query_types[i].service_time);
   }
-  schedule_lag_.DrainInto(snapshot.schedule_lag);
+  dispatch_lag_.DrainInto(snapshot.dispatch_lag);
+  queued_lag_.DrainInto(snapshot.schedule_lag);
+  snapshot.schedule_lag.Add(snapshot.dispatch_lag);
   std::lock_guard lock(errors_mu_);
   for (size_t i = 0; i < slots_.size(); ++i) snapshot.query_types[i].errors.swap(errors_[i]);
   return snapshot;

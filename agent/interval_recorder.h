@@ -28,7 +28,12 @@ class IntervalRecorder {
     slot.response_time.Record(response_time);
     slot.service_time.Record(service_time);
   }
-  void RecordScheduleLag(Nanos lag) { schedule_lag_.Record(lag); }
+  // `had_free_connection`: a connection was waiting for the transaction (always so in a closed
+  // loop); otherwise it queued for a busy one, and its lag is not the agent's lateness alone.
+  // One record either way: the drain adds the two into the schedule lag.
+  void RecordScheduleLag(Nanos lag, bool had_free_connection) {
+    (had_free_connection ? dispatch_lag_ : queued_lag_).Record(lag);
+  }
   void RecordError(int query_type, const db::DbError& error);
 
   int query_type_count() const { return static_cast<int>(slots_.size()); }
@@ -41,7 +46,8 @@ class IntervalRecorder {
     ConcurrentHistogram service_time;
   };
   std::vector<std::unique_ptr<QueryTypeSlot>> slots_;
-  ConcurrentHistogram schedule_lag_;
+  ConcurrentHistogram dispatch_lag_;
+  ConcurrentHistogram queued_lag_;
   std::mutex errors_mu_;
   std::vector<std::map<std::pair<db::ErrorClass, std::string>, uint64_t>> errors_;
 };

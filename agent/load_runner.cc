@@ -175,8 +175,14 @@ void LoadRunner::RunOpenLoop(Worker& worker, db::Session& session,
       if (!SleepUntilOrStopped(now + kPauseCheckSlice, now)) return;
       continue;
     }
+    // Tickets go out in order of their intended starts, each to a worker as it becomes free:
+    // one already due when taken found every connection busy at its time and queued.
+    const bool had_free_connection = ticket.intended >= now;
     if (!ticket.ok || !SleepUntilOrStopped(ticket.intended, now)) return;
-    if (!RunTransaction(worker, session, scenario_worker, ticket.intended, now)) return;
+    if (!RunTransaction(worker, session, scenario_worker, ticket.intended, had_free_connection,
+                        now)) {
+      return;
+    }
   }
 }
 
@@ -194,13 +200,17 @@ void LoadRunner::RunClosedLoop(Worker& worker, db::Session& session,
       intended = now;
       continue;
     }
-    if (!RunTransaction(worker, session, scenario_worker, intended, now)) return;
+    if (!RunTransaction(worker, session, scenario_worker, intended, /*had_free_connection=*/true,
+                        now)) {
+      return;
+    }
     intended = now + think_time_;
   }
 }
 
 bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
-                                ScenarioWorker& scenario_worker, Nanos intended, Nanos& now) {
+                                ScenarioWorker& scenario_worker, Nanos intended,
+                                bool had_free_connection, Nanos& now) {
   const int query_type = scenario_worker.NextQueryType();
   worker.busy.store(true, std::memory_order_relaxed);
   const Nanos started = now;
@@ -208,7 +218,7 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
   const Nanos ended = clock_.Now();
   now = ended;
   worker.busy.store(false, std::memory_order_relaxed);
-  recorder_.RecordScheduleLag(started - intended);
+  recorder_.RecordScheduleLag(started - intended, had_free_connection);
   if (outcome.ok()) {
     recorder_.RecordSuccess(query_type, ended - intended, ended - started);
     completed_.fetch_add(1, std::memory_order_relaxed);

@@ -105,9 +105,9 @@ class LoadRunner {
   void RunClosedLoop(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker);
   // Runs and records one transaction that starts at `now` (a clock reading taken when it was
   // due); sets `now` to when it ended (or, after a reconnect, to when that was done). False
-  // when the worker must stop.
+  // when the worker must stop. `had_free_connection`: see IntervalRecorder::RecordScheduleLag.
   bool RunTransaction(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker,
-                      Nanos intended, Nanos& now);
+                      Nanos intended, bool had_free_connection, Nanos& now);
   // `now`: a recent clock reading (the caller's last), for the deadline check.
   Ticket TakeTicket(Nanos now);
   bool TakeBudget();

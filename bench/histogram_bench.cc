@@ -126,7 +126,7 @@ void BM_IntervalRecorder_RecordTransaction(benchmark::State& state) {
   for (auto _ : state) {
     const int64_t response = values[i & kValueMask];
     const int64_t lag = values[(i + 17) & kValueMask] >> 8;  // lag: a few us
-    recorder.RecordScheduleLag(lag);
+    recorder.RecordScheduleLag(lag, /*had_free_connection=*/true);
     recorder.RecordSuccess(query_type, response + lag, response);
     ++i;
     if (++query_type == 20) query_type = 0;
@@ -186,7 +186,7 @@ void BM_IntervalRecorder_Drain20(benchmark::State& state) {
       for (int64_t k = 0; k < state.range(0); ++k) {
         const int64_t v = values[static_cast<size_t>(k + q) & kValueMask];
         recorder.RecordSuccess(q, v, v);
-        if (q == 0) recorder.RecordScheduleLag(v >> 8);
+        if (q == 0) recorder.RecordScheduleLag(v >> 8, /*had_free_connection=*/true);
       }
     }
     state.ResumeTiming();

@@ -30,6 +30,7 @@ void IntervalSnapshot::Add(const IntervalSnapshot& other) {
     for (const auto& [key, count] : other.query_types[i].errors) query_types[i].errors[key] += count;
   }
   schedule_lag.Add(other.schedule_lag);
+  dispatch_lag.Add(other.dispatch_lag);
 }
 
 void SnapshotToReport(const IntervalSnapshot& snapshot, v1::AgentReport* report) {
@@ -49,6 +50,7 @@ void SnapshotToReport(const IntervalSnapshot& snapshot, v1::AgentReport* report)
     }
   }
   snapshot.schedule_lag.ToProto(report->mutable_schedule_lag());
+  snapshot.dispatch_lag.ToProto(report->mutable_dispatch_lag());
 }
 
 namespace {
@@ -106,6 +108,9 @@ absl::StatusOr<IntervalSnapshot> SnapshotFromReport(const v1::AgentReport& repor
   absl::StatusOr<Histogram> lag = DecodeHistogram(report.schedule_lag(), "schedule lag");
   if (!lag.ok()) return lag.status();
   snapshot.schedule_lag = *std::move(lag);
+  absl::StatusOr<Histogram> dispatch = DecodeHistogram(report.dispatch_lag(), "dispatch lag");
+  if (!dispatch.ok()) return dispatch.status();
+  snapshot.dispatch_lag = *std::move(dispatch);
   return snapshot;
 }
 

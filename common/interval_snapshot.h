@@ -26,6 +26,9 @@ struct QueryTypeInterval {
 struct IntervalSnapshot {
   std::vector<QueryTypeInterval> query_types;
   Histogram schedule_lag;  // actual start − intended start, every transaction
+  // The part of schedule_lag whose transaction had a free connection waiting for it: the
+  // agent's own lateness, without queueing for a busy connection.
+  Histogram dispatch_lag;
   uint64_t Executed() const;
   uint64_t Errors() const;
   // Adds another snapshot's counts (same query types).

@@ -113,6 +113,7 @@ v1::IntervalSample RunReportBuilder::AddInterval(const IntervalInfo& info,
   sample.set_p99_ms(Ms(response.ValueAtPercentile(99)));
   sample.set_p999_ms(Ms(response.ValueAtPercentile(99.9)));
   sample.set_schedule_lag_p99_ms(Ms(snapshot.schedule_lag.ValueAtPercentile(99)));
+  sample.set_dispatch_lag_p99_ms(Ms(snapshot.dispatch_lag.ValueAtPercentile(99)));
   sample.set_warmup(info.warmup);
   sample.set_stage(info.stage);
   sample.set_clients(info.clients);
@@ -160,6 +161,7 @@ void FillMeasured(const IntervalSnapshot& measured, const std::vector<std::strin
   *report.mutable_response_time() = Summarize(response);
   *report.mutable_service_time() = Summarize(service);
   *report.mutable_schedule_lag() = Summarize(measured.schedule_lag);
+  *report.mutable_dispatch_lag() = Summarize(measured.dispatch_lag);
 }
 
 }  // namespace
@@ -253,10 +255,18 @@ std::string RenderGeneratorAndProbe(const v1::RunReport& r) {
   if (r.stages_size() == 0 && r.generator_limited()) {
     absl::StrAppend(&out, "\nGENERATOR-LIMITED: ", r.generator_limited_reason(), "\n");
   }
+  if (r.stages_size() == 0 && r.pool_limited()) {
+    absl::StrAppend(&out, "\nPOOL-LIMITED: ", r.pool_limited_reason(), "\n");
+  }
   for (const v1::StageReport& stage : r.stages()) {
-    if (!stage.generator_limited()) continue;
-    absl::StrAppend(&out, "\nGENERATOR-LIMITED stage ", stage.index(), " (", stage.name(),
-                    "): ", stage.generator_limited_reason(), "\n");
+    if (stage.generator_limited()) {
+      absl::StrAppend(&out, "\nGENERATOR-LIMITED stage ", stage.index(), " (", stage.name(),
+                      "): ", stage.generator_limited_reason(), "\n");
+    }
+    if (stage.pool_limited()) {
+      absl::StrAppend(&out, "\nPOOL-LIMITED stage ", stage.index(), " (", stage.name(),
+                      "): ", stage.pool_limited_reason(), "\n");
+    }
   }
   if (!r.probe_error().empty()) absl::StrAppend(&out, "\nDatabase probe: ", r.probe_error(), "\n");
   if (r.saturation_size() == 0) return out;
@@ -351,6 +361,12 @@ std::string RenderReportText(const v1::RunReport& r) {
   absl::StrAppend(&out, "Schedule lag (ms): p50 ", FormatMs(r.schedule_lag().p50_ms()), "  p99 ",
                   FormatMs(r.schedule_lag().p99_ms()), "  Max ", FormatMs(r.schedule_lag().max_ms()),
                   "\n");
+  if (r.plan().load().has_open()) {
+    absl::StrAppend(&out, "  of which with a free connection (dispatch lag): p50 ",
+                    FormatMs(r.dispatch_lag().p50_ms()), "  p99 ",
+                    FormatMs(r.dispatch_lag().p99_ms()), "  Max ",
+                    FormatMs(r.dispatch_lag().max_ms()), "\n");
+  }
   if (r.query_types_size() > 1) {
     for (const auto& q : r.query_types()) {
       absl::StrAppend(&out, "\n[", q.name(), "]\n");

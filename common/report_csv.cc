@@ -25,14 +25,16 @@ constexpr const char* kColumns[] = {"scope",       "query_type",  "executed",   
                                     "wanted_rate", "actual_rate", "duration_s",       "min_ms",
                                     "mean_ms",     "max_ms",      "stddev_ms",        "p50_ms",
                                     "p75_ms",      "p90_ms",      "p95_ms",           "p99_ms",
-                                    "p99.9_ms",    "p99.99_ms",   "generator_limited"};
+                                    "p99.9_ms",    "p99.99_ms",   "generator_limited",
+                                    "pool_limited"};
 
 std::string Number(double value, int decimals) { return absl::StrFormat("%.*f", decimals, value); }
 
 // One row. `wanted_rate` < 0: unknown for this row (query types have no target of their own).
 void AppendRow(std::string& out, const std::string& scope, const std::string& query_type,
                uint64_t executed, uint64_t errors, double wanted_rate, double actual_rate,
-               double duration_s, const v1::LatencySummary& s, bool generator_limited) {
+               double duration_s, const v1::LatencySummary& s, bool generator_limited,
+               bool pool_limited) {
   const std::vector<std::string> fields = {CsvField(scope),
                                            CsvField(query_type),
                                            absl::StrCat(executed),
@@ -51,21 +53,22 @@ void AppendRow(std::string& out, const std::string& scope, const std::string& qu
                                            Number(s.p99_ms(), 6),
                                            Number(s.p999_ms(), 6),
                                            Number(s.p9999_ms(), 6),
-                                           generator_limited ? "true" : "false"};
+                                           generator_limited ? "true" : "false",
+                                           pool_limited ? "true" : "false"};
   absl::StrAppend(&out, absl::StrJoin(fields, ","), "\r\n");
 }
 
 // The "all" row and one per query type of a run or a stage. A query type's rate is its executed
 // ÷ the scope's duration, as the report computes the scope's own actual rate.
 template <typename Scope>
-void AppendScope(std::string& out, const std::string& name, const Scope& scope, double duration_s,
-                 bool generator_limited) {
+void AppendScope(std::string& out, const std::string& name, const Scope& scope, double duration_s) {
   AppendRow(out, name, "all", scope.executed(), scope.errors(), scope.wanted_rate(),
-            scope.actual_rate(), duration_s, scope.response_time(), generator_limited);
+            scope.actual_rate(), duration_s, scope.response_time(), scope.generator_limited(),
+            scope.pool_limited());
   for (const v1::QueryTypeReport& q : scope.query_types()) {
     AppendRow(out, name, q.name(), q.executed(), q.errors(), -1,
               duration_s > 0 ? q.executed() / duration_s : 0, duration_s, q.response_time(),
-              generator_limited);
+              scope.generator_limited(), scope.pool_limited());
   }
 }
 
@@ -73,10 +76,10 @@ void AppendScope(std::string& out, const std::string& name, const Scope& scope, 
 
 std::string RenderReportCsv(const v1::RunReport& report) {
   std::string out = absl::StrCat(absl::StrJoin(kColumns, ","), "\r\n");
-  AppendScope(out, "run", report, report.queries_duration_s(), report.generator_limited());
+  AppendScope(out, "run", report, report.queries_duration_s());
   for (const v1::StageReport& stage : report.stages()) {
     AppendScope(out, absl::StrCat("stage ", stage.index(), ": ", stage.name()), stage,
-                stage.duration_s(), stage.generator_limited());
+                stage.duration_s());
   }
   return out;
 }

@@ -295,10 +295,16 @@ std::string SummarySection(const v1::RunReport& r) {
     absl::StrAppend(&out, "<p class=\"warn\">Generator-limited: ",
                     HtmlEscape(r.generator_limited_reason()), "</p>\n");
   }
+  if (r.pool_limited()) {
+    absl::StrAppend(&out, "<p>Pool-limited: ", HtmlEscape(r.pool_limited_reason()), "</p>\n");
+  }
   absl::StrAppend(&out, "<h3>Latency (ms)</h3>\n<table>\n", LatencyHeader(""),
                   LatencyRow("response time, from intended start", r.response_time()),
                   LatencyRow("service time, from actual start", r.service_time()),
                   LatencyRow("schedule lag", r.schedule_lag()));
+  if (r.plan().load().has_open()) {
+    absl::StrAppend(&out, LatencyRow("dispatch lag (a connection was free)", r.dispatch_lag()));
+  }
   if (r.query_types_size() > 1) {
     for (const auto& q : r.query_types()) {
       absl::StrAppend(&out,
@@ -342,9 +348,11 @@ std::string StagesSection(const v1::RunReport& r) {
         Td(FormatMs(s.response_time().mean_ms())), Td(FormatMs(s.response_time().p50_ms())),
         Td(FormatMs(s.response_time().p99_ms())), Td(FormatMs(s.response_time().p999_ms())),
         Td(FormatMs(s.response_time().max_ms())),
-        s.generator_limited() ? absl::StrCat("<td class=\"text warn\">&#9888; limited: ",
-                                             HtmlEscape(s.generator_limited_reason()), "</td>")
-                              : TdText("ok"),
+        s.generator_limited()
+            ? absl::StrCat("<td class=\"text warn\">&#9888; limited: ",
+                           HtmlEscape(s.generator_limited_reason()), "</td>")
+            : TdText(s.pool_limited() ? absl::StrCat("ok; pool-limited: ", s.pool_limited_reason())
+                                      : "ok"),
         "</tr>\n");
   }
   absl::StrAppend(&out, "</table>\n");

@@ -1008,8 +1008,13 @@ RunAggregator::IntervalObserver CoordinatorService::Impl::MetricsObserverLocked(
     }
     interval.generator_limited =
         !GeneratorLimitReason(run.plan.generator(), closed.sample.max_agent_cpu(),
-                              closed.sample.schedule_lag_p99_ms())
+                              closed.sample.dispatch_lag_p99_ms())
              .empty();
+    interval.pool_limited = !PoolLimitReason(run.plan.generator(), run.plan.target().pool(),
+                                             interval.generator_limited,
+                                             closed.sample.schedule_lag_p99_ms(),
+                                             closed.sample.dispatch_lag_p99_ms())
+                                 .empty();
     options_.metrics->OnInterval(interval);
   };
 }

@@ -168,6 +168,7 @@ void MetricsExporter::OnInterval(const RunInterval& interval) {
     run.agent_cpu_utilization[agent] = fraction;
   }
   run.generator_limited = interval.generator_limited;
+  run.pool_limited = interval.pool_limited;
 }
 
 void MetricsExporter::OnProbeReading(const std::string& run_id, const std::string& scenario,
@@ -236,7 +237,12 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
                                     MetricType::Gauge);
   MetricFamily generator_limited =
       Family("dbload_generator_limited",
-             "1 when the last interval went over the generator limits (agent CPU, schedule lag).",
+             "1 when the last interval went over the generator limits (agent CPU, dispatch lag).",
+             MetricType::Gauge);
+  MetricFamily pool_limited =
+      Family("dbload_pool_limited",
+             "1 when the last interval's arrivals queued for busy connections (schedule lag over "
+             "the limit, dispatch lag under it): the database or the pool set the pace.",
              MetricType::Gauge);
   MetricFamily db_counter = Family("dbload_db_counter_total",
                                    "A cumulative counter the database probe read from the server.",
@@ -284,6 +290,7 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
     const std::vector<ClientMetric::Label> run_scenario = {L("run", run_id),
                                                            L("scenario", run.scenario)};
     generator_limited.metric.push_back(Gauge(run_scenario, run.generator_limited ? 1 : 0));
+    pool_limited.metric.push_back(Gauge(run_scenario, run.pool_limited ? 1 : 0));
     if (run.probe_up) probe_up.metric.push_back(Gauge(run_scenario, *run.probe_up ? 1 : 0));
     for (const ProbeValue& value : run.probe_values) {
       std::vector<ClientMetric::Label> labels = run_scenario;
@@ -327,7 +334,7 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
   return {queries,     response,    service,     window,     lag,
           target,      achieved,    clients,     in_flight,  connections,
           cpu,         utilization, info,        stage,      lost,
-          agents,      generator_limited, db_counter, db_gauge, probe_up};
+          agents,      generator_limited, pool_limited, db_counter, db_gauge, probe_up};
 }
 
 }  // namespace dbload

@@ -34,8 +34,10 @@ struct RunInterval {
   // CPU seconds each agent used in the interval, and its latest CPU as a fraction of its cores.
   std::map<std::string, double> agent_cpu_seconds;
   std::map<std::string, double> agent_cpu_utilization;
-  // The busiest agent's CPU or the schedule lag went over the plan's generator limits.
+  // The busiest agent's CPU or the dispatch lag went over the plan's generator limits.
   bool generator_limited = false;
+  // Open loop: arrivals queued for busy connections (coordinator/saturation.h PoolLimitReason).
+  bool pool_limited = false;
 };
 
 // Publishes runs to Prometheus, following its conventions (seconds, `_total` counters), from
@@ -53,7 +55,9 @@ struct RunInterval {
 //   dbload_run_stage{run,stage}     the current stage's 1-based index (plans with stages)
 //   dbload_agent_cpu_utilization{run,agent}  an agent's CPU in its latest report / its cores
 //   dbload_generator_limited{run,scenario}   1 when the last interval went over the generator
-//                                            limits (agent CPU, schedule lag p99)
+//                                            limits (agent CPU, dispatch lag p99)
+//   dbload_pool_limited{run,scenario}        1 when the last interval's arrivals queued for
+//                                            busy connections (the database or the pool set the pace)
 //   dbload_db_counter_total / dbload_db_gauge{run,scenario,source,name}
 //                                   what the database probe last read (coordinator/db_probe.h)
 //   dbload_probe_up{run,scenario}   1 when the probe's last attempt succeeded
@@ -110,6 +114,7 @@ class MetricsExporter final : public prometheus::Collectable {
     std::map<std::string, double> agent_cpu_seconds;
     std::map<std::string, double> agent_cpu_utilization;
     bool generator_limited = false;
+    bool pool_limited = false;
     std::vector<ProbeValue> probe_values;
     std::optional<bool> probe_up;  // unset: the run has no probe
     uint64_t order = 0;

@@ -18,6 +18,7 @@ void ResetSnapshot(IntervalSnapshot& snapshot) {
     q.errors.clear();
   }
   snapshot.schedule_lag.Reset();
+  snapshot.dispatch_lag.Reset();
 }
 
 }  // namespace

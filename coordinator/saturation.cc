@@ -124,28 +124,49 @@ void ProbeRecord::FillReport(v1::RunReport& report) const {
   }
 }
 
-std::string GeneratorLimitReason(const v1::GeneratorLimits& limits, double busiest_cpu,
-                                 double lag_p99_ms) {
-  constexpr double kDefaultMaxAgentCpu = 0.9;
+namespace {
+
+double MaxLagMs(const v1::GeneratorLimits& limits) {
   constexpr Nanos kDefaultMaxScheduleLagP99 = 10 * kMillisecond;
+  return static_cast<double>(limits.max_schedule_lag_p99_ns() > 0 ? limits.max_schedule_lag_p99_ns()
+                                                                  : kDefaultMaxScheduleLagP99) /
+         1e6;
+}
+
+}  // namespace
+
+std::string GeneratorLimitReason(const v1::GeneratorLimits& limits, double busiest_cpu,
+                                 double dispatch_lag_p99_ms) {
+  constexpr double kDefaultMaxAgentCpu = 0.9;
   const double max_cpu = limits.max_agent_cpu() > 0 ? limits.max_agent_cpu() : kDefaultMaxAgentCpu;
-  const double max_lag_ms =
-      static_cast<double>(limits.max_schedule_lag_p99_ns() > 0 ? limits.max_schedule_lag_p99_ns()
-                                                               : kDefaultMaxScheduleLagP99) /
-      1e6;
+  const double max_lag_ms = MaxLagMs(limits);
   std::vector<std::string> why;
   if (busiest_cpu > max_cpu) {
     why.push_back(absl::StrFormat(
         "an agent used %.0f%% of its cores (limit %.0f%%): the database may have more to give",
         busiest_cpu * 100, max_cpu * 100));
   }
-  if (lag_p99_ms > max_lag_ms) {
-    why.push_back(
-        absl::StrFormat("schedule lag p99 %.4g ms (limit %.4g ms): transactions started late, "
-                        "because the agent fell behind or every connection was busy",
-                        lag_p99_ms, max_lag_ms));
+  if (dispatch_lag_p99_ms > max_lag_ms) {
+    why.push_back(absl::StrFormat(
+        "dispatch lag p99 %.4g ms (limit %.4g ms): transactions that had a free connection "
+        "started late, so the agent fell behind",
+        dispatch_lag_p99_ms, max_lag_ms));
   }
   return absl::StrJoin(why, "; ");
+}
+
+std::string PoolLimitReason(const v1::GeneratorLimits& limits, uint32_t pool,
+                            bool generator_limited, double schedule_lag_p99_ms,
+                            double dispatch_lag_p99_ms) {
+  const double max_lag_ms = MaxLagMs(limits);
+  if (generator_limited || schedule_lag_p99_ms <= max_lag_ms || dispatch_lag_p99_ms > max_lag_ms) {
+    return "";
+  }
+  return absl::StrFormat(
+      "schedule lag p99 %.4g ms (limit %.4g ms) against %.4g ms with a free connection: "
+      "arrivals waited for a busy connection, so the database, or a pool of %d per agent too "
+      "small for its latency, limited the load",
+      schedule_lag_p99_ms, max_lag_ms, dispatch_lag_p99_ms, pool);
 }
 
 void MarkGeneratorLimits(const v1::GeneratorLimits& limits, v1::RunReport& report) {
@@ -157,15 +178,19 @@ void MarkGeneratorLimits(const v1::GeneratorLimits& limits, v1::RunReport& repor
     double& cpu = stage_cpu[sample.stage()];
     cpu = std::max(cpu, sample.max_agent_cpu());
   }
-  for (v1::StageReport& stage : *report.mutable_stages()) {
-    const std::string why =
-        GeneratorLimitReason(limits, stage_cpu[stage.index()], stage.schedule_lag().p99_ms());
-    stage.set_generator_limited(!why.empty());
-    stage.set_generator_limited_reason(why);
-  }
-  const std::string why = GeneratorLimitReason(limits, run_cpu, report.schedule_lag().p99_ms());
-  report.set_generator_limited(!why.empty());
-  report.set_generator_limited_reason(why);
+  const uint32_t pool = report.plan().target().pool();
+  auto mark = [&](auto& scope, double cpu) {
+    const std::string why = GeneratorLimitReason(limits, cpu, scope.dispatch_lag().p99_ms());
+    scope.set_generator_limited(!why.empty());
+    scope.set_generator_limited_reason(why);
+    const std::string pool_why = PoolLimitReason(limits, pool, !why.empty(),
+                                                 scope.schedule_lag().p99_ms(),
+                                                 scope.dispatch_lag().p99_ms());
+    scope.set_pool_limited(!pool_why.empty());
+    scope.set_pool_limited_reason(pool_why);
+  };
+  for (v1::StageReport& stage : *report.mutable_stages()) mark(stage, stage_cpu[stage.index()]);
+  mark(report, run_cpu);
 }
 
 }  // namespace dbload

@@ -50,16 +50,22 @@ class ProbeRecord {
 };
 
 // Why the generator may have limited the load: the busiest agent's CPU (a fraction of its
-// cores) over `max_agent_cpu`, or the schedule lag p99 over `max_schedule_lag_p99` (zero limits
-// take the defaults, 0.9 and 10 ms). Empty when neither. Schedule lag also grows while every
-// connection is busy (an open loop against a saturated database, or too small a pool), which
-// the engine does not tell apart from an agent falling behind; the reason says both.
+// cores) over `max_agent_cpu`, or the dispatch lag p99 (the lateness of transactions that had
+// a free connection waiting) over `max_schedule_lag_p99` (zero limits take the defaults, 0.9
+// and 10 ms). Empty when neither.
 std::string GeneratorLimitReason(const dbload::v1::GeneratorLimits& limits, double busiest_cpu,
-                                 double lag_p99_ms);
+                                 double dispatch_lag_p99_ms);
+
+// Why the connection pool may have limited an open loop that the generator did not: the
+// schedule lag p99 over the limit while the dispatch lag p99 stayed under it, so arrivals
+// queued for busy connections. Empty otherwise (and whenever `generator_limited`).
+std::string PoolLimitReason(const dbload::v1::GeneratorLimits& limits, uint32_t pool,
+                            bool generator_limited, double schedule_lag_p99_ms,
+                            double dispatch_lag_p99_ms);
 
 // Marks the stages (or, without stages, the run) in which the generator may have limited the
-// load: the busiest agent's CPU over the limit in some interval, or the stage's schedule lag
-// p99 over its limit.
+// load (the busiest agent's CPU over the limit in some interval, or the dispatch lag p99 over
+// its limit), and those in which arrivals queued for a busy connection instead (PoolLimitReason).
 void MarkGeneratorLimits(const dbload::v1::GeneratorLimits& limits,
                          dbload::v1::RunReport& report);
 

@@ -221,6 +221,8 @@ TEST_F(ProbeTest, ProbeTurnedOffReadsNothing) {
   EXPECT_THAT(out, Not(HasSubstr("Database, as the server counts it")));
 }
 
+// Generator-limited (the agent itself could not keep up), pool-limited (arrivals queued for
+// busy connections: the database's latency, or too small a pool) and neither.
 TEST_F(ProbeTest, AnImpossibleRateIsMarkedGeneratorLimitedAndAnEasyOneIsNot) {
   const std::string noop = WriteFile(
       "noop.yaml",
@@ -232,7 +234,25 @@ TEST_F(ProbeTest, AnImpossibleRateIsMarkedGeneratorLimitedAndAnEasyOneIsNot) {
   EXPECT_TRUE(limited.generator_limited());
   EXPECT_FALSE(limited.generator_limited_reason().empty());
   EXPECT_THAT(run.out, HasSubstr("GENERATOR-LIMITED: "));
+  EXPECT_FALSE(limited.pool_limited()) << limited.pool_limited_reason();
   EXPECT_EQ(limited.probe_samples_size(), 0) << "the noop driver has no server to probe";
+
+  // 2 connections of 2 ms each serve 1,000/s; 2,000/s are asked for. The agent idles while
+  // its connections wait: arrivals queue for them, and that is the pool's limit, not its own.
+  const std::string slow = WriteFile(
+      "slow.yaml",
+      "name: slow\ntarget: {driver: noop, pool: 2, noop: {fixed: 2ms}}\nworkload: oltp\n"
+      "scenario: point_select\nload: {open: {rate: 2000}}\nstop: {duration: 2s}\n");
+  const ProcessResult slow_run = RunDbload({"run", slow, "--report", slow + ".json"});
+  ASSERT_EQ(slow_run.exit_code, 0) << slow_run.Describe();
+  const v1::RunReport queued = ReadReport(slow + ".json");
+  EXPECT_FALSE(queued.generator_limited()) << queued.generator_limited_reason();
+  EXPECT_TRUE(queued.pool_limited());
+  EXPECT_THAT(queued.pool_limited_reason(), HasSubstr("pool of 2 per agent"));
+  EXPECT_GT(queued.schedule_lag().p99_ms(), 100);
+  EXPECT_LT(queued.dispatch_lag().p99_ms(), 10);
+  EXPECT_THAT(slow_run.out, HasSubstr("POOL-LIMITED: "));
+  EXPECT_THAT(slow_run.out, Not(HasSubstr("GENERATOR-LIMITED")));
 
   const std::string easy =
       Plan("pg_easy", "postgresql", servers().GetInt("PG_PORT"), PgPassword(),
@@ -240,6 +260,7 @@ TEST_F(ProbeTest, AnImpossibleRateIsMarkedGeneratorLimitedAndAnEasyOneIsNot) {
   const v1::RunReport fine = RunFresh(easy, {});
   EXPECT_EQ(fine.executed(), 400u);
   EXPECT_FALSE(fine.generator_limited()) << fine.generator_limited_reason();
+  EXPECT_FALSE(fine.pool_limited()) << fine.pool_limited_reason();
 }
 
 // A coordinator daemon that cannot read a plan's password runs the plan without a probe and

@@ -15,14 +15,19 @@ TEST(IntervalRecorderTest, DrainReturnsWhatWasRecordedSinceTheLastDrain) {
   recorder.RecordSuccess(1, 5 * kMillisecond, 5 * kMillisecond);
   recorder.RecordSuccess(1, 6 * kMillisecond, 6 * kMillisecond);
   recorder.RecordError(1, {db::ErrorClass::kRetryable, "40P01", "deadlock"});
-  recorder.RecordScheduleLag(10 * kMicrosecond);
+  recorder.RecordScheduleLag(10 * kMicrosecond, /*had_free_connection=*/true);
+  recorder.RecordScheduleLag(30 * kMillisecond, /*had_free_connection=*/false);
   IntervalSnapshot first = recorder.Drain();
   EXPECT_EQ(first.Executed(), 3u);
   EXPECT_EQ(first.Errors(), 1u);
   EXPECT_EQ(first.query_types[0].response_time.TotalCount(), 1u);
   EXPECT_EQ(first.query_types[1].service_time.TotalCount(), 2u);
   EXPECT_EQ((first.query_types[1].errors.at({db::ErrorClass::kRetryable, "40P01"})), 1u);
-  EXPECT_EQ(first.schedule_lag.TotalCount(), 1u);
+  EXPECT_EQ(first.schedule_lag.TotalCount(), 2u);
+  // Only the lag of the transaction a free connection was waiting for is dispatch lag.
+  EXPECT_EQ(first.dispatch_lag.TotalCount(), 1u);
+  EXPECT_EQ(first.dispatch_lag.Min(), first.schedule_lag.Min());
+  EXPECT_LT(first.dispatch_lag.Max(), kMillisecond);
   IntervalSnapshot second = recorder.Drain();
   EXPECT_EQ(second.Executed(), 0u);
   EXPECT_EQ(second.Errors(), 0u);
@@ -42,7 +47,7 @@ TEST(IntervalRecorderTest, ConcurrentRecordingWhileDrainingLosesNothing) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
         recorder.RecordSuccess(i % 3, 1'000 + i, 900 + i);
-        recorder.RecordScheduleLag(i % 7);
+        recorder.RecordScheduleLag(i % 7, i % 2 == 0);
         if (i % 1000 == 0) recorder.RecordError(t % 3, {db::ErrorClass::kFatal, "x", ""});
       }
       running.fetch_sub(1);
@@ -54,6 +59,7 @@ TEST(IntervalRecorderTest, ConcurrentRecordingWhileDrainingLosesNothing) {
   total.Add(recorder.Drain());
   EXPECT_EQ(total.Executed(), uint64_t{kThreads} * kPerThread);
   EXPECT_EQ(total.schedule_lag.TotalCount(), uint64_t{kThreads} * kPerThread);
+  EXPECT_EQ(total.dispatch_lag.TotalCount(), uint64_t{kThreads} * kPerThread / 2);
   EXPECT_EQ(total.Errors(), uint64_t{kThreads} * (kPerThread / 1000));
 }
 
@@ -67,7 +73,8 @@ TEST(IntervalSnapshotWireTest, ReportRoundTripIsExact) {
   IntervalRecorder recorder(3);
   for (int i = 0; i < 1000; ++i) recorder.RecordSuccess(i % 2 == 0 ? 0 : 2, 1'000 + i * 37, 900 + i);
   recorder.RecordError(2, {db::ErrorClass::kConnection, "08006", "gone"});
-  recorder.RecordScheduleLag(12'345);
+  recorder.RecordScheduleLag(12'345, /*had_free_connection=*/true);
+  recorder.RecordScheduleLag(99'999, /*had_free_connection=*/false);
   const IntervalSnapshot original = recorder.Drain();
   v1::AgentReport report;
   SnapshotToReport(original, &report);
@@ -80,6 +87,8 @@ TEST(IntervalSnapshotWireTest, ReportRoundTripIsExact) {
     EXPECT_EQ(decoded->query_types[q].errors, original.query_types[q].errors);
   }
   EXPECT_EQ(decoded->schedule_lag, original.schedule_lag);
+  EXPECT_EQ(decoded->dispatch_lag, original.dispatch_lag);
+  EXPECT_EQ(decoded->dispatch_lag.TotalCount(), 1u);
 }
 
 TEST(IntervalSnapshotWireTest, MalformedReportsAreRefusedWithAReason) {

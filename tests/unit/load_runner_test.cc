@@ -141,6 +141,8 @@ TEST_F(LoadRunnerTest, OpenLoopRunsExactlyTheScheduledArrivals) {
   EXPECT_NEAR(response.Min(), 500 * kMicrosecond, 500 * kMicrosecond / 1000);
   EXPECT_LE(response.Max(), 500 * kMicrosecond * 1001 / 1000);
   EXPECT_EQ(got.schedule_lag.Max(), 0);
+  // The connection was free at every arrival: all of the lag (none) is dispatch lag.
+  EXPECT_EQ(got.dispatch_lag.TotalCount(), 1'000u);
 }
 
 TEST_F(LoadRunnerTest, OverloadedOpenLoopChargesQueueingAndCountsWhatNeverStarted) {
@@ -161,6 +163,10 @@ TEST_F(LoadRunnerTest, OverloadedOpenLoopChargesQueueingAndCountsWhatNeverStarte
   EXPECT_NEAR(response.ValueAtPercentile(50), 252 * kMillisecond, 2 * kMillisecond);
   EXPECT_NEAR(service.Max(), 2 * kMillisecond, 3 * kMicrosecond);
   EXPECT_NEAR(got.schedule_lag.Max(), 499 * kMillisecond, kMillisecond);
+  // Only the first arrival found the connection free; every later one queued behind a busy
+  // connection, which is the pool's limit (or the database's), not the agent falling behind.
+  EXPECT_EQ(got.dispatch_lag.TotalCount(), 1u);
+  EXPECT_EQ(got.dispatch_lag.Max(), 0);
 }
 
 TEST_F(LoadRunnerTest, StalledDatabaseShowsInEveryArrivalThatWaited) {
@@ -190,6 +196,8 @@ TEST_F(LoadRunnerTest, ClosedLoopClientsRunBackToBack) {
   const IntervalSnapshot got = DrainAll();
   EXPECT_EQ(got.Executed(), 3'000u);
   EXPECT_NEAR(got.query_types[0].response_time.Max(), kMillisecond, kMillisecond / 1000);
+  // A closed-loop client is its own connection: it never queues for one.
+  EXPECT_EQ(got.dispatch_lag.TotalCount(), 3'000u);
 }
 
 TEST_F(LoadRunnerTest, FinishedAtIsTheLastTransactionsEndNotTheSessionTeardown) {

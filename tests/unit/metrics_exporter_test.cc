@@ -196,15 +196,17 @@ TEST(MetricsExporterProbeTest, GeneratorLimitAndAgentCpuFollowTheLastInterval) {
   const MetricFamily& limited = FamilyNamed(families, "dbload_generator_limited");
   ASSERT_EQ(limited.metric.size(), 1u);
   EXPECT_EQ(limited.metric[0].gauge.value, 1);
+  EXPECT_EQ(FamilyNamed(families, "dbload_pool_limited").metric[0].gauge.value, 0);
   const MetricFamily& cpu = FamilyNamed(families, "dbload_agent_cpu_utilization");
   ASSERT_EQ(cpu.metric.size(), 1u);
   EXPECT_EQ(LabelOf(cpu.metric[0], "agent"), "agent-1");
   EXPECT_EQ(cpu.metric[0].gauge.value, 0.95);
   exporter.OnInterval({.run_id = "r1", .scenario = "s", .query_types = {"a", "b"},
                        .merged = &snapshot, .length_s = 1,
-                       .agent_cpu_utilization = {{"agent-1", 0.3}}});
+                       .agent_cpu_utilization = {{"agent-1", 0.3}}, .pool_limited = true});
   families = exporter.Collect();
   EXPECT_EQ(FamilyNamed(families, "dbload_generator_limited").metric[0].gauge.value, 0);
+  EXPECT_EQ(FamilyNamed(families, "dbload_pool_limited").metric[0].gauge.value, 1);
 }
 
 }  // namespace

@@ -140,6 +140,7 @@ TEST(CsvTest, OneRowPerScopeAndQueryTypeWithTheReportsNumbers) {
     s->set_actual_rate(150);
     s->set_wanted_rate(100 * (i + 1));
     s->set_generator_limited(i == 1);
+    s->set_pool_limited(i == 0);
     *s->mutable_response_time() = Latency(2 + i, 1.5, 9, 12);
     SetQueryType(s->add_query_types(), "read, \"fast\"", 1000, 1, Latency(1, 0.9, 5, 6));
     SetQueryType(s->add_query_types(), "write", 500, 2, Latency(4, 3, 15, 20));
@@ -148,8 +149,9 @@ TEST(CsvTest, OneRowPerScopeAndQueryTypeWithTheReportsNumbers) {
   const auto rows = ParseCsv(csv);
   ASSERT_EQ(rows.size(), 1u + 3 * 3);  // header, then (all + 2 query types) × (run + 2 stages)
   EXPECT_EQ(rows[0][0], "scope");
-  EXPECT_EQ(rows[0].back(), "generator_limited");
-  for (const auto& row : rows) EXPECT_EQ(row.size(), 19u);
+  EXPECT_EQ(rows[0][18], "generator_limited");
+  EXPECT_EQ(rows[0].back(), "pool_limited");
+  for (const auto& row : rows) EXPECT_EQ(row.size(), 20u);
   std::vector<std::string> scopes, types;
   for (size_t i = 1; i < rows.size(); ++i) {
     scopes.push_back(rows[i][0]);
@@ -164,20 +166,23 @@ TEST(CsvTest, OneRowPerScopeAndQueryTypeWithTheReportsNumbers) {
   EXPECT_THAT(rows[1],
               ElementsAre("run", "all", "3000", "7", "200.000", "150.000", "20.000", "0.150000",
                           "2.000000", "36.000000", "1.000000", "1.500000", "2.250000", "3.000000",
-                          "4.500000", "9.000000", "12.000000", "24.000000", "true"));
+                          "4.500000", "9.000000", "12.000000", "24.000000", "true", "false"));
   // A query type: its executed over the scope's duration, no wanted rate of its own.
   EXPECT_EQ(rows[3][2], "1000");
   EXPECT_EQ(rows[3][3], "4");
   EXPECT_EQ(rows[3][4], "");
   EXPECT_EQ(rows[3][5], "50.000");
   EXPECT_EQ(rows[3][11], "3.000000");  // p50
-  // Stages: their own numbers and generator-limited flags.
+  // Stages: their own numbers and generator- and pool-limited flags.
   EXPECT_EQ(rows[4][4], "100.000");
   EXPECT_EQ(rows[4][8], "2.000000");
   EXPECT_EQ(rows[4][18], "false");
+  EXPECT_EQ(rows[4][19], "true");
+  EXPECT_EQ(rows[6][19], "true");  // a query type row carries its scope's flags
   EXPECT_EQ(rows[7][4], "200.000");
   EXPECT_EQ(rows[7][8], "3.000000");
   EXPECT_EQ(rows[7][18], "true");
+  EXPECT_EQ(rows[7][19], "false");
   EXPECT_EQ(rows[5][5], "100.000");  // 1000 in 10 s
 }
 

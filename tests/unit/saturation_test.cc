@@ -8,6 +8,7 @@
 namespace dbload {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 v1::IntervalSample Interval(double elapsed_s, uint32_t stage, bool warmup = false,
@@ -132,18 +133,51 @@ TEST(MarkGeneratorLimitsTest, MarksTheStageWhoseAgentRanOutOfCpu) {
   EXPECT_TRUE(report.generator_limited());
 }
 
-TEST(MarkGeneratorLimitsTest, ScheduleLagOverThePlansLimitMarksTheStage) {
+TEST(MarkGeneratorLimitsTest, DispatchLagOverThePlansLimitMarksTheStage) {
   v1::RunReport report = TwoStageReport();
   report.mutable_stages(0)->mutable_schedule_lag()->set_p99_ms(4);
+  report.mutable_stages(0)->mutable_dispatch_lag()->set_p99_ms(4);
   v1::GeneratorLimits limits;
   limits.set_max_schedule_lag_p99_ns(2 * kMillisecond);
   MarkGeneratorLimits(limits, report);
   EXPECT_TRUE(report.stages(0).generator_limited());
-  EXPECT_THAT(report.stages(0).generator_limited_reason(), HasSubstr("schedule lag p99 4 ms"));
+  EXPECT_THAT(report.stages(0).generator_limited_reason(), HasSubstr("dispatch lag p99 4 ms"));
+  EXPECT_FALSE(report.stages(0).pool_limited()) << "the agent was late, whatever the pool did";
   EXPECT_FALSE(report.stages(1).generator_limited());
   // The default limit (10 ms) would not have marked it.
   MarkGeneratorLimits({}, report);
   EXPECT_FALSE(report.stages(0).generator_limited());
+  EXPECT_FALSE(report.stages(0).pool_limited());
+}
+
+TEST(MarkGeneratorLimitsTest, LagFromQueueingForBusyConnectionsMarksThePoolNotTheGenerator) {
+  v1::RunReport report = TwoStageReport();
+  report.mutable_plan()->mutable_target()->set_pool(8);
+  // Stage 2: arrivals waited 40 ms at p99, those with a free connection started within 0.3 ms.
+  report.mutable_stages(1)->mutable_schedule_lag()->set_p99_ms(40);
+  report.mutable_stages(1)->mutable_dispatch_lag()->set_p99_ms(0.3);
+  report.mutable_schedule_lag()->set_p99_ms(35);
+  report.mutable_dispatch_lag()->set_p99_ms(0.3);
+  MarkGeneratorLimits({}, report);
+  EXPECT_FALSE(report.stages(1).generator_limited()) << report.stages(1).generator_limited_reason();
+  EXPECT_TRUE(report.stages(1).pool_limited());
+  EXPECT_THAT(report.stages(1).pool_limited_reason(),
+              AllOf(HasSubstr("schedule lag p99 40 ms"), HasSubstr("0.3 ms with a free connection"),
+                    HasSubstr("pool of 8 per agent")));
+  EXPECT_FALSE(report.stages(0).pool_limited());
+  EXPECT_TRUE(report.pool_limited());
+  EXPECT_FALSE(report.generator_limited());
+}
+
+TEST(MarkGeneratorLimitsTest, AnAgentOutOfCpuIsNotCalledPoolLimited) {
+  // Workers busy with the agent's own work (CPU-bound, e.g. the noop driver flat out) queue
+  // arrivals too: the CPU says whose limit it was.
+  v1::RunReport report = TwoStageReport();
+  *report.add_intervals() = Interval(5.5, 2, false, /*max_agent_cpu=*/0.99);
+  report.mutable_stages(1)->mutable_schedule_lag()->set_p99_ms(500);
+  MarkGeneratorLimits({}, report);
+  EXPECT_TRUE(report.stages(1).generator_limited());
+  EXPECT_FALSE(report.stages(1).pool_limited());
 }
 
 }  // namespace
