@@ -13,6 +13,9 @@
 #   DBLOAD=build-bench/cli/dbload  the binary under test
 #   DURATION=20       seconds of every closed-loop and open-loop measurement
 #   CONNS="4 8"       connection counts for the closed-loop comparisons
+#   PARTS="closed rate co"
+#                     which parts to run: closed-loop point select (a-c), the fixed rate and
+#                     open-loop accuracy (c, d), coordinated omission (e)
 #   REPEATS=1         rounds of the closed-loop and fixed-rate comparisons (clients interleaved
 #                     in every round); the summary shows the median of the rounds
 #   ROWS=100000       rows in sbtest1 (and pgbench scale = ROWS/100000, at least 1)
@@ -43,6 +46,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 DBENV=$ROOT/tests/harness/dbenv
 
 DBLOAD=${DBLOAD:-$ROOT/build-bench/cli/dbload}
+PARTS=${PARTS:-"closed rate co"}
 DURATION=${DURATION:-20}
 CONNS=${CONNS:-"4 8"}
 REPEATS=${REPEATS:-1}
@@ -89,6 +93,10 @@ for v in REPEATS DURATION ROWS OPEN_RATE OPEN_POOL CO_RATE CO_DURATION CO_STALL_
 done
 ((DURATION >= 1 && DURATION <= 3600)) || die "DURATION must be 1..3600"
 ((CO_STALL_AT + CO_STALL < CO_DURATION)) || die "the stall must end before CO_DURATION"
+for part in $PARTS; do
+  [[ $part == closed || $part == rate || $part == co ]] || die "PARTS: unknown part '$part' (closed, rate, co)"
+done
+want() { [[ " $PARTS " == *" $1 "* ]]; }
 
 # ---------------------------------------------------------------------------------------------
 # State for clean-up: the dbenv directory, client PIDs started in the background, and PIDs
@@ -357,6 +365,7 @@ dbload_stats() { # JSON -> "QPS EXECUTED ERRORS"
 
 for ((REP = 1; REP <= REPEATS; REP++)); do
   for n in $CONNS; do
+    want closed || break
     # PostgreSQL
     measure "dbload-pg-$n-r$REP" postgres -- "$DBLOAD" run "$PG_PLAN" --set "load.closed.clients=$n" --report "$WORK/dbload-pg-$n-r$REP.json"
     add_row CLOSED_ROWS "PostgreSQL|$n|dbload" "$(dbload_stats "$M_JSON")"
@@ -376,6 +385,7 @@ for ((REP = 1; REP <= REPEATS; REP++)); do
   done
 
   # Same fixed rate for every client (PostgreSQL): CPU per query when nobody runs flat out.
+  want rate || continue
   note "fixed rate $OPEN_RATE/s, round $REP"
   measure "rate-dbload-r$REP" postgres -- "$DBLOAD" run "$OPEN_PLAN" --set "target.pool=$OPEN_POOL" --report "$WORK/rate-dbload-r$REP.json"
   add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|dbload open loop" "$(dbload_stats "$M_JSON")"
@@ -430,23 +440,25 @@ stall_run() {
   ((rc == 0)) || die "$name failed (exit $rc): $(tail -n 5 "$WORK/$name.log")"
 }
 
-note "coordinated omission: ${CO_RATE}/s for ${CO_DURATION}s, server stopped for ${CO_STALL}s at ${CO_STALL_AT}s"
-CO_PLAN=$WORK/pg-co.yaml
-write_plan "$CO_PLAN" postgresql "$PG_PORT" "$PG_USER" "$PG_PASSWORD_FILE" "$PG_DATABASE" "{open: {rate: $CO_RATE}}" "$CO_DURATION"
-stall_run co-dbload -- "$DBLOAD" run "$CO_PLAN" --set "target.pool=$CO_CONNS" --report "$WORK/co-dbload.json"
-COMMANDS[-1]="$(basename "$DBLOAD") run pg-co.yaml --set target.pool=$CO_CONNS --report co-dbload.json   # pg-co.yaml: load: {open: {rate: $CO_RATE}}, stop: {duration: ${CO_DURATION}s}"
-CJ=$WORK/co-dbload.json
-stall_run co-sysbench -- sysbench oltp_point_select "${SB_PG[@]}" --threads="$CO_CONNS" --time="$CO_DURATION" --rate="$CO_RATE" --percentile=99 run
-mkdir -p "$WORK/pgbench-log"
-stall_run co-pgbench -- pgbench -n -S -M prepared -c "$CO_CONNS" -j "$CO_CONNS" -T "$CO_DURATION" --rate="$CO_RATE" -P 1 -l --log-prefix="$WORK/pgbench-log/tx" "${PGB_CONN[@]}"
+if want co; then
+  note "coordinated omission: ${CO_RATE}/s for ${CO_DURATION}s, server stopped for ${CO_STALL}s at ${CO_STALL_AT}s"
+  CO_PLAN=$WORK/pg-co.yaml
+  write_plan "$CO_PLAN" postgresql "$PG_PORT" "$PG_USER" "$PG_PASSWORD_FILE" "$PG_DATABASE" "{open: {rate: $CO_RATE}}" "$CO_DURATION"
+  stall_run co-dbload -- "$DBLOAD" run "$CO_PLAN" --set "target.pool=$CO_CONNS" --report "$WORK/co-dbload.json"
+  COMMANDS[-1]="$(basename "$DBLOAD") run pg-co.yaml --set target.pool=$CO_CONNS --report co-dbload.json   # pg-co.yaml: load: {open: {rate: $CO_RATE}}, stop: {duration: ${CO_DURATION}s}"
+  CJ=$WORK/co-dbload.json
+  stall_run co-sysbench -- sysbench oltp_point_select "${SB_PG[@]}" --threads="$CO_CONNS" --time="$CO_DURATION" --rate="$CO_RATE" --percentile=99 run
+  mkdir -p "$WORK/pgbench-log"
+  stall_run co-pgbench -- pgbench -n -S -M prepared -c "$CO_CONNS" -j "$CO_CONNS" -T "$CO_DURATION" --rate="$CO_RATE" -P 1 -l --log-prefix="$WORK/pgbench-log/tx" "${PGB_CONN[@]}"
 
-SBL=$WORK/co-sysbench.log
-PBL=$WORK/co-pgbench.log
-# pgbench's per-transaction log: column 3 is the latency in us (from the scheduled start).
-PB_LOG_STATS=$(cat "$WORK"/pgbench-log/tx* | awk '{ print $3 }' | sort -n |
-  awk '{ v[NR] = $1 } END { i = int(NR * 0.999 + 0.999999); if (i < 1) i = 1; i99 = int(NR * 0.99 + 0.999999); if (i99 < 1) i99 = 1;
-         printf "%.1f %.1f %.1f %d", v[NR] / 1000, v[i] / 1000, v[i99] / 1000, NR }')
-read -r PB_MAX PB_P999 PB_P99 PB_N <<<"$PB_LOG_STATS"
+  SBL=$WORK/co-sysbench.log
+  PBL=$WORK/co-pgbench.log
+  # pgbench's per-transaction log: column 3 is the latency in us (from the scheduled start).
+  PB_LOG_STATS=$(cat "$WORK"/pgbench-log/tx* | awk '{ print $3 }' | sort -n |
+    awk '{ v[NR] = $1 } END { i = int(NR * 0.999 + 0.999999); if (i < 1) i = 1; i99 = int(NR * 0.99 + 0.999999); if (i99 < 1) i99 = 1;
+           printf "%.1f %.1f %.1f %d", v[NR] / 1000, v[i] / 1000, v[i99] / 1000, NR }')
+  read -r PB_MAX PB_P999 PB_P99 PB_N <<<"$PB_LOG_STATS"
+fi
 
 # ---------------------------------------------------------------------------------------------
 # Report
@@ -458,55 +470,61 @@ read -r PB_MAX PB_P999 PB_P99 PB_N <<<"$PB_LOG_STATS"
   echo "Clients: $("$DBLOAD" version 2>/dev/null), $(sysbench --version), $(pgbench --version). Servers: PostgreSQL $("$PG_BINDIR/postgres" --version | awk '{ print $3 }'), MariaDB $(MYSQL_PWD=$MY_PW mariadb --protocol=tcp -h "$MARIADB_HOST" -P "$MARIADB_PORT" -u "$MARIADB_USER" -N -e 'SELECT VERSION()')."
   echo "Servers from tests/harness/dbenv (--fast), client and server on the same $(nproc) CPUs, TCP 127.0.0.1; sbtest1 with $ROWS rows prepared by sysbench, pgbench scale $PGBENCH_SCALE ($PGB_ROWS rows)."
   echo
-  echo "### Point select, closed loop, ${DURATION} s each — summary (median of $REPEATS round(s))"
-  echo
-  echo "CPU/query = client user+sys CPU (/usr/bin/time) / queries; server CPU/query likewise from /proc of the server processes."
-  echo "\"other %\" = CPU used during the run by processes other than this client and the server, in % of the whole machine (other engineers' builds); load = 1-min load average just before the run."
-  echo
-  echo "| server | conns | client | QPS (median) | client CPU/query µs (median) | range | server CPU/query µs (median) | other % (median) |"
-  echo "|---|---|---|---|---|---|---|---|"
-  for key in "${SUMMARY_KEYS[@]}"; do
-    [[ $key == *"--rate"* || $key == *"open loop"* ]] && continue
-    # shellcheck disable=SC2086
-    echo "| ${key//|/ | } | $(fmt_int "$(median ${S_QPS[$key]})") | **$(median ${S_CPU[$key]})** | $(minmax ${S_CPU[$key]}) | $(median ${S_SRV[$key]}) | $(median ${S_OTHER[$key]}) |"
-  done
-  echo
-  echo "Every round:"
-  echo
-  echo "| round | server | conns | client | QPS | queries | errors | client CPU s | client CPU/query µs | server CPU/query µs | load before | other % |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-  printf '%s\n' "${CLOSED_ROWS[@]}"
-  echo
-  echo "### Same fixed rate for every client: ${OPEN_RATE}/s, ${OPEN_POOL} connections, PostgreSQL, ${DURATION} s"
-  echo
-  echo "| round | server | conns | client | achieved/s | queries | errors | client CPU s | client CPU/query µs | server CPU/query µs | load before | other % |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-  printf '%s\n' "${RATE_ROWS[@]}"
-  echo
-  echo "### Open-loop accuracy: dbload at ${OPEN_RATE}/s, ${OPEN_POOL} connections, PostgreSQL, ${DURATION} s (the dbload rows above)"
-  echo
-  echo "| round | target/s | achieved/s | achieved % | within 1 % | measured s | executed | in 1st second | not started | schedule lag p99 ms | lag max ms | response p99 ms | service p99 ms | client CPU/query µs | load before |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-  printf '%s\n' "${OPEN_ROWS[@]}"
-  echo
-  echo "### Coordinated omission: ${CO_RATE}/s, ${CO_CONNS} connections, ${CO_DURATION} s; all PostgreSQL processes SIGSTOPped for ${CO_STALL} s at t=${CO_STALL_AT} s"
-  echo
-  echo "The ≈ $((CO_RATE * CO_STALL)) arrivals due during the stall wait between 0 and ${CO_STALL} s each (≈ $((100 * CO_STALL / CO_DURATION)) % of all arrivals): measured from the intended start, max and p99.9 must be ≈ $((CO_STALL * 1000)) ms; measured from the actual send only the ${CO_CONNS} queries in flight at the stall show it."
-  echo
-  echo "| client | what it reports | executed | max ms | p99.9 ms | p99 ms | mean ms | other |"
-  echo "|---|---|---|---|---|---|---|---|"
-  echo "| dbload | response time (from intended start) | $(jq -r '.executed|tonumber' "$CJ") | $(jqf .response_time.max_ms "$CJ") | $(jqf .response_time.p999_ms "$CJ") | $(jqf .response_time.p99_ms "$CJ") | $(jqf .response_time.mean_ms "$CJ") | not started $(jq -r '(.not_started // 0)|tonumber' "$CJ") |"
-  echo "| dbload | service time (from actual start) | | $(jqf .service_time.max_ms "$CJ") | $(jqf .service_time.p999_ms "$CJ") | $(jqf .service_time.p99_ms "$CJ") | $(jqf .service_time.mean_ms "$CJ") | schedule lag max $(jqf .schedule_lag.max_ms "$CJ") ms, p99 $(jqf .schedule_lag.p99_ms "$CJ") ms |"
-  echo "| sysbench --rate | Latency (ms) | $(awk '/^ *queries:/ { print $2 }' "$SBL") | $(awk '/^ *max:/ { print $2 }' "$SBL") | (no p99.9: --percentile takes integers) | $(awk '/99th percentile:/ { print $3 }' "$SBL") | $(awk '/^ *avg:/ { print $2 }' "$SBL") | |"
-  echo "| pgbench --rate | summary: latency average / stddev, schedule lag | $(awk -F': ' '/number of transactions actually processed/ { print $2 }' "$PBL") | (not in summary) | (not in summary) | (not in summary) | $(awk '/latency average/ { print $4 }' "$PBL") | stddev $(awk '/latency stddev/ { print $4 }' "$PBL") ms; $(grep -m1 'rate limit schedule lag' "$PBL" | sed 's/^ *//') |"
-  echo "| pgbench --rate | per-transaction log (-l), computed here | $PB_N | $PB_MAX | $PB_P999 | $PB_P99 | | |"
-  echo
-  echo "pgbench -P 1 around the stall:"
-  echo
-  echo '```'
-  grep '^progress' "$PBL" | sed -n "$((CO_STALL_AT > 1 ? CO_STALL_AT - 1 : 1)),$((CO_STALL_AT + CO_STALL + 2))p"
-  echo '```'
-  echo
+  if want closed; then
+    echo "### Point select, closed loop, ${DURATION} s each — summary (median of $REPEATS round(s))"
+    echo
+    echo "CPU/query = client user+sys CPU (/usr/bin/time) / queries; server CPU/query likewise from /proc of the server processes."
+    echo "\"other %\" = CPU used during the run by processes other than this client and the server, in % of the whole machine (other engineers' builds); load = 1-min load average just before the run."
+    echo
+    echo "| server | conns | client | QPS (median) | client CPU/query µs (median) | range | server CPU/query µs (median) | other % (median) |"
+    echo "|---|---|---|---|---|---|---|---|"
+    for key in "${SUMMARY_KEYS[@]}"; do
+      [[ $key == *"--rate"* || $key == *"open loop"* ]] && continue
+      # shellcheck disable=SC2086
+      echo "| ${key//|/ | } | $(fmt_int "$(median ${S_QPS[$key]})") | **$(median ${S_CPU[$key]})** | $(minmax ${S_CPU[$key]}) | $(median ${S_SRV[$key]}) | $(median ${S_OTHER[$key]}) |"
+    done
+    echo
+    echo "Every round:"
+    echo
+    echo "| round | server | conns | client | QPS | queries | errors | client CPU s | client CPU/query µs | server CPU/query µs | load before | other % |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    printf '%s\n' "${CLOSED_ROWS[@]}"
+    echo
+  fi
+  if want rate; then
+    echo "### Same fixed rate for every client: ${OPEN_RATE}/s, ${OPEN_POOL} connections, PostgreSQL, ${DURATION} s"
+    echo
+    echo "| round | server | conns | client | achieved/s | queries | errors | client CPU s | client CPU/query µs | server CPU/query µs | load before | other % |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    printf '%s\n' "${RATE_ROWS[@]}"
+    echo
+    echo "### Open-loop accuracy: dbload at ${OPEN_RATE}/s, ${OPEN_POOL} connections, PostgreSQL, ${DURATION} s (the dbload rows above)"
+    echo
+    echo "| round | target/s | achieved/s | achieved % | within 1 % | measured s | executed | in 1st second | not started | schedule lag p99 ms | lag max ms | response p99 ms | service p99 ms | client CPU/query µs | load before |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    printf '%s\n' "${OPEN_ROWS[@]}"
+    echo
+  fi
+  if want co; then
+    echo "### Coordinated omission: ${CO_RATE}/s, ${CO_CONNS} connections, ${CO_DURATION} s; all PostgreSQL processes SIGSTOPped for ${CO_STALL} s at t=${CO_STALL_AT} s"
+    echo
+    echo "The ≈ $((CO_RATE * CO_STALL)) arrivals due during the stall wait between 0 and ${CO_STALL} s each (≈ $((100 * CO_STALL / CO_DURATION)) % of all arrivals): measured from the intended start, max and p99.9 must be ≈ $((CO_STALL * 1000)) ms; measured from the actual send only the ${CO_CONNS} queries in flight at the stall show it."
+    echo
+    echo "| client | what it reports | executed | max ms | p99.9 ms | p99 ms | mean ms | other |"
+    echo "|---|---|---|---|---|---|---|---|"
+    echo "| dbload | response time (from intended start) | $(jq -r '.executed|tonumber' "$CJ") | $(jqf .response_time.max_ms "$CJ") | $(jqf .response_time.p999_ms "$CJ") | $(jqf .response_time.p99_ms "$CJ") | $(jqf .response_time.mean_ms "$CJ") | not started $(jq -r '(.not_started // 0)|tonumber' "$CJ") |"
+    echo "| dbload | service time (from actual start) | | $(jqf .service_time.max_ms "$CJ") | $(jqf .service_time.p999_ms "$CJ") | $(jqf .service_time.p99_ms "$CJ") | $(jqf .service_time.mean_ms "$CJ") | schedule lag max $(jqf .schedule_lag.max_ms "$CJ") ms, p99 $(jqf .schedule_lag.p99_ms "$CJ") ms |"
+    echo "| sysbench --rate | Latency (ms) | $(awk '/^ *queries:/ { print $2 }' "$SBL") | $(awk '/^ *max:/ { print $2 }' "$SBL") | (no p99.9: --percentile takes integers) | $(awk '/99th percentile:/ { print $3 }' "$SBL") | $(awk '/^ *avg:/ { print $2 }' "$SBL") | |"
+    echo "| pgbench --rate | summary: latency average / stddev, schedule lag | $(awk -F': ' '/number of transactions actually processed/ { print $2 }' "$PBL") | (not in summary) | (not in summary) | (not in summary) | $(awk '/latency average/ { print $4 }' "$PBL") | stddev $(awk '/latency stddev/ { print $4 }' "$PBL") ms; $(grep -m1 'rate limit schedule lag' "$PBL" | sed 's/^ *//') |"
+    echo "| pgbench --rate | per-transaction log (-l), computed here | $PB_N | $PB_MAX | $PB_P999 | $PB_P99 | | |"
+    echo
+    echo "pgbench -P 1 around the stall:"
+    echo
+    echo '```'
+    grep '^progress' "$PBL" | sed -n "$((CO_STALL_AT > 1 ? CO_STALL_AT - 1 : 1)),$((CO_STALL_AT + CO_STALL + 2))p"
+    echo '```'
+    echo
+  fi
   echo "### Commands (in order, first round; later rounds write -r2, -r3 … report files; passwords masked)"
   echo
   echo '```'
