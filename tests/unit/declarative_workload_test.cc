@@ -3,6 +3,7 @@
 
 #include "common/workloads/declarative.h"
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -302,6 +303,16 @@ TEST(DeclarativeWorkloadTest, LoadingABuiltSpecWithoutABatchSizeUsesTheDefault) 
   EXPECT_THAT(bulk, ElementsAre("bulk t 10000 rows from 1", "bulk t 10000 rows from 10001",
                                 "bulk t 5000 rows from 20001"));
   EXPECT_EQ(watermarks.size(), 3u);  // one per batch, each in the batch's transaction
+  // Vacuumed and analyzed after the last batch, before the table is recorded as done.
+  const auto vacuum = std::find(session.calls.begin(), session.calls.end(), "sql VACUUM (ANALYZE) t");
+  ASSERT_NE(vacuum, session.calls.end());
+  EXPECT_GT(vacuum - session.calls.begin(),
+            std::find(session.calls.begin(), session.calls.end(), "bulk t 5000 rows from 20001") -
+                session.calls.begin());
+  const auto done = std::find_if(vacuum, session.calls.end(), [](const std::string& call) {
+    return call.find("SET phase = 'done'") != std::string::npos;
+  });
+  EXPECT_NE(done, session.calls.end());
 }
 
 }  // namespace
