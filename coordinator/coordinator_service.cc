@@ -1006,15 +1006,21 @@ RunAggregator::IntervalObserver CoordinatorService::Impl::MetricsObserverLocked(
       interval.agent_cpu_utilization[agent] = gauges.cpu_utilization;
       gauges.cpu_seconds = 0;
     }
-    interval.generator_limited =
-        !GeneratorLimitReason(run.plan.generator(), closed.sample.max_agent_cpu(),
-                              closed.sample.dispatch_lag_p99_ms())
-             .empty();
-    interval.pool_limited = !PoolLimitReason(run.plan.generator(), run.plan.target().pool(),
-                                             interval.generator_limited,
-                                             closed.sample.schedule_lag_p99_ms(),
-                                             closed.sample.dispatch_lag_p99_ms())
-                                 .empty();
+    double service_s = 0;
+    for (const QueryTypeInterval& q : closed.merged.query_types) {
+      if (q.service_time.Empty()) continue;
+      service_s += static_cast<double>(q.service_time.TotalCount()) * q.service_time.Mean() / 1e9;
+    }
+    const double connection_s = interval.connections * closed.length_s;
+    const LimitMarks marks =
+        JudgeLimits(run.plan.generator(),
+                    {.busiest_cpu = closed.sample.max_agent_cpu(),
+                     .schedule_lag_p99_ms = closed.sample.schedule_lag_p99_ms(),
+                     .dispatch_lag_p99_ms = closed.sample.dispatch_lag_p99_ms(),
+                     .database_busy = connection_s > 0 ? service_s / connection_s : -1,
+                     .pool = run.plan.target().pool()});
+    interval.generator_limited = !marks.generator.empty();
+    interval.pool_limited = !marks.pool.empty();
     options_.metrics->OnInterval(interval);
   };
 }

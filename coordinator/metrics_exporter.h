@@ -36,7 +36,7 @@ struct RunInterval {
   std::map<std::string, double> agent_cpu_utilization;
   // The busiest agent's CPU or the dispatch lag went over the plan's generator limits.
   bool generator_limited = false;
-  // Open loop: arrivals queued for busy connections (coordinator/saturation.h PoolLimitReason).
+  // Open loop: arrivals queued for busy connections (coordinator/saturation.h JudgeLimits).
   bool pool_limited = false;
 };
 

@@ -124,49 +124,47 @@ void ProbeRecord::FillReport(v1::RunReport& report) const {
   }
 }
 
-namespace {
-
-double MaxLagMs(const v1::GeneratorLimits& limits) {
-  constexpr Nanos kDefaultMaxScheduleLagP99 = 10 * kMillisecond;
-  return static_cast<double>(limits.max_schedule_lag_p99_ns() > 0 ? limits.max_schedule_lag_p99_ns()
-                                                                  : kDefaultMaxScheduleLagP99) /
-         1e6;
-}
-
-}  // namespace
-
-std::string GeneratorLimitReason(const v1::GeneratorLimits& limits, double busiest_cpu,
-                                 double dispatch_lag_p99_ms) {
+LimitMarks JudgeLimits(const v1::GeneratorLimits& limits, const LoadFigures& figures) {
   constexpr double kDefaultMaxAgentCpu = 0.9;
+  constexpr Nanos kDefaultMaxScheduleLagP99 = 10 * kMillisecond;
+  // Connections in database calls at least this share of the time make queueing the pool's.
+  constexpr double kPoolBusy = 0.5;
   const double max_cpu = limits.max_agent_cpu() > 0 ? limits.max_agent_cpu() : kDefaultMaxAgentCpu;
-  const double max_lag_ms = MaxLagMs(limits);
+  const double max_lag_ms =
+      static_cast<double>(limits.max_schedule_lag_p99_ns() > 0 ? limits.max_schedule_lag_p99_ns()
+                                                               : kDefaultMaxScheduleLagP99) /
+      1e6;
   std::vector<std::string> why;
-  if (busiest_cpu > max_cpu) {
+  if (figures.busiest_cpu > max_cpu) {
     why.push_back(absl::StrFormat(
         "an agent used %.0f%% of its cores (limit %.0f%%): the database may have more to give",
-        busiest_cpu * 100, max_cpu * 100));
+        figures.busiest_cpu * 100, max_cpu * 100));
   }
-  if (dispatch_lag_p99_ms > max_lag_ms) {
+  if (figures.dispatch_lag_p99_ms > max_lag_ms) {
     why.push_back(absl::StrFormat(
         "dispatch lag p99 %.4g ms (limit %.4g ms): transactions that had a free connection "
         "started late, so the agent fell behind",
-        dispatch_lag_p99_ms, max_lag_ms));
+        figures.dispatch_lag_p99_ms, max_lag_ms));
   }
-  return absl::StrJoin(why, "; ");
-}
-
-std::string PoolLimitReason(const v1::GeneratorLimits& limits, uint32_t pool,
-                            bool generator_limited, double schedule_lag_p99_ms,
-                            double dispatch_lag_p99_ms) {
-  const double max_lag_ms = MaxLagMs(limits);
-  if (generator_limited || schedule_lag_p99_ms <= max_lag_ms || dispatch_lag_p99_ms > max_lag_ms) {
-    return "";
+  LimitMarks marks;
+  const bool queued = figures.schedule_lag_p99_ms > max_lag_ms &&
+                      figures.dispatch_lag_p99_ms <= max_lag_ms;
+  if (queued && why.empty()) {
+    if (figures.database_busy < 0 || figures.database_busy >= kPoolBusy) {
+      marks.pool = absl::StrFormat(
+          "schedule lag p99 %.4g ms (limit %.4g ms) against %.4g ms with a free connection: "
+          "arrivals waited for a busy connection, so the database, or a pool of %d per agent "
+          "too small for its latency, limited the load",
+          figures.schedule_lag_p99_ms, max_lag_ms, figures.dispatch_lag_p99_ms, figures.pool);
+    } else {
+      why.push_back(absl::StrFormat(
+          "schedule lag p99 %.4g ms (limit %.4g ms): arrivals waited for connections that spent "
+          "only %.0f%% of their time in database calls, so the agent's own work held them up",
+          figures.schedule_lag_p99_ms, max_lag_ms, figures.database_busy * 100));
+    }
   }
-  return absl::StrFormat(
-      "schedule lag p99 %.4g ms (limit %.4g ms) against %.4g ms with a free connection: "
-      "arrivals waited for a busy connection, so the database, or a pool of %d per agent too "
-      "small for its latency, limited the load",
-      schedule_lag_p99_ms, max_lag_ms, dispatch_lag_p99_ms, pool);
+  marks.generator = absl::StrJoin(why, "; ");
+  return marks;
 }
 
 void MarkGeneratorLimits(const v1::GeneratorLimits& limits, v1::RunReport& report) {
@@ -179,18 +177,29 @@ void MarkGeneratorLimits(const v1::GeneratorLimits& limits, v1::RunReport& repor
     cpu = std::max(cpu, sample.max_agent_cpu());
   }
   const uint32_t pool = report.plan().target().pool();
-  auto mark = [&](auto& scope, double cpu) {
-    const std::string why = GeneratorLimitReason(limits, cpu, scope.dispatch_lag().p99_ms());
-    scope.set_generator_limited(!why.empty());
-    scope.set_generator_limited_reason(why);
-    const std::string pool_why = PoolLimitReason(limits, pool, !why.empty(),
-                                                 scope.schedule_lag().p99_ms(),
-                                                 scope.dispatch_lag().p99_ms());
-    scope.set_pool_limited(!pool_why.empty());
-    scope.set_pool_limited_reason(pool_why);
+  // Open loop: every agent keeps `pool` connections.
+  const double connections =
+      static_cast<double>(pool) * std::max(1, report.agents_size());
+  auto mark = [&](auto& scope, double cpu, double duration_s) {
+    const v1::LatencySummary& service = scope.service_time();
+    const LimitMarks marks = JudgeLimits(
+        limits, {.busiest_cpu = cpu,
+                 .schedule_lag_p99_ms = scope.schedule_lag().p99_ms(),
+                 .dispatch_lag_p99_ms = scope.dispatch_lag().p99_ms(),
+                 .database_busy = duration_s > 0 && connections > 0
+                                      ? static_cast<double>(service.count()) * service.mean_ms() /
+                                            1e3 / (duration_s * connections)
+                                      : -1,
+                 .pool = pool});
+    scope.set_generator_limited(!marks.generator.empty());
+    scope.set_generator_limited_reason(marks.generator);
+    scope.set_pool_limited(!marks.pool.empty());
+    scope.set_pool_limited_reason(marks.pool);
   };
-  for (v1::StageReport& stage : *report.mutable_stages()) mark(stage, stage_cpu[stage.index()]);
-  mark(report, run_cpu);
+  for (v1::StageReport& stage : *report.mutable_stages()) {
+    mark(stage, stage_cpu[stage.index()], stage.duration_s());
+  }
+  mark(report, run_cpu, report.queries_duration_s());
 }
 
 }  // namespace dbload

@@ -1,6 +1,7 @@
 #ifndef DBLOAD_COORDINATOR_SATURATION_H_
 #define DBLOAD_COORDINATOR_SATURATION_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -49,23 +50,36 @@ class ProbeRecord {
   std::vector<Row> rows_;
 };
 
-// Why the generator may have limited the load: the busiest agent's CPU (a fraction of its
-// cores) over `max_agent_cpu`, or the dispatch lag p99 (the lateness of transactions that had
-// a free connection waiting) over `max_schedule_lag_p99` (zero limits take the defaults, 0.9
-// and 10 ms). Empty when neither.
-std::string GeneratorLimitReason(const dbload::v1::GeneratorLimits& limits, double busiest_cpu,
-                                 double dispatch_lag_p99_ms);
+// What the generator- and pool-limited marks of a run, a stage or an interval are judged on.
+struct LoadFigures {
+  double busiest_cpu = 0;  // the busiest agent's CPU, as a fraction of its cores
+  double schedule_lag_p99_ms = 0;
+  double dispatch_lag_p99_ms = 0;  // lag of transactions that had a free connection
+  // The share of the connections' time spent in database calls (service time ÷ (connections ×
+  // duration)); below 0 when unknown.
+  double database_busy = -1;
+  uint32_t pool = 0;  // connections per agent, for the reason's text
+};
 
-// Why the connection pool may have limited an open loop that the generator did not: the
-// schedule lag p99 over the limit while the dispatch lag p99 stayed under it, so arrivals
-// queued for busy connections. Empty otherwise (and whenever `generator_limited`).
-std::string PoolLimitReason(const dbload::v1::GeneratorLimits& limits, uint32_t pool,
-                            bool generator_limited, double schedule_lag_p99_ms,
-                            double dispatch_lag_p99_ms);
+// Why the generator, or else the connection pool, may have limited the load; empty when not.
+struct LimitMarks {
+  std::string generator;
+  std::string pool;
+};
 
-// Marks the stages (or, without stages, the run) in which the generator may have limited the
-// load (the busiest agent's CPU over the limit in some interval, or the dispatch lag p99 over
-// its limit), and those in which arrivals queued for a busy connection instead (PoolLimitReason).
+// The limits are `max_agent_cpu` and `max_schedule_lag_p99` (zero takes the defaults, 0.9 and
+// 10 ms).
+//  - Generator-limited: the busiest agent's CPU over its limit, or the dispatch lag p99 over
+//    the lag limit (transactions with a free connection started late).
+//  - Arrivals queued instead (schedule lag p99 over the limit, dispatch lag under it): pool-
+//    limited when the connections spent at least half their time in database calls (the
+//    database, or too small a pool for its latency, set the pace). Connections busy with the
+//    agent's own work (the noop driver flat out, on a machine that left the agent too little
+//    CPU to show) make it generator-limited.
+LimitMarks JudgeLimits(const dbload::v1::GeneratorLimits& limits, const LoadFigures& figures);
+
+// Marks the stages (or, without stages, the run) that JudgeLimits finds generator- or pool-
+// limited; the busiest agent's CPU is its highest in any interval of the stage.
 void MarkGeneratorLimits(const dbload::v1::GeneratorLimits& limits,
                          dbload::v1::RunReport& report);
 

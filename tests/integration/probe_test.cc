@@ -116,6 +116,19 @@ class ProbeTest : public ::testing::Test {
     return ReadReport(report_path);
   }
 
+  // A 2-s open loop of `rate`/s on the noop driver (`target` in YAML); `out` gets the text.
+  static v1::RunReport RunNoop(const std::string& name, const std::string& target, int64_t rate,
+                               std::string& out) {
+    const std::string plan = WriteFile(
+        name + ".yaml", absl::StrCat("name: ", name, "\ntarget: ", target,
+                                     "\nworkload: oltp\nscenario: point_select\n"
+                                     "load: {open: {rate: ", rate, "}}\nstop: {duration: 2s}\n"));
+    const ProcessResult run = RunDbload({"run", plan, "--report", plan + ".json"});
+    EXPECT_EQ(run.exit_code, 0) << run.Describe();
+    out = run.out;
+    return ReadReport(plan + ".json");
+  }
+
   static v1::RunReport ReadReport(const std::string& path) {
     std::ifstream in(path);
     std::stringstream text;
@@ -224,35 +237,25 @@ TEST_F(ProbeTest, ProbeTurnedOffReadsNothing) {
 // Generator-limited (the agent itself could not keep up), pool-limited (arrivals queued for
 // busy connections: the database's latency, or too small a pool) and neither.
 TEST_F(ProbeTest, AnImpossibleRateIsMarkedGeneratorLimitedAndAnEasyOneIsNot) {
-  const std::string noop = WriteFile(
-      "noop.yaml",
-      "name: noop\ntarget: {driver: noop, pool: 2}\nworkload: oltp\nscenario: point_select\n"
-      "load: {open: {rate: 50000000}}\nstop: {duration: 2s}\n");
-  const ProcessResult run = RunDbload({"run", noop, "--report", noop + ".json"});
-  ASSERT_EQ(run.exit_code, 0) << run.Describe();
-  const v1::RunReport limited = ReadReport(noop + ".json");
+  std::string out;
+  const v1::RunReport limited = RunNoop("noop", "{driver: noop, pool: 2}", 50'000'000, out);
   EXPECT_TRUE(limited.generator_limited());
   EXPECT_FALSE(limited.generator_limited_reason().empty());
-  EXPECT_THAT(run.out, HasSubstr("GENERATOR-LIMITED: "));
+  EXPECT_THAT(out, HasSubstr("GENERATOR-LIMITED: "));
   EXPECT_FALSE(limited.pool_limited()) << limited.pool_limited_reason();
   EXPECT_EQ(limited.probe_samples_size(), 0) << "the noop driver has no server to probe";
 
   // 2 connections of 2 ms each serve 1,000/s; 2,000/s are asked for. The agent idles while
   // its connections wait: arrivals queue for them, and that is the pool's limit, not its own.
-  const std::string slow = WriteFile(
-      "slow.yaml",
-      "name: slow\ntarget: {driver: noop, pool: 2, noop: {fixed: 2ms}}\nworkload: oltp\n"
-      "scenario: point_select\nload: {open: {rate: 2000}}\nstop: {duration: 2s}\n");
-  const ProcessResult slow_run = RunDbload({"run", slow, "--report", slow + ".json"});
-  ASSERT_EQ(slow_run.exit_code, 0) << slow_run.Describe();
-  const v1::RunReport queued = ReadReport(slow + ".json");
+  const v1::RunReport queued =
+      RunNoop("slow", "{driver: noop, pool: 2, noop: {fixed: 2ms}}", 2'000, out);
   EXPECT_FALSE(queued.generator_limited()) << queued.generator_limited_reason();
   EXPECT_TRUE(queued.pool_limited());
   EXPECT_THAT(queued.pool_limited_reason(), HasSubstr("pool of 2 per agent"));
   EXPECT_GT(queued.schedule_lag().p99_ms(), 100);
   EXPECT_LT(queued.dispatch_lag().p99_ms(), 10);
-  EXPECT_THAT(slow_run.out, HasSubstr("POOL-LIMITED: "));
-  EXPECT_THAT(slow_run.out, Not(HasSubstr("GENERATOR-LIMITED")));
+  EXPECT_THAT(out, HasSubstr("POOL-LIMITED: "));
+  EXPECT_THAT(out, Not(HasSubstr("GENERATOR-LIMITED")));
 
   const std::string easy =
       Plan("pg_easy", "postgresql", servers().GetInt("PG_PORT"), PgPassword(),

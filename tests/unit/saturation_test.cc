@@ -150,14 +150,27 @@ TEST(MarkGeneratorLimitsTest, DispatchLagOverThePlansLimitMarksTheStage) {
   EXPECT_FALSE(report.stages(0).pool_limited());
 }
 
-TEST(MarkGeneratorLimitsTest, LagFromQueueingForBusyConnectionsMarksThePoolNotTheGenerator) {
+// Stage 2 of TwoStageReport (and the run) queued: arrivals waited 40 ms at p99, those with a
+// free connection started within 0.3 ms. 8 connections over 2 s, each query `service_ms`.
+v1::RunReport QueuedReport(double service_ms) {
   v1::RunReport report = TwoStageReport();
   report.mutable_plan()->mutable_target()->set_pool(8);
-  // Stage 2: arrivals waited 40 ms at p99, those with a free connection started within 0.3 ms.
-  report.mutable_stages(1)->mutable_schedule_lag()->set_p99_ms(40);
-  report.mutable_stages(1)->mutable_dispatch_lag()->set_p99_ms(0.3);
+  report.set_queries_duration_s(4);
+  for (int i = 0; i < 2; ++i) report.mutable_stages(i)->set_duration_s(2);
+  v1::StageReport& stage = *report.mutable_stages(1);
+  stage.mutable_schedule_lag()->set_p99_ms(40);
+  stage.mutable_dispatch_lag()->set_p99_ms(0.3);
+  stage.mutable_service_time()->set_count(3000);  // at 5 ms: 15 s of 16 connection-s
+  stage.mutable_service_time()->set_mean_ms(service_ms);
   report.mutable_schedule_lag()->set_p99_ms(35);
   report.mutable_dispatch_lag()->set_p99_ms(0.3);
+  *report.mutable_service_time() = stage.service_time();
+  report.mutable_service_time()->set_count(6000);  // both stages: 30 s of 32 connection-s
+  return report;
+}
+
+TEST(MarkGeneratorLimitsTest, LagFromQueueingForBusyConnectionsMarksThePoolNotTheGenerator) {
+  v1::RunReport report = QueuedReport(/*service_ms=*/5);
   MarkGeneratorLimits({}, report);
   EXPECT_FALSE(report.stages(1).generator_limited()) << report.stages(1).generator_limited_reason();
   EXPECT_TRUE(report.stages(1).pool_limited());
@@ -167,6 +180,17 @@ TEST(MarkGeneratorLimitsTest, LagFromQueueingForBusyConnectionsMarksThePoolNotTh
   EXPECT_FALSE(report.stages(0).pool_limited());
   EXPECT_TRUE(report.pool_limited());
   EXPECT_FALSE(report.generator_limited());
+}
+
+TEST(MarkGeneratorLimitsTest, QueueingForConnectionsBusyWithTheAgentsOwnWorkIsTheGenerators) {
+  // The same queueing, but the connections were in database calls 0.4 % of the time (the noop
+  // driver flat out on an agent whose CPU the machine's other load kept under its limit).
+  v1::RunReport report = QueuedReport(/*service_ms=*/0.02);
+  MarkGeneratorLimits({}, report);
+  EXPECT_FALSE(report.stages(1).pool_limited()) << report.stages(1).pool_limited_reason();
+  EXPECT_TRUE(report.stages(1).generator_limited());
+  EXPECT_THAT(report.stages(1).generator_limited_reason(),
+              AllOf(HasSubstr("schedule lag p99 40 ms"), HasSubstr("only 0% of their time")));
 }
 
 TEST(MarkGeneratorLimitsTest, AnAgentOutOfCpuIsNotCalledPoolLimited) {
