@@ -196,10 +196,28 @@ void MarkGeneratorLimits(const v1::GeneratorLimits& limits, v1::RunReport& repor
     scope.set_pool_limited(!marks.pool.empty());
     scope.set_pool_limited_reason(marks.pool);
   };
+  if (report.stages_size() == 0) {
+    mark(report, run_cpu, report.queries_duration_s());
+    return;
+  }
+  // With stages the run's marks are its stages': figures over a load that changed from stage
+  // to stage (a staircase that saturates only at its top) would blur the run's own.
+  report.clear_generator_limited();
+  report.clear_generator_limited_reason();
+  report.clear_pool_limited();
+  report.clear_pool_limited_reason();
   for (v1::StageReport& stage : *report.mutable_stages()) {
     mark(stage, stage_cpu[stage.index()], stage.duration_s());
+    const std::string where = absl::StrCat("stage ", stage.index(), ": ");
+    if (stage.generator_limited() && !report.generator_limited()) {
+      report.set_generator_limited(true);
+      report.set_generator_limited_reason(where + stage.generator_limited_reason());
+    }
+    if (stage.pool_limited() && !report.pool_limited()) {
+      report.set_pool_limited(true);
+      report.set_pool_limited_reason(where + stage.pool_limited_reason());
+    }
   }
-  mark(report, run_cpu, report.queries_duration_s());
 }
 
 }  // namespace dbload

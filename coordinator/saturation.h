@@ -79,7 +79,8 @@ struct LimitMarks {
 LimitMarks JudgeLimits(const dbload::v1::GeneratorLimits& limits, const LoadFigures& figures);
 
 // Marks the stages (or, without stages, the run) that JudgeLimits finds generator- or pool-
-// limited; the busiest agent's CPU is its highest in any interval of the stage.
+// limited; the busiest agent's CPU is its highest in any interval of the stage. With stages,
+// the run carries the first marked stage's mark and reason.
 void MarkGeneratorLimits(const dbload::v1::GeneratorLimits& limits,
                          dbload::v1::RunReport& report);
 
