@@ -252,21 +252,19 @@ std::string FormatDelta(const v1::SaturationDelta& d) {
 // Generator health and what the database probe read, for the text report.
 std::string RenderGeneratorAndProbe(const v1::RunReport& r) {
   std::string out;
-  if (r.stages_size() == 0 && r.generator_limited()) {
-    absl::StrAppend(&out, "\nGENERATOR-LIMITED: ", r.generator_limited_reason(), "\n");
-  }
-  if (r.stages_size() == 0 && r.pool_limited()) {
-    absl::StrAppend(&out, "\nPOOL-LIMITED: ", r.pool_limited_reason(), "\n");
-  }
+  // With stages, each stage carries its own marks (the run's repeat the first of them).
+  auto marks = [&out](const auto& scope, const std::string& where) {
+    if (scope.generator_limited()) {
+      absl::StrAppend(&out, "\nGENERATOR-LIMITED", where, ": ", scope.generator_limited_reason(),
+                      "\n");
+    }
+    if (scope.pool_limited()) {
+      absl::StrAppend(&out, "\nPOOL-LIMITED", where, ": ", scope.pool_limited_reason(), "\n");
+    }
+  };
+  if (r.stages_size() == 0) marks(r, "");
   for (const v1::StageReport& stage : r.stages()) {
-    if (stage.generator_limited()) {
-      absl::StrAppend(&out, "\nGENERATOR-LIMITED stage ", stage.index(), " (", stage.name(),
-                      "): ", stage.generator_limited_reason(), "\n");
-    }
-    if (stage.pool_limited()) {
-      absl::StrAppend(&out, "\nPOOL-LIMITED stage ", stage.index(), " (", stage.name(),
-                      "): ", stage.pool_limited_reason(), "\n");
-    }
+    marks(stage, absl::StrCat(" stage ", stage.index(), " (", stage.name(), ")"));
   }
   if (!r.probe_error().empty()) absl::StrAppend(&out, "\nDatabase probe: ", r.probe_error(), "\n");
   if (r.saturation_size() == 0) return out;

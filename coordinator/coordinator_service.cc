@@ -1011,13 +1011,13 @@ RunAggregator::IntervalObserver CoordinatorService::Impl::MetricsObserverLocked(
       if (q.service_time.Empty()) continue;
       service_s += static_cast<double>(q.service_time.TotalCount()) * q.service_time.Mean() / 1e9;
     }
-    const double connection_s = interval.connections * closed.length_s;
     const LimitMarks marks =
         JudgeLimits(run.plan.generator(),
                     {.busiest_cpu = closed.sample.max_agent_cpu(),
                      .schedule_lag_p99_ms = closed.sample.schedule_lag_p99_ms(),
                      .dispatch_lag_p99_ms = closed.sample.dispatch_lag_p99_ms(),
-                     .database_busy = connection_s > 0 ? service_s / connection_s : -1,
+                     .service_s = service_s,
+                     .connection_s = interval.connections * closed.length_s,
                      .pool = run.plan.target().pool()});
     interval.generator_limited = !marks.generator.empty();
     interval.pool_limited = !marks.pool.empty();

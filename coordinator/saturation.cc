@@ -150,7 +150,9 @@ LimitMarks JudgeLimits(const v1::GeneratorLimits& limits, const LoadFigures& fig
   const bool queued = figures.schedule_lag_p99_ms > max_lag_ms &&
                       figures.dispatch_lag_p99_ms <= max_lag_ms;
   if (queued && why.empty()) {
-    if (figures.database_busy < 0 || figures.database_busy >= kPoolBusy) {
+    const double database_busy =
+        figures.connection_s > 0 ? figures.service_s / figures.connection_s : -1;
+    if (database_busy < 0 || database_busy >= kPoolBusy) {
       marks.pool = absl::StrFormat(
           "schedule lag p99 %.4g ms (limit %.4g ms) against %.4g ms with a free connection: "
           "arrivals waited for a busy connection, so the database, or a pool of %d per agent "
@@ -160,7 +162,7 @@ LimitMarks JudgeLimits(const v1::GeneratorLimits& limits, const LoadFigures& fig
       why.push_back(absl::StrFormat(
           "schedule lag p99 %.4g ms (limit %.4g ms): arrivals waited for connections that spent "
           "only %.0f%% of their time in database calls, so the agent's own work held them up",
-          figures.schedule_lag_p99_ms, max_lag_ms, figures.database_busy * 100));
+          figures.schedule_lag_p99_ms, max_lag_ms, database_busy * 100));
     }
   }
   marks.generator = absl::StrJoin(why, "; ");
@@ -186,10 +188,8 @@ void MarkGeneratorLimits(const v1::GeneratorLimits& limits, v1::RunReport& repor
         limits, {.busiest_cpu = cpu,
                  .schedule_lag_p99_ms = scope.schedule_lag().p99_ms(),
                  .dispatch_lag_p99_ms = scope.dispatch_lag().p99_ms(),
-                 .database_busy = duration_s > 0 && connections > 0
-                                      ? static_cast<double>(service.count()) * service.mean_ms() /
-                                            1e3 / (duration_s * connections)
-                                      : -1,
+                 .service_s = static_cast<double>(service.count()) * service.mean_ms() / 1e3,
+                 .connection_s = duration_s * connections,
                  .pool = pool});
     scope.set_generator_limited(!marks.generator.empty());
     scope.set_generator_limited_reason(marks.generator);

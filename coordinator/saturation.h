@@ -55,9 +55,10 @@ struct LoadFigures {
   double busiest_cpu = 0;  // the busiest agent's CPU, as a fraction of its cores
   double schedule_lag_p99_ms = 0;
   double dispatch_lag_p99_ms = 0;  // lag of transactions that had a free connection
-  // The share of the connections' time spent in database calls (service time ÷ (connections ×
-  // duration)); below 0 when unknown.
-  double database_busy = -1;
+  // The connections' time in database calls (total service time) and their time in all
+  // (connections × duration); the second is 0 when unknown.
+  double service_s = 0;
+  double connection_s = 0;
   uint32_t pool = 0;  // connections per agent, for the reason's text
 };
 
