@@ -9,6 +9,7 @@
 #include "agent/interval_recorder.h"
 #include "agent/load_runner.h"
 #include "agent/plan_capture.h"
+#include "common/random.h"
 #include "common/stage_program.h"
 
 namespace dbload {
@@ -23,14 +24,24 @@ constexpr Nanos kCountPollSlice = 5 * kMillisecond;
 constexpr Nanos kMaxRunLength = 24 * 3600 * kSecond;
 constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 
-PacerFactory MakePacerFactory(const v1::OpenLoad& open, double rate, double phase, uint64_t seed) {
-  if (open.arrival() == v1::OpenLoad::POISSON) {
-    return [rate, seed](Nanos start) { return std::make_unique<PoissonPacer>(start, rate, seed); };
-  }
-  return [rate, phase](Nanos start) { return std::make_unique<UniformPacer>(start, rate, phase); };
-}
+// Keeps the arrival streams apart from the workers' (MixSeed(run seed, slot)) and the loader's.
+constexpr uint64_t kArrivalStreams = 0x6172726976616c73ULL;  // "arrivals"
 
 }  // namespace
+
+uint64_t ArrivalSeed(uint64_t run_seed, const RunShare& share, uint32_t stage) {
+  return MixSeed(MixSeed(MixSeed(run_seed, kArrivalStreams), share.first_slot), stage);
+}
+
+PacerFactory MakePacerFactory(const v1::OpenLoad& open, double rate, const RunShare& share,
+                              uint64_t run_seed, uint32_t stage) {
+  if (open.arrival() == v1::OpenLoad::POISSON) {
+    const uint64_t seed = ArrivalSeed(run_seed, share, stage);
+    return [rate, seed](Nanos start) { return std::make_unique<PoissonPacer>(start, rate, seed); };
+  }
+  const double phase = share.phase;
+  return [rate, phase](Nanos start) { return std::make_unique<UniformPacer>(start, rate, phase); };
+}
 
 void RunControl::SetRate(double per_second) {
   std::lock_guard lock(mu_);
@@ -178,7 +189,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   const Nanos stop_cap = plan.stop().duration_ns() > 0 ? warmup_end + plan.stop().duration_ns()
                                                        : kNever;
   if (open && sessions > 0) {
-    runner.StartOpenLoop(MakePacerFactory(plan.load().open(), rate, share.phase, plan.seed()),
+    runner.StartOpenLoop(MakePacerFactory(plan.load().open(), rate, share, plan.seed(), 0),
                          deadline);
   } else if (!open) {
     runner.StartClosedLoop(plan.load().closed().think_time_ns(), deadline);
@@ -280,7 +291,9 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
     if (after_count && open && sessions > 0) {
       // The workers paused at the last stage's count: this stage's arrivals start now.
       runner.RestartArrivals(
-          MakePacerFactory(plan.load().open(), rate, share.phase, plan.seed() + stage), at);
+          MakePacerFactory(plan.load().open(), rate, share, plan.seed(),
+                           static_cast<uint32_t>(stage)),
+          at);
     }
   };
   // A counted stage is over once every transaction it started has completed.

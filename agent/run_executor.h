@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/pacer.h"
 #include "common/clock.h"
 #include "common/db/driver.h"
 #include "common/interval_snapshot.h"
@@ -45,6 +46,18 @@ struct RunShare {
   // per stage in the run's report). Off by default.
   bool explain = false;
 };
+
+// The seed of this process's Poisson arrivals in stage `stage` (0-based; 0 also for a plan
+// without stages): mixed from the run's seed, this process's place in the split (its first
+// slot, which no other agent of the run shares, an agent that joins later included) and the
+// stage. Agents seeded alike would fire at the same instants: bursts of N agents instead of one
+// Poisson stream at N times the rate. Reproducible: the same run seed and split, the same streams.
+uint64_t ArrivalSeed(uint64_t run_seed, const RunShare& share, uint32_t stage);
+
+// This process's open-loop arrivals at `rate`: Poisson from ArrivalSeed, or uniform, started
+// share.phase of a period late.
+PacerFactory MakePacerFactory(const dbload::v1::OpenLoad& open, double rate, const RunShare& share,
+                              uint64_t run_seed, uint32_t stage);
 
 // Changes to a running execution, from another thread (an agent's link to its coordinator).
 // The execution picks them up within a poll slice (100 ms).
