@@ -25,6 +25,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli/control_client.h"
@@ -121,6 +124,77 @@ Exit codes: 0 success; 1 the run ended by a fatal database error (or failed); 2 
 set-up failure (plan, database unreachable, wrong password, missing table, coordinator
 unreachable, unknown run); 3 the plan's abort rules ended the run; 130 interrupted or stopped.
 )";
+
+// The usage of one command, from kUsage's entries (a line indented by two spaces that names the
+// command, and the lines indented further below it), so that `dbload COMMAND --help` can never
+// disagree with `dbload --help`. `words`: the command and, where there is one, what follows it
+// (`suite run`, `report FILE.json`); an entry naming both words wins over one naming the first.
+// Empty when no entry names the command.
+std::string CommandUsage(const std::vector<std::string>& words) {
+  struct Entry {
+    std::vector<std::vector<std::string>> names;  // "suite list | suites": two names
+    std::string text;
+    bool remote = false;  // in the section of commands for a running coordinator
+  };
+  std::vector<Entry> entries;
+  std::string remote_options;  // that section's paragraph on the link's options
+  bool in_remote = false;
+  for (absl::string_view line : absl::StrSplit(kUsage, '\n')) {
+    if (absl::StartsWith(line, "Commands for a running")) in_remote = true;
+    if (line.size() > 2 && line.substr(0, 2) == "  " && line[2] != ' ' && line[2] != '-' &&
+        line[2] != '(') {
+      Entry entry;
+      entry.remote = in_remote;
+      entry.text = std::string(line.substr(2));
+      // The names end where the arguments begin (an upper-case, bracketed or dashed word).
+      for (absl::string_view form : absl::StrSplit(line.substr(2), " | ")) {
+        std::vector<std::string> name;
+        for (absl::string_view word : absl::StrSplit(form, ' ', absl::SkipEmpty())) {
+          if (!absl::ascii_islower(word[0])) break;
+          name.emplace_back(word);
+        }
+        entry.names.push_back(std::move(name));
+      }
+      entries.push_back(std::move(entry));
+    } else if (!entries.empty() && absl::StartsWith(line, "   ")) {
+      absl::StrAppend(&entries.back().text, "\n", line);
+    } else if (in_remote && !line.empty() && !entries.empty() &&
+               !entries.back().remote) {
+      absl::StrAppend(&remote_options, line, "\n");
+    }
+  }
+  auto names = [&](const Entry& entry, size_t count) {
+    for (const std::vector<std::string>& name : entry.names) {
+      if (name.size() >= count && std::equal(words.begin(), words.begin() + count, name.begin())) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::vector<const Entry*> chosen;
+  for (size_t count = std::min<size_t>(words.size(), 2); count > 0 && chosen.empty(); --count) {
+    for (const Entry& entry : entries) {
+      if (names(entry, count)) chosen.push_back(&entry);
+    }
+  }
+  if (chosen.empty()) return "";
+  std::string usage = "usage:\n";
+  bool remote = false;
+  for (const Entry* entry : chosen) {
+    // "suite list | suites": "dbload suite list | dbload suites".
+    std::string text = entry->text;
+    for (size_t i = 1; i < entry->names.size(); ++i) {
+      if (entry->names[i].empty()) continue;  // "[--agents N | --coordinator ADDR]"
+      const std::string name = absl::StrJoin(entry->names[i], " ");
+      text = absl::StrReplaceAll(text, {{" | " + name, " | dbload " + name}});
+    }
+    absl::StrAppend(&usage, "  dbload ", text, "\n");
+    // prepare and suite run take --coordinator too, and with it the link's options.
+    remote = remote || entry->remote || absl::StrContains(entry->text, "--coordinator");
+  }
+  if (remote) absl::StrAppend(&usage, "\n", remote_options);
+  return usage;
+}
 
 // Options and positional arguments of one command. `--name value` and `--name=value` both work.
 struct Flags {
@@ -1324,6 +1398,25 @@ int Main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   const std::vector<std::string> args(argv + 2, argv + argc);
+  // --help or -h anywhere after a command asks for that command's usage, whatever else is given.
+  if (std::find_if(args.begin(), args.end(), [](const std::string& arg) {
+        return arg == "--help" || arg == "-h";
+      }) != args.end() || (command == "help" && !args.empty())) {
+    std::vector<std::string> words;
+    if (command != "help") words.push_back(command);
+    for (const std::string& arg : args) {
+      if (words.size() == 2 || absl::StartsWith(arg, "-")) break;
+      words.push_back(arg);
+    }
+    const std::string usage = words.empty() ? "" : CommandUsage(words);
+    if (usage.empty()) {
+      std::cerr << "dbload: unknown command '" << (words.empty() ? command : words[0])
+                << "'\n\n" << kUsage;
+      return kExitUsage;
+    }
+    std::cout << usage;
+    return kExitOk;
+  }
   if (command == "run") return RunCommand(args);
   if (command == "prepare") return PrepareCommand(args, /*cleanup=*/false);
   if (command == "cleanup") return PrepareCommand(args, /*cleanup=*/true);

@@ -44,8 +44,10 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/histogram.h"
@@ -923,6 +925,80 @@ TEST_F(CliTest, TableDroppedMidRunEndsTheRunWithExitOneAndTheServersCode) {
     EXPECT_EQ(fatal, report->errors());
 
     ASSERT_NO_FATAL_FAILURE(EnsurePrepared(backend));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// --help and -h: every command and subcommand prints its usage to stdout and exits 0.
+
+// The commands `dbload --help` lists: each line indented by two spaces that starts with a
+// lower-case word, up to its first argument ("suite run SUITE …" -> "suite run"); "suite list |
+// suites" names two.
+std::vector<std::vector<std::string>> ListedCommands(const std::string& usage) {
+  std::vector<std::vector<std::string>> commands;
+  for (absl::string_view line : absl::StrSplit(usage, '\n')) {
+    if (line.size() < 3 || line.substr(0, 2) != "  " || !absl::ascii_islower(line[2])) continue;
+    for (absl::string_view form : absl::StrSplit(line.substr(2), " | ")) {
+      std::vector<std::string> words;
+      for (absl::string_view word : absl::StrSplit(form, ' ', absl::SkipEmpty())) {
+        if (!absl::ascii_islower(word[0])) break;
+        words.emplace_back(word);
+      }
+      commands.push_back(words);
+    }
+  }
+  return commands;
+}
+
+TEST(CliHelpTest, EveryCommandAndSubcommandPrintsItsUsageForHelpAndH) {
+  const ProcessResult top = RunDbload({"--help"});
+  ASSERT_EQ(top.exit_code, kExitOk) << top.Describe();
+  std::vector<std::vector<std::string>> commands = ListedCommands(top.out);
+  // The list mirrors the usage text; these must be among them (nested ones included).
+  std::vector<std::string> names;
+  for (const auto& words : commands) names.push_back(absl::StrJoin(words, " "));
+  for (const char* expected : {"run", "prepare", "cleanup", "report", "compare", "suite report",
+                               "workloads", "workload check", "suite run", "suite check",
+                               "suite list", "suites", "version", "submit", "watch", "stop",
+                               "agents"}) {
+    EXPECT_THAT(names, ::testing::Contains(expected));
+  }
+  // The command groups alone too: `dbload suite --help` lists its subcommands.
+  commands.push_back({"suite"});
+  commands.push_back({"workload"});
+  for (const auto& words : commands) {
+    const std::string name = absl::StrJoin(words, " ");
+    for (const char* help : {"--help", "-h"}) {
+      std::vector<std::string> args = words;
+      args.push_back(help);
+      const ProcessResult result = RunDbload(args);
+      EXPECT_EQ(result.exit_code, kExitOk) << name << " " << help << ": " << result.Describe();
+      EXPECT_THAT(result.out, HasSubstr("usage:")) << name << " " << help;
+      EXPECT_THAT(result.out, HasSubstr("dbload " + name)) << name << " " << help;
+      EXPECT_THAT(result.err, Not(HasSubstr("unknown"))) << name << " " << help;
+    }
+  }
+  // After the command's own arguments as well, and `dbload help COMMAND`.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", "plan.yaml", "--agents", "2", "--help"},
+        std::vector<std::string>{"help", "run"}}) {
+    const ProcessResult result = RunDbload(args);
+    EXPECT_EQ(result.exit_code, kExitOk) << result.Describe();
+    EXPECT_THAT(result.out, HasSubstr("dbload run PLAN.yaml")) << result.Describe();
+  }
+  const ProcessResult unknown = RunDbload({"frobnicate", "--help"});
+  EXPECT_EQ(unknown.exit_code, kExitUsage) << unknown.Describe();
+  EXPECT_THAT(unknown.err, HasSubstr("unknown command 'frobnicate'"));
+}
+
+TEST(CliHelpTest, DaemonsPrintTheirUsageForHelpAndH) {
+  for (const char* binary : {DBLOAD_AGENT_BINARY, DBLOAD_COORDINATOR_BINARY}) {
+    const std::string name = std::filesystem::path(binary).filename().string();
+    for (const char* help : {"--help", "-h"}) {
+      const ProcessResult result = RunProcess({binary, help}, kChildTimeout);
+      EXPECT_EQ(result.exit_code, kExitOk) << name << " " << help << ": " << result.Describe();
+      EXPECT_THAT(result.out, HasSubstr("usage: " + name)) << name << " " << help;
+    }
   }
 }
 
