@@ -229,6 +229,21 @@ enum class LinkEnd { kShutdown, kStreamEnded, kSendFailed, kDeadMan };
 
 }  // namespace
 
+bool IsPermanentLinkRefusal(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kUnauthenticated:     // a missing or wrong token
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kFailedPrecondition:  // another agent protocol version
+    case absl::StatusCode::kInvalidArgument:     // a hello the coordinator cannot take
+    case absl::StatusCode::kUnimplemented:       // no agent link there: not a dbload-coordinator
+      return true;
+    default:
+      // UNAVAILABLE (down, restarting, shutting down), ALREADY_EXISTS (this name's previous
+      // connection not yet dropped), DEADLINE_EXCEEDED, CANCELLED …: it may work next time.
+      return false;
+  }
+}
+
 absl::Status CheckCoordinatorAddress(const std::string& address,
                                      const TransportSecurity& security) {
   const auto malformed = [&] {
@@ -288,16 +303,17 @@ class AgentLink::Impl {
     EndRun();
   }
 
-  void Run() {
+  absl::Status Run() {
     if (absl::Status address = CheckCoordinatorAddress(options_.coordinator, options_.security);
         !address.ok()) {
       Event(std::string(address.message()));
-      return;
+      return address;
     }
     Nanos backoff = options_.reconnect_backoff_min;
     while (!shutdown_) {
       const bool heard = RunConnection();
       if (shutdown_) break;
+      if (!refusal_.ok()) return refusal_;
       // A connection that worked resets the backoff; repeated failures lengthen it.
       if (heard) backoff = options_.reconnect_backoff_min;
       // Jitter, so that agents that lost the same coordinator do not all come back at once.
@@ -308,6 +324,7 @@ class AgentLink::Impl {
       SleepUnlessShutdown(clock_.Now() + wait);
       backoff = std::min(backoff * 2, options_.reconnect_backoff_max);
     }
+    return absl::OkStatus();
   }
 
   void Shutdown() { shutdown_ = true; }
@@ -406,6 +423,15 @@ class AgentLink::Impl {
         Event("link closed: shutting down");
         break;
       case LinkEnd::kStreamEnded:
+        if (const auto code = static_cast<absl::StatusCode>(status.error_code());
+            IsPermanentLinkRefusal(code)) {
+          // Told once, by whoever runs the link (Run returns it): trying again cannot help.
+          refusal_ = absl::Status(
+              code, absl::StrCat("coordinator ", options_.coordinator, " refused this agent (",
+                                 absl::StatusCodeToString(code), "): ", status.error_message(),
+                                 "; not retrying"));
+          break;
+        }
         Event(absl::StrCat("coordinator ", options_.coordinator, " ended the link: ",
                            status.ok()
                                ? "OK"
@@ -899,6 +925,7 @@ class AgentLink::Impl {
   std::atomic<Nanos> last_heard_{0};
   std::atomic<Nanos> dead_man_timeout_{0};
   std::atomic<bool> heard_{false};
+  absl::Status refusal_;  // a permanent refusal ends Run(); Run() thread only
 
   std::mutex run_mu_;
   std::unique_ptr<ActiveRun> run_;  // guarded by run_mu_
@@ -912,7 +939,7 @@ AgentLink::AgentLink(AgentLinkOptions options, DriverFactory driver_factory, Clo
 
 AgentLink::~AgentLink() = default;
 
-void AgentLink::Run() { impl_->Run(); }
+absl::Status AgentLink::Run() { return impl_->Run(); }
 
 void AgentLink::Shutdown() { impl_->Shutdown(); }
 

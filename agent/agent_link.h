@@ -42,10 +42,15 @@ struct AgentLinkOptions {
 absl::Status CheckCoordinatorAddress(const std::string& address,
                                      const TransportSecurity& security = {});
 
+// Whether a coordinator that ended the link with `code` will refuse this agent every time, so
+// that retrying only repeats the refusal: a missing or wrong token, another protocol version, a
+// call it does not serve. Not for a coordinator that is down or restarting.
+bool IsPermanentLinkRefusal(absl::StatusCode code);
+
 // An agent's side of the link: dials the coordinator, says hello, and then, for each
 // assignment, runs its share (ExecuteRun) and streams one AgentReport per interval. It stops
 // its load by itself when it has heard nothing from the coordinator for the dead-man timeout,
-// and reconnects (with backoff) until Shutdown().
+// and reconnects (with backoff) until Shutdown() or a permanent refusal.
 class AgentLink {
  public:
   AgentLink(AgentLinkOptions options, DriverFactory driver_factory, Clock& clock);
@@ -53,10 +58,12 @@ class AgentLink {
   AgentLink(const AgentLink&) = delete;
   AgentLink& operator=(const AgentLink&) = delete;
 
-  // Runs until Shutdown() (from another thread or a signal handler's flag watcher). Returns at
-  // once if the coordinator address fails CheckCoordinatorAddress (reported through on_event)
-  // or if Shutdown() was called before. Call it from one thread, once.
-  void Run();
+  // Runs until Shutdown() (from another thread or a signal handler's flag watcher): OK. Returns
+  // at once if the coordinator address fails CheckCoordinatorAddress (also reported through
+  // on_event) or if Shutdown() was called before; and when the coordinator refuses the agent
+  // for good (IsPermanentLinkRefusal), with a message naming the coordinator and its reason,
+  // not reported through on_event (the caller tells it, once). Call it from one thread, once.
+  absl::Status Run();
   // Stops any load within a poll slice and makes Run() return (after the run's final report has
   // been offered to the coordinator, for at most a second). Final: the link does not run again.
   void Shutdown();

@@ -1,5 +1,6 @@
 // The `dbload-agent` command: dials a coordinator, runs the load it assigns and streams reports
-// back, until SIGINT or SIGTERM. Exit codes: 0 after a shutdown by signal, 2 bad arguments.
+// back, until SIGINT or SIGTERM. Exit codes: 0 after a shutdown by signal, 2 bad arguments or
+// the coordinator refused the agent for good (a wrong or missing token, another version).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -34,7 +35,9 @@ constexpr char kUsage[] = R"(usage: dbload-agent --coordinator HOST:PORT [OPTION
 
 Connects to a dbload coordinator, runs the load it assigns and streams one report per second
 back, until interrupted (SIGINT, SIGTERM). Reconnects by itself when the coordinator goes away;
-a run in progress then stops (within the dead-man timeout) and is not resumed.
+a run in progress then stops (within the dead-man timeout) and is not resumed. Exits with
+status 2 when the coordinator refuses it for good (a wrong or missing token, another protocol
+version): retrying would not help.
 
 Options:
   --coordinator HOST:PORT  the coordinator (required). Without TLS it must be on this
@@ -196,13 +199,20 @@ int Main(int argc, char** argv) {
     }
     link.Shutdown();
   });
-  link.Run();
+  const absl::Status ended = link.Run();
   const char release = 0;
   if (write(signal_pipe[1], &release, 1) < 0) {
     // The pipe cannot fail while both ends are open; if it did, the watcher would hang: say so.
     std::cerr << "dbload-agent: cannot release the signal watcher" << std::endl;
   }
   watcher.join();
+  if (!ended.ok()) {
+    // A refusal that every retry would repeat (a wrong or missing token, another protocol
+    // version): a set-up failure to fix, not an outage to wait out. systemd does not restart
+    // on it (RestartPreventExitStatus=2).
+    std::cerr << "dbload-agent: " << ended.message() << "\n";
+    return kExitUsage;
+  }
   return kExitOk;
 }
 

@@ -1,5 +1,7 @@
 #include "cli/local_cluster.h"
 
+#include <iostream>
+
 #include "absl/strings/str_cat.h"
 #include "common/db/driver_factory.h"
 
@@ -33,7 +35,13 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(int agents, Cl
         std::make_unique<AgentLink>(std::move(options), db::MakeDriver, clock));
   }
   for (auto& agent : cluster->agents_) {
-    cluster->agent_threads_.emplace_back([link = agent.get()] { link->Run(); });
+    cluster->agent_threads_.emplace_back([link = agent.get()] {
+      // Only a refusal ends it early, and this process's coordinator knows its agents' token:
+      // a bug, but one the run's "no agents" would not explain.
+      if (const absl::Status ended = link->Run(); !ended.ok()) {
+        std::cerr << "dbload: in-process agent: " << ended.message() << "\n";
+      }
+    });
   }
   return cluster;
 }

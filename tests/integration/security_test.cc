@@ -280,6 +280,51 @@ TEST_F(SecurityTest, CallsWithoutTheRightTokenOrTlsAreRefused) {
   EXPECT_THAT(coordinator.process->err(), HasSubstr("refused a call from"));
 }
 
+// Occurrences of `needle` in `text`.
+int Count(const std::string& text, const std::string& needle) {
+  int count = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+// An agent whose token the coordinator refuses (a wrong one, or none) would be refused on every
+// try: it exits with status 2 and the reason, said once, instead of retrying forever.
+TEST_F(SecurityTest, AnAgentWithAWrongOrMissingTokenExitsWithTheReason) {
+  Coordinator coordinator = StartCoordinator(TlsCoordinatorFlags());
+  ASSERT_FALSE(coordinator.address.empty());
+  struct Case {
+    const char* name;
+    std::vector<std::string> credentials;
+    const char* reason;
+  };
+  const std::vector<Case> cases = {
+      {"wrong-token", {"--tls-ca", Path("ca.pem"), "--token-file", Path("wrong-token")},
+       "the token sent is not this coordinator's"},
+      {"no-token", {"--tls-ca", Path("ca.pem")}, "this coordinator requires its token"},
+  };
+  for (const Case& c : cases) {
+    Child agent(Concat({DBLOAD_AGENT_BINARY, "--coordinator", coordinator.address, "--name",
+                        c.name},
+                       c.credentials));
+    // One try and a TLS handshake: well under a second on a quiet machine.
+    const ProcessResult ended = agent.Wait(std::chrono::seconds(20));
+    EXPECT_FALSE(ended.timed_out) << c.name << ": still retrying\n" << ended.Describe();
+    EXPECT_EQ(ended.exit_code, kExitUsage) << c.name << ": " << ended.Describe();
+    EXPECT_THAT(ended.err, HasSubstr(absl::StrCat("coordinator ", coordinator.address,
+                                                  " refused this agent (UNAUTHENTICATED): ",
+                                                  c.reason)))
+        << c.name;
+    EXPECT_EQ(Count(ended.err, c.reason), 1) << c.name << ": said once\n" << ended.err;
+    EXPECT_THAT(ended.err, Not(HasSubstr("reconnecting"))) << c.name;
+  }
+  // The coordinator refused each once.
+  coordinator.process->Pump(std::chrono::milliseconds(100));
+  EXPECT_EQ(Count(coordinator.process->err(), "refused a call from"), 2)
+      << coordinator.process->err();
+}
+
 // An agent trusts one CA: a coordinator whose certificate another CA signed never gets it as an
 // agent, so it cannot hand it a run. The same agent trusting that other CA does join (so the
 // refusal is the certificate's, not the set-up's).

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,6 +53,12 @@ class FakeCoordinator final : public v1::AgentLink::Service {
     {
       std::lock_guard lock(mu_);
       id = ++connections_;
+      if (!refusal_.ok()) {
+        // As the real coordinator refuses a token: before reading anything.
+        ++refused_;
+        cv_.notify_all();
+        return refusal_;
+      }
       live_[id] = {stream, context};
     }
     cv_.notify_all();
@@ -90,6 +97,13 @@ class FakeCoordinator final : public v1::AgentLink::Service {
     silent_ = true;
     return last_sent_;
   }
+
+  // Every connection from now on is ended at once with `status`.
+  void RefuseWith(grpc::Status status) {
+    std::lock_guard lock(mu_);
+    refusal_ = std::move(status);
+  }
+  int RefusedLocked() const { return refused_; }
 
   // Ends every call, so that the server can shut down at once.
   void CancelAll() {
@@ -191,6 +205,8 @@ class FakeCoordinator final : public v1::AgentLink::Service {
   std::vector<Received> received_;
   bool silent_ = false;
   bool closing_ = false;
+  grpc::Status refusal_;
+  int refused_ = 0;
   SteadyTime last_sent_{};
 };
 
@@ -384,7 +400,10 @@ class AgentLinkTest : public testing::Test {
       return std::make_unique<CountingDriver>(std::move(noop), counters_, connect_error);
     };
     link_ = std::make_unique<AgentLink>(options, factory, clock_);
-    agent_thread_ = std::thread([this] { link_->Run(); });
+    std::promise<absl::Status> ended;
+    run_ended_ = ended.get_future();
+    agent_thread_ = std::thread(
+        [this, ended = std::move(ended)]() mutable { ended.set_value(link_->Run()); });
   }
 
   void StopAgent() {
@@ -436,6 +455,7 @@ class AgentLinkTest : public testing::Test {
   std::unique_ptr<FakeServer> server_;
   std::unique_ptr<AgentLink> link_;
   std::thread agent_thread_;
+  std::future<absl::Status> run_ended_;  // what Run() returned
   DatabaseCounters counters_;
   bool fail_connect_ = false;
   std::mutex events_mu_;
@@ -465,6 +485,49 @@ TEST(CoordinatorAddressTest, PlainTextOnlyToLoopbackAndAlwaysHostPort) {
     EXPECT_FALSE(CheckCoordinatorAddress(malformed).ok()) << malformed;
     EXPECT_FALSE(CheckCoordinatorAddress(malformed, tls).ok()) << malformed;
   }
+}
+
+TEST(LinkRefusalTest, OnlyRefusalsThatEveryRetryWouldRepeatArePermanent) {
+  for (absl::StatusCode permanent :
+       {absl::StatusCode::kUnauthenticated, absl::StatusCode::kPermissionDenied,
+        absl::StatusCode::kFailedPrecondition, absl::StatusCode::kInvalidArgument,
+        absl::StatusCode::kUnimplemented}) {
+    EXPECT_TRUE(IsPermanentLinkRefusal(permanent)) << absl::StatusCodeToString(permanent);
+  }
+  for (absl::StatusCode passing :
+       {absl::StatusCode::kOk, absl::StatusCode::kUnavailable, absl::StatusCode::kCancelled,
+        absl::StatusCode::kDeadlineExceeded, absl::StatusCode::kAlreadyExists,
+        absl::StatusCode::kResourceExhausted, absl::StatusCode::kInternal,
+        absl::StatusCode::kUnknown, absl::StatusCode::kAborted}) {
+    EXPECT_FALSE(IsPermanentLinkRefusal(passing)) << absl::StatusCodeToString(passing);
+  }
+}
+
+// A refused token ends Run() after one try, with the coordinator's reason, and no retry is
+// logged; a coordinator that is only unavailable is retried.
+TEST_F(AgentLinkTest, ARefusedTokenEndsTheLinkAtOnceWithTheReason) {
+  coordinator().RefuseWith(grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                                        "the token sent is not this coordinator's (--token-file)"));
+  StartAgent();
+  ASSERT_EQ(run_ended_.wait_for(std::chrono::seconds(10)), std::future_status::ready)
+      << "the agent is still retrying";
+  const absl::Status ended = run_ended_.get();
+  EXPECT_EQ(ended.code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_THAT(ended.message(), HasSubstr(absl::StrCat("coordinator 127.0.0.1:", server_->port(),
+                                                      " refused this agent")));
+  EXPECT_THAT(ended.message(), HasSubstr("the token sent is not this coordinator's"));
+  FakeCoordinator& c = coordinator();
+  EXPECT_TRUE(c.WaitFor([&] { return c.RefusedLocked() == 1; }, milliseconds(0)));
+  std::lock_guard lock(events_mu_);
+  for (const std::string& line : events_) EXPECT_THAT(line, Not(HasSubstr("reconnecting")));
+}
+
+TEST_F(AgentLinkTest, AnUnavailableCoordinatorIsRetried) {
+  coordinator().RefuseWith(grpc::Status(grpc::StatusCode::UNAVAILABLE, "shutting down"));
+  StartAgent();
+  FakeCoordinator& c = coordinator();
+  EXPECT_TRUE(c.WaitFor([&] { return c.RefusedLocked() >= 3; }, milliseconds(10000)));
+  EXPECT_EQ(run_ended_.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
 }
 
 TEST_F(AgentLinkTest, HelloSaysWhoTheAgentIs) {
