@@ -231,7 +231,7 @@ enum class LinkEnd { kShutdown, kStreamEnded, kSendFailed, kDeadMan };
 
 bool IsPermanentLinkRefusal(absl::StatusCode code) {
   switch (code) {
-    case absl::StatusCode::kUnauthenticated:     // a missing or wrong token
+    case absl::StatusCode::kUnauthenticated:  // a missing or wrong token
     case absl::StatusCode::kPermissionDenied:
     case absl::StatusCode::kFailedPrecondition:  // another agent protocol version
     case absl::StatusCode::kInvalidArgument:     // a hello the coordinator cannot take

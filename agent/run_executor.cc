@@ -290,10 +290,9 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
     apply_level(at);
     if (after_count && open && sessions > 0) {
       // The workers paused at the last stage's count: this stage's arrivals start now.
-      runner.RestartArrivals(
-          MakePacerFactory(plan.load().open(), rate, share, plan.seed(),
-                           static_cast<uint32_t>(stage)),
-          at);
+      runner.RestartArrivals(MakePacerFactory(plan.load().open(), rate, share, plan.seed(),
+                                              static_cast<uint32_t>(stage)),
+                             at);
     }
   };
   // A counted stage is over once every transaction it started has completed.

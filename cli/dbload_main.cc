@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -27,7 +28,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/ascii.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli/control_client.h"
@@ -158,8 +158,7 @@ std::string CommandUsage(const std::vector<std::string>& words) {
       entries.push_back(std::move(entry));
     } else if (!entries.empty() && absl::StartsWith(line, "   ")) {
       absl::StrAppend(&entries.back().text, "\n", line);
-    } else if (in_remote && !line.empty() && !entries.empty() &&
-               !entries.back().remote) {
+    } else if (in_remote && !line.empty() && !entries.empty() && !entries.back().remote) {
       absl::StrAppend(&remote_options, line, "\n");
     }
   }
@@ -1399,9 +1398,10 @@ int Main(int argc, char** argv) {
   const std::string command = argv[1];
   const std::vector<std::string> args(argv + 2, argv + argc);
   // --help or -h anywhere after a command asks for that command's usage, whatever else is given.
-  if (std::find_if(args.begin(), args.end(), [](const std::string& arg) {
-        return arg == "--help" || arg == "-h";
-      }) != args.end() || (command == "help" && !args.empty())) {
+  if (std::find_if(args.begin(), args.end(),
+                   [](const std::string& arg) { return arg == "--help" || arg == "-h"; }) !=
+          args.end() ||
+      (command == "help" && !args.empty())) {
     std::vector<std::string> words;
     if (command != "help") words.push_back(command);
     for (const std::string& arg : args) {
@@ -1410,8 +1410,8 @@ int Main(int argc, char** argv) {
     }
     const std::string usage = words.empty() ? "" : CommandUsage(words);
     if (usage.empty()) {
-      std::cerr << "dbload: unknown command '" << (words.empty() ? command : words[0])
-                << "'\n\n" << kUsage;
+      std::cerr << "dbload: unknown command '" << (words.empty() ? command : words[0]) << "'\n\n"
+                << kUsage;
       return kExitUsage;
     }
     std::cout << usage;

@@ -957,10 +957,10 @@ TEST(CliHelpTest, EveryCommandAndSubcommandPrintsItsUsageForHelpAndH) {
   // The list mirrors the usage text; these must be among them (nested ones included).
   std::vector<std::string> names;
   for (const auto& words : commands) names.push_back(absl::StrJoin(words, " "));
-  for (const char* expected : {"run", "prepare", "cleanup", "report", "compare", "suite report",
-                               "workloads", "workload check", "suite run", "suite check",
-                               "suite list", "suites", "version", "submit", "watch", "stop",
-                               "agents"}) {
+  for (const char* expected :
+       {"run", "prepare", "cleanup", "report", "compare", "suite report", "workloads",
+        "workload check", "suite run", "suite check", "suite list", "suites", "version", "submit",
+        "watch", "stop", "agents"}) {
     EXPECT_THAT(names, ::testing::Contains(expected));
   }
   // The command groups alone too: `dbload suite --help` lists its subcommands.

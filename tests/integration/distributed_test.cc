@@ -373,9 +373,9 @@ TEST_F(DistributedTest, RunWithThreeInProcessAgentsCountsExactly) {
 // Poisson arrivals: each agent draws its own stream (from the run's seed and its place in the
 // split). Agents seeded alike fired at the same instants and executed identical counts.
 TEST_F(DistributedTest, PoissonArrivalsOfThreeAgentsAreEachTheirOwn) {
-  const std::string plan = WriteFile(
-      "poisson.yaml", PlanYaml("load:\n  open:\n    rate: 3000\n    arrival: poisson\n",
-                               "stop:\n  duration: 2s\n", 2));
+  const std::string plan =
+      WriteFile("poisson.yaml", PlanYaml("load:\n  open:\n    rate: 3000\n    arrival: poisson\n",
+                                         "stop:\n  duration: 2s\n", 2));
   const std::string report_path = *dir_ + "/poisson.json";
   const ProcessResult run = RunDbload({"run", plan, "--agents", "3", "--report", report_path});
   ASSERT_EQ(run.exit_code, kExitOk) << run.Describe();

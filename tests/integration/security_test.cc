@@ -300,21 +300,22 @@ TEST_F(SecurityTest, AnAgentWithAWrongOrMissingTokenExitsWithTheReason) {
     const char* reason;
   };
   const std::vector<Case> cases = {
-      {"wrong-token", {"--tls-ca", Path("ca.pem"), "--token-file", Path("wrong-token")},
+      {"wrong-token",
+       {"--tls-ca", Path("ca.pem"), "--token-file", Path("wrong-token")},
        "the token sent is not this coordinator's"},
       {"no-token", {"--tls-ca", Path("ca.pem")}, "this coordinator requires its token"},
   };
   for (const Case& c : cases) {
-    Child agent(Concat({DBLOAD_AGENT_BINARY, "--coordinator", coordinator.address, "--name",
-                        c.name},
-                       c.credentials));
+    Child agent(
+        Concat({DBLOAD_AGENT_BINARY, "--coordinator", coordinator.address, "--name", c.name},
+               c.credentials));
     // One try and a TLS handshake: well under a second on a quiet machine.
     const ProcessResult ended = agent.Wait(std::chrono::seconds(20));
     EXPECT_FALSE(ended.timed_out) << c.name << ": still retrying\n" << ended.Describe();
     EXPECT_EQ(ended.exit_code, kExitUsage) << c.name << ": " << ended.Describe();
-    EXPECT_THAT(ended.err, HasSubstr(absl::StrCat("coordinator ", coordinator.address,
-                                                  " refused this agent (UNAUTHENTICATED): ",
-                                                  c.reason)))
+    EXPECT_THAT(ended.err,
+                HasSubstr(absl::StrCat("coordinator ", coordinator.address,
+                                       " refused this agent (UNAUTHENTICATED): ", c.reason)))
         << c.name;
     EXPECT_EQ(Count(ended.err, c.reason), 1) << c.name << ": said once\n" << ended.err;
     EXPECT_THAT(ended.err, Not(HasSubstr("reconnecting"))) << c.name;

@@ -402,8 +402,8 @@ class AgentLinkTest : public testing::Test {
     link_ = std::make_unique<AgentLink>(options, factory, clock_);
     std::promise<absl::Status> ended;
     run_ended_ = ended.get_future();
-    agent_thread_ = std::thread(
-        [this, ended = std::move(ended)]() mutable { ended.set_value(link_->Run()); });
+    agent_thread_ =
+        std::thread([this, ended = std::move(ended)]() mutable { ended.set_value(link_->Run()); });
   }
 
   void StopAgent() {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "common/db/noop_driver.h"
-#include "coordinator/planner.h"
 #include "common/workloads/oltp.h"
+#include "coordinator/planner.h"
 #include "gtest/gtest.h"
 
 namespace dbload {
@@ -43,8 +43,9 @@ std::vector<RunShare> SharesOfAgents(const v1::Plan& plan, int agents) {
 
 // `count` arrivals of each share's pacer, all started at the same instant (the worst case: agents
 // whose runs start together).
-std::vector<std::vector<Nanos>> ArrivalsOf(const v1::Plan& plan, const std::vector<RunShare>& shares,
-                                           int count, uint32_t stage = 0) {
+std::vector<std::vector<Nanos>> ArrivalsOf(const v1::Plan& plan,
+                                           const std::vector<RunShare>& shares, int count,
+                                           uint32_t stage = 0) {
   std::vector<std::vector<Nanos>> arrivals;
   for (const RunShare& share : shares) {
     std::unique_ptr<Pacer> pacer =
@@ -56,8 +57,8 @@ std::vector<std::vector<Nanos>> ArrivalsOf(const v1::Plan& plan, const std::vect
 }
 
 struct MergedStats {
-  double cv = 0;           // of the merged stream's gaps
-  int coincident = 0;      // gaps of at most 1 ns
+  double cv = 0;                   // of the merged stream's gaps
+  int coincident = 0;              // gaps of at most 1 ns
   double expected_coincident = 0;  // what a Poisson stream of that rate would have
 };
 
@@ -151,8 +152,8 @@ TEST(ArrivalStreamsTest, UniformArrivalsOfThreeAgentsArePhaseShifted) {
   std::sort(merged.begin(), merged.end());
   double worst = 0;  // the gap farthest from a third of a period
   for (size_t i = 1; i < merged.size(); ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(merged[i] - merged[i - 1]) -
-                                     kMillisecond / 3.0));
+    worst = std::max(worst,
+                     std::abs(static_cast<double>(merged[i] - merged[i - 1]) - kMillisecond / 3.0));
   }
   EXPECT_LE(worst, 1.0);
 }
