@@ -454,13 +454,25 @@ TEST_P(WorkloadTest, APrepareKilledAtAnyStepOfAnyPhaseResumesToTheSameState) {
 // Until the server shows (or, `present` false, no longer shows) a statement of another session
 // whose text matches `like` (and `also`), polling every 10 ms inside the server for at most
 // 30 s; whether it did.
+std::string StatementFound(bool pg, const std::string& like, const std::string& also = "") {
+  return pg ? "EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND "
+              "backend_type = 'client backend' AND query LIKE '" + like + "'" + also + ")"
+            : "EXISTS (SELECT 1 FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() "
+              "AND INFO LIKE '" + like + "'" + also + ")";
+}
+
+// Whether the server runs a statement of another session matching `like` now.
+bool StatementRunning(bool pg, const std::string& like) {
+  const std::string found = StatementFound(pg, like);
+  return (pg ? dbload::testing::Psql(Servers(), "bench",
+                                     "SELECT CASE WHEN " + found + " THEN 'yes' ELSE 'no' END")
+             : dbload::testing::Mariadb(Servers(), "SELECT IF(" + found + ", 'yes', 'no')")) ==
+         "yes";
+}
+
 bool AwaitStatement(bool pg, const std::string& like, bool present,
                     const std::string& also = "") {
-  const std::string found =
-      pg ? "EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND "
-           "backend_type = 'client backend' AND query LIKE '" + like + "'" + also + ")"
-         : "EXISTS (SELECT 1 FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() "
-           "AND INFO LIKE '" + like + "'" + also + ")";
+  const std::string found = StatementFound(pg, like, also);
   const std::string until = present ? found : "NOT " + found;
   const ProcessResult polled = RunProcess(
       pg ? dbload::testing::PsqlArgs(
@@ -468,8 +480,8 @@ bool AwaitStatement(bool pg, const std::string& like, bool present,
                "DO $$ BEGIN FOR i IN 1..3000 LOOP PERFORM pg_stat_clear_snapshot(); EXIT WHEN " +
                    until + "; PERFORM pg_sleep(0.01); END LOOP; END $$")
          : dbload::testing::MariadbArgs(
-               Servers(), "BEGIN NOT ATOMIC DECLARE i INT DEFAULT 0; WHILE i < 3000 AND NOT " +
-                              until + " DO DO SLEEP(0.01); SET i = i + 1; END WHILE; END"),
+               Servers(), "DELIMITER //\nBEGIN NOT ATOMIC DECLARE i INT DEFAULT 0; WHILE i < 3000 "
+                          "AND NOT " + until + " DO DO SLEEP(0.01); SET i = i + 1; END WHILE; END //"),
       std::chrono::seconds(90));
   EXPECT_EQ(polled.exit_code, 0) << polled.Describe();
   const std::string check = pg ? dbload::testing::Psql(Servers(), "bench",
@@ -507,6 +519,8 @@ TEST_P(WorkloadTest, APrepareKilledWhileTheServerBuildsAnIndexResumes) {
     kill_during(first, "CREATE INDEX%tenant_orders_customer%");
   }
   ASSERT_FALSE(HasFailure());
+  // The client is gone; the server still builds its index.
+  EXPECT_TRUE(StatementRunning(pg(), "CREATE INDEX%tenant_orders_customer%"));
   ASSERT_TRUE(AwaitStatement(pg(), any_index, false));
   EXPECT_EQ(Count("tenant_orders"), 200000);
 
