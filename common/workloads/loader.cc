@@ -226,9 +226,8 @@ class Loader {
     switch (dialect_) {
       case Dialect::kPostgreSql: {
         // Advisory locks are per database already.
-        const std::string key =
-            absl::StrCat("hashtextextended(", Literal(absl::StrCat("dbload prepare ", spec_.name())),
-                         ", 0)");
+        const std::string key = absl::StrCat(
+            "hashtextextended(", Literal(absl::StrCat("dbload prepare ", spec_.name())), ", 0)");
         try_lock = absl::StrCat("SELECT pg_try_advisory_lock(", key, ")");
         lock = absl::StrCat("SELECT pg_advisory_lock(", key, ")");
         break;
@@ -258,8 +257,8 @@ class Loader {
     got = session.FetchColumn(lock, 1);
     if (!got.ok()) return got.status();
     if (got->empty() || got->front() != "1") {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "another prepare of workload ", spec_.name(), " held its lock on this database for a year"));
+      return absl::DeadlineExceededError(absl::StrCat("another prepare of workload ", spec_.name(),
+                                                      " held its lock on this database for a year"));
     }
     return absl::OkStatus();
   }

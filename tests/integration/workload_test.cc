@@ -1,7 +1,9 @@
 // Workloads written in YAML (workloads/*.yaml) end to end, with the real `dbload` executable
 // against real PostgreSQL 15 and MariaDB 10.11 (tests/harness/dbenv): prepare loads and
 // validates the data set, runs of the shop cases change exactly the rows their reports say,
-// a killed load resumes to the exact row count, cleanup drops only what dbload created, and
+// a killed load resumes to the exact row count, a prepare killed at any step of any phase (by
+// the DBLOAD_TEST_KILL_AT hook, or by kill -9 while the server builds an index) resumes to what
+// an uninterrupted one leaves, cleanup drops only what dbload created, and
 // dbload refuses to write into a table it did not create. Every count is read with the
 // database's own client (psql, mariadb), not through dbload.
 
@@ -480,8 +482,9 @@ bool AwaitStatement(bool pg, const std::string& like, bool present,
                "DO $$ BEGIN FOR i IN 1..3000 LOOP PERFORM pg_stat_clear_snapshot(); EXIT WHEN " +
                    until + "; PERFORM pg_sleep(0.01); END LOOP; END $$")
          : dbload::testing::MariadbArgs(
-               Servers(), "DELIMITER //\nBEGIN NOT ATOMIC DECLARE i INT DEFAULT 0; WHILE i < 3000 "
-                          "AND NOT " + until + " DO DO SLEEP(0.01); SET i = i + 1; END WHILE; END //"),
+               Servers(), "DELIMITER //\nBEGIN NOT ATOMIC DECLARE i INT DEFAULT 0; WHILE i < "
+                          "3000 AND NOT " + until +
+                              " DO DO SLEEP(0.01); SET i = i + 1; END WHILE; END //"),
       std::chrono::seconds(90));
   EXPECT_EQ(polled.exit_code, 0) << polled.Describe();
   const std::string check = pg ? dbload::testing::Psql(Servers(), "bench",
