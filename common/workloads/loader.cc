@@ -1,15 +1,19 @@
 #include "common/workloads/loader.h"
 
+#include <signal.h>
 #include <sys/statvfs.h>
 
 #include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
+#include <iostream>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -64,6 +68,101 @@ absl::StatusOr<int64_t> CountOf(Session& session, const std::string& sql) {
   return value;
 }
 
+// Fault injection for tests, harmless in production: see kTestKillAtVariable. Read once.
+void TestKillPoint(absl::string_view point) {
+  static const char* const wanted = std::getenv(kTestKillAtVariable);
+  if (wanted == nullptr || point != wanted) return;
+  std::cerr << kTestKillAtVariable << ": killing this process at " << point << std::endl;
+  raise(SIGKILL);
+}
+
+// Where a table's preparation got, as its row in kLoadStateTable records it (column phase):
+// "loading", "index:K", "after_load:K" (steps before K are done), "analyze", "done".
+struct Position {
+  enum class Phase { kLoading, kIndexes, kAfterLoad, kAnalyze, kDone };
+  Phase phase = Phase::kLoading;
+  int step = 0;
+};
+
+std::string PhaseText(Position at) {
+  switch (at.phase) {
+    case Position::Phase::kLoading:
+      return "loading";
+    case Position::Phase::kIndexes:
+      return absl::StrCat("index:", at.step);
+    case Position::Phase::kAfterLoad:
+      return absl::StrCat("after_load:", at.step);
+    case Position::Phase::kAnalyze:
+      return "analyze";
+    case Position::Phase::kDone:
+      return "done";
+  }
+  return "done";
+}
+
+// Past the steps a list does not have (a table without indexes, or an "index:N" written by a
+// dbload that ran after_load under that phase).
+Position Settled(const v1::Table& table, Position at) {
+  if (at.phase == Position::Phase::kIndexes && at.step >= table.indexes_size()) {
+    at = {Position::Phase::kAfterLoad, 0};
+  }
+  if (at.phase == Position::Phase::kAfterLoad && at.step >= table.after_load_size()) {
+    at = {Position::Phase::kAnalyze, 0};
+  }
+  return at;
+}
+
+absl::StatusOr<Position> ParsePhase(const v1::Table& table, absl::string_view text) {
+  using Phase = Position::Phase;
+  if (text == "loading") return Position{Phase::kLoading, 0};
+  if (text == "analyze") return Position{Phase::kAnalyze, 0};
+  if (text == "done") return Position{Phase::kDone, 0};
+  for (auto [prefix, phase] : {std::pair{"index:", Phase::kIndexes},
+                               std::pair{"after_load:", Phase::kAfterLoad}}) {
+    int step = 0;
+    if (absl::ConsumePrefix(&text, prefix) &&
+        std::from_chars(text.data(), text.data() + text.size(), step).ec == std::errc() &&
+        step >= 0) {
+      return Settled(table, {phase, step});
+    }
+  }
+  return absl::DataLossError(absl::StrCat(kLoadStateTable, " records an unknown phase '", text,
+                                          "' for ", table.name(),
+                                          "; run `dbload cleanup` and prepare again"));
+}
+
+Position Following(const v1::Table& table, Position at) {
+  switch (at.phase) {
+    case Position::Phase::kLoading:
+      return Settled(table, {Position::Phase::kIndexes, 0});
+    case Position::Phase::kIndexes:
+    case Position::Phase::kAfterLoad:
+      return Settled(table, {at.phase, at.step + 1});
+    case Position::Phase::kAnalyze:
+    case Position::Phase::kDone:
+      return {Position::Phase::kDone, 0};
+  }
+  return {Position::Phase::kDone, 0};
+}
+
+// A step that sets a session variable (MariaDB's foreign_key_checks before adding a foreign
+// key): the setting lives only as long as the connection, so a resumed prepare runs it again.
+bool IsSessionSetting(absl::string_view sql) {
+  sql = absl::StripLeadingAsciiWhitespace(sql);
+  return sql.size() > 4 && absl::StartsWithIgnoreCase(sql, "SET") &&
+         absl::ascii_isspace(static_cast<unsigned char>(sql[3]));
+}
+
+// MariaDB errors saying that what a step creates is there already: on a resumed prepare, the
+// sign of a DDL step that the interrupted one had begun (and the server completed).
+bool IsAlreadyThere(Dialect dialect, const ExecOutcome& outcome) {
+  if (dialect != Dialect::kMySql || outcome.ok()) return false;
+  const std::string& code = outcome.error->code;
+  // table exists, duplicate column, duplicate key name, multiple primary key, duplicate
+  // foreign key constraint name.
+  return code == "1050" || code == "1060" || code == "1061" || code == "1068" || code == "1826";
+}
+
 // One contiguous share of a table's rows, loaded on its own connection.
 struct Part {
   int index = 0;
@@ -101,12 +200,67 @@ class Loader {
         !status.ok()) {
       return status;
     }
-    if (options_.stage != LoadOptions::Stage::kPartsOnly) ReportFreeSpace(main);
+    if (options_.stage != LoadOptions::Stage::kPartsOnly) {
+      if (absl::Status status = LockWorkload(main); !status.ok()) return status;
+      ReportFreeSpace(main);
+    }
     for (const v1::Table& table : spec_.tables()) {
       if (absl::Status status = LoadTable(main, table); !status.ok()) return status;
     }
     if (options_.stage != LoadOptions::Stage::kAll) return absl::OkStatus();
-    return ValidateWorkloadData(spec_, main, dialect_);
+    // The checks only read: one interrupted runs again whole.
+    TestKillPoint("check:before");
+    absl::Status valid = ValidateWorkloadData(spec_, main, dialect_);
+    if (valid.ok()) TestKillPoint("check:after");
+    return valid;
+  }
+
+  // One prepare (or its set-up stage) of a workload at a time per database, held until the
+  // session closes. The lock is the server session's, so it also outlives a killed dbload for
+  // as long as the server still runs that session's last statement: a server completes a
+  // CREATE INDEX whose client died before it notices. A resumed prepare waits here until what
+  // the killed one had begun is committed or rolled back, and then reads the load state.
+  absl::Status LockWorkload(Session& session) {
+    std::string try_lock;
+    std::string lock;
+    switch (dialect_) {
+      case Dialect::kPostgreSql: {
+        // Advisory locks are per database already.
+        const std::string key = absl::StrCat(
+            "hashtextextended(", Literal(absl::StrCat("dbload prepare ", spec_.name())), ", 0)");
+        try_lock = absl::StrCat("SELECT pg_try_advisory_lock(", key, ")");
+        lock = absl::StrCat("SELECT pg_advisory_lock(", key, ")");
+        break;
+      }
+      case Dialect::kMySql: {
+        // User locks are server-wide: the name carries the database, hashed to fit 64 chars.
+        const std::string name = absl::StrCat(
+            "CONCAT('dbload prepare ', SHA1(CONCAT(DATABASE(), '/', ", Literal(spec_.name()),
+            ")))");
+        try_lock = absl::StrCat("SELECT GET_LOCK(", name, ", 0)");
+        lock = absl::StrCat("SELECT GET_LOCK(", name, ", 31536000)");
+        break;
+      }
+      case Dialect::kNoop:
+        return absl::OkStatus();
+    }
+    absl::StatusOr<std::vector<std::string>> got = session.FetchColumn(try_lock, 1);
+    if (!got.ok()) return got.status();
+    if (!got->empty() && (got->front() == "t" || got->front() == "1")) return absl::OkStatus();
+    Say({.note = absl::StrCat(
+             "waiting for another prepare of workload ", spec_.name(),
+             " on this database to end (or for the server to finish the statement a killed "
+             "prepare left running)")});
+    if (dialect_ == Dialect::kPostgreSql) {
+      return ToStatus(session.ExecuteSql(lock), "waiting for the prepare lock");
+    }
+    got = session.FetchColumn(lock, 1);
+    if (!got.ok()) return got.status();
+    if (got->empty() || got->front() != "1") {
+      return absl::DeadlineExceededError(absl::StrCat("another prepare of workload ", spec_.name(),
+                                                      " held its lock on this database for a year"));
+    }
+    return absl::OkStatus();
   }
 
   absl::StatusOr<std::unique_ptr<Session>> Connect() {
@@ -172,8 +326,11 @@ class Loader {
   }
 
   // The table's row and its parts' rows in one transaction: a load is either recorded whole
-  // or not at all.
-  absl::Status RecordNewLoad(Session& session, const v1::Table& table, int parts) {
+  // or not at all. On PostgreSQL the table is created in the same transaction; MariaDB's
+  // CREATE TABLE commits the rows first (and is atomic itself), so the state may be there
+  // without the table: LoadTable then creates it.
+  absl::Status RecordNewLoad(Session& session, const v1::Table& table, int parts,
+                             const std::string& create) {
     if (ExecOutcome begun = session.Begin(); !begun.ok()) return ToStatus(begun, "BEGIN");
     std::string insert = absl::StrCat("INSERT INTO ", kLoadStateTable,
                                       " (workload, tbl, part, parts, rows_done, phase) VALUES");
@@ -187,7 +344,22 @@ class Loader {
       session.Rollback();
       return status;
     }
+    if (absl::Status status = CreateTable(session, table, create); !status.ok()) {
+      session.Rollback();
+      return status;
+    }
     return ToStatus(session.Commit(), "COMMIT");
+  }
+
+  absl::Status CreateTable(Session& session, const v1::Table& table, const std::string& create) {
+    TestKillPoint(absl::StrCat("create:", table.name(), ":before"));
+    if (absl::Status status =
+            ToStatus(session.ExecuteSql(create), absl::StrCat("creating ", table.name()));
+        !status.ok()) {
+      return status;
+    }
+    TestKillPoint(absl::StrCat("create:", table.name(), ":after"));
+    return absl::OkStatus();
   }
 
   absl::Status LoadTable(Session& session, const v1::Table& table) {
@@ -198,6 +370,8 @@ class Loader {
     if (!state.ok()) return state.status();
     absl::StatusOr<bool> exists = TableExists(session, table);
     if (!exists.ok()) return exists.status();
+    absl::StatusOr<std::string> create = SqlFor(table.create(), dialect_, table.name());
+    if (!create.ok()) return create.status();
     std::string phase;
     int parts = options_.parallel;
     if (!state->empty()) {
@@ -214,56 +388,151 @@ class Loader {
           kLoadStateTable, " has no entry for it); dbload does not write into tables it did not "
           "create: drop it, or prepare into another database"));
     } else {
-      if (absl::Status status = RecordNewLoad(session, table, parts); !status.ok()) return status;
+      if (absl::Status status = RecordNewLoad(session, table, parts, *create); !status.ok()) {
+        return status;
+      }
       phase = "loading";
+      *exists = true;
     }
-    if (phase == "done") {
+    absl::StatusOr<Position> at = ParsePhase(table, phase);
+    if (!at.ok()) return at.status();
+    if (at->phase == Position::Phase::kDone) {
       Say({table.name(), static_cast<uint64_t>(table.data().rows()),
            static_cast<uint64_t>(table.data().rows())});
       return absl::OkStatus();
     }
     if (!*exists) {
-      absl::StatusOr<std::string> create = SqlFor(table.create(), dialect_, table.name());
-      if (!create.ok()) return create.status();
-      if (absl::Status status =
-              ToStatus(session.ExecuteSql(*create), absl::StrCat("creating ", table.name()));
-          !status.ok()) {
-        return status;
-      }
+      if (absl::Status status = CreateTable(session, table, *create); !status.ok()) return status;
     }
     if (options_.stage == LoadOptions::Stage::kSetUpOnly) return absl::OkStatus();
     if (options_.stage == LoadOptions::Stage::kPartsOnly) {
-      return phase == "loading" ? LoadParts(session, table, parts) : absl::OkStatus();
+      return at->phase == Position::Phase::kLoading ? LoadParts(session, table, parts)
+                                                     : absl::OkStatus();
     }
-    if (phase == "loading") {
+    if (at->phase == Position::Phase::kLoading) {
       if (absl::Status status = LoadParts(session, table, parts); !status.ok()) return status;
-      phase = "index:0";
-      if (absl::Status status = SetPhase(session, table, phase); !status.ok()) return status;
-    }
-    // Indexes after the data: building one over the loaded rows beats maintaining it per row.
-    int built = 0;
-    if (absl::StartsWith(phase, "index:")) built = static_cast<int>(ToInt(phase.substr(6)));
-    for (int i = built; i < table.indexes_size(); ++i) {
-      absl::StatusOr<std::string> sql = SqlFor(table.indexes(i), dialect_, table.name());
-      // Indexes may be written for one dialect only (PostgreSQL's primary key built after
-      // loading, where InnoDB declares it up front); the other has nothing to build.
-      if (absl::Status status =
-              sql.ok() ? ToStatus(session.ExecuteSql(*sql), absl::StrCat("indexing ", table.name()))
-                       : absl::OkStatus();
-          !status.ok()) {
+      TestKillPoint(absl::StrCat("load:", table.name(), ":end"));
+      at = Following(table, *at);
+      if (absl::Status status = SetPhase(session, table, PhaseText(*at)); !status.ok()) {
         return status;
       }
-      if (absl::Status status = SetPhase(session, table, absl::StrCat("index:", i + 1));
-          !status.ok()) {
-        return status;
-      }
+    } else {
+      Say({.note = absl::StrCat(table.name(), ": resuming after its rows, at ", PhaseText(*at))});
     }
-    if (absl::Status status = RunEach(session, table.after_load(), table, "after loading");
-        !status.ok()) {
+    return FinishTable(session, table, *at);
+  }
+
+  // Indexes after the data (building one over the loaded rows beats maintaining it per row),
+  // then after_load, then the vacuum and analyze: each step recorded as it completes, so that
+  // an interrupted prepare resumes at the step it was in.
+  absl::Status FinishTable(Session& session, const v1::Table& table, Position at) {
+    if (absl::Status status = ReplaySessionSettings(session, table, at); !status.ok()) {
       return status;
     }
-    if (absl::Status status = Settle(session, table); !status.ok()) return status;
-    return SetPhase(session, table, "done");
+    while (at.phase != Position::Phase::kDone) {
+      const Position next = Following(table, at);
+      absl::Status status;
+      switch (at.phase) {
+        case Position::Phase::kIndexes:
+          status = RunStep(session, table, table.indexes(at.step), at, next);
+          break;
+        case Position::Phase::kAfterLoad:
+          status = RunStep(session, table, table.after_load(at.step), at, next);
+          break;
+        case Position::Phase::kAnalyze:
+          TestKillPoint(absl::StrCat("analyze:", table.name(), ":before"));
+          // VACUUM runs in no transaction: one interrupted runs again, which costs little.
+          status = Settle(session, table);
+          if (status.ok()) {
+            TestKillPoint(absl::StrCat("analyze:", table.name(), ":after"));
+            status = SetPhase(session, table, PhaseText(next));
+          }
+          break;
+        case Position::Phase::kLoading:
+        case Position::Phase::kDone:
+          break;
+      }
+      if (!status.ok()) return status;
+      at = next;
+    }
+    return absl::OkStatus();
+  }
+
+  // The session settings among the steps before `at`, which a resumed prepare's connection
+  // does not have (an uninterrupted one ran them on this same connection).
+  absl::Status ReplaySessionSettings(Session& session, const v1::Table& table, Position at) {
+    const bool past_indexes = at.phase == Position::Phase::kAfterLoad ||
+                              at.phase == Position::Phase::kAnalyze;
+    const int indexes = past_indexes ? table.indexes_size()
+                        : at.phase == Position::Phase::kIndexes ? at.step
+                                                                : 0;
+    const int after_load = at.phase == Position::Phase::kAnalyze ? table.after_load_size()
+                           : at.phase == Position::Phase::kAfterLoad ? at.step
+                                                                     : 0;
+    std::vector<const v1::DialectSql*> earlier;
+    for (int i = 0; i < indexes; ++i) earlier.push_back(&table.indexes(i));
+    for (int i = 0; i < after_load; ++i) earlier.push_back(&table.after_load(i));
+    for (const v1::DialectSql* step : earlier) {
+      absl::StatusOr<std::string> sql = SqlFor(*step, dialect_, table.name());
+      if (!sql.ok() || !IsSessionSetting(*sql)) continue;
+      if (absl::Status status = ToStatus(session.ExecuteSql(*sql),
+                                         absl::StrCat("resuming ", table.name()));
+          !status.ok()) {
+        return status;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // One step of indexes or after_load, and `next` recorded as the table's phase in the same
+  // transaction: on PostgreSQL, whose DDL is transactional, the step and its record commit
+  // together or not at all (a server that completes a step whose client died rolls it back
+  // when it finds the client gone). On MariaDB the same holds for DML; DDL commits by itself,
+  // so a DDL step the interrupted prepare had begun runs again on resume and must be written
+  // so that it can (IF NOT EXISTS).
+  absl::Status RunStep(Session& session, const v1::Table& table, const v1::DialectSql& step,
+                       Position at, Position next) {
+    const std::string point = absl::StrCat(
+        at.phase == Position::Phase::kIndexes ? "index:" : "after_load:", table.name(), ":",
+        at.step);
+    TestKillPoint(absl::StrCat(point, ":before"));
+    // Steps may be written for one dialect only (PostgreSQL's primary key built after loading,
+    // where InnoDB declares it up front); the other has nothing to do.
+    absl::StatusOr<std::string> sql = SqlFor(step, dialect_, table.name());
+    if (!sql.ok()) return absl::OkStatus();
+    const std::string doing = absl::StrCat(
+        at.phase == Position::Phase::kIndexes ? "indexing " : "after loading ", table.name());
+    if (ExecOutcome begun = session.Begin(); !begun.ok()) return ToStatus(begun, "BEGIN");
+    ExecOutcome ran = session.ExecuteSql(*sql);
+    if (!ran.ok() && dialect_ == Dialect::kPostgreSql && ran.error->code == "25001") {
+      // Not allowed in a transaction (VACUUM, CREATE INDEX CONCURRENTLY): it runs on its own
+      // and, interrupted, runs again.
+      session.Rollback();
+      ran = session.ExecuteSql(*sql);
+      if (ran.ok()) {
+        TestKillPoint(absl::StrCat(point, ":after"));
+        return SetPhase(session, table, PhaseText(next));
+      }
+      return ToStatus(ran, doing);
+    }
+    if (!ran.ok()) {
+      session.Rollback();
+      absl::Status status = ToStatus(ran, doing);
+      if (!IsAlreadyThere(dialect_, ran)) return status;
+      return absl::Status(
+          status.code(),
+          absl::StrCat(status.message(),
+                       " (MariaDB commits DDL by itself, so a step that an interrupted prepare "
+                       "had begun runs again when prepare resumes: write it so that it can, e.g. "
+                       "CREATE INDEX IF NOT EXISTS, ADD CONSTRAINT name FOREIGN KEY IF NOT EXISTS; "
+                       "see workloads/README.md)"));
+    }
+    TestKillPoint(absl::StrCat(point, ":after"));
+    if (absl::Status status = SetPhase(session, table, PhaseText(next)); !status.ok()) {
+      session.Rollback();
+      return status;
+    }
+    return ToStatus(session.Commit(), "COMMIT");
   }
 
   // A freshly loaded table left as it is gets vacuumed and analyzed by the server in the
@@ -343,6 +612,7 @@ class Loader {
                                    table.name(), committed, parts, parts == 1 ? "" : "s")});
     }
     loaded_ = committed;
+    batches_ = 0;
     stop_ = false;
     std::vector<absl::Status> results(plan.size());
     std::vector<std::thread> threads;
@@ -442,6 +712,7 @@ class Loader {
                                              table.name()));
       }
       attempt = 0;
+      TestKillPoint(absl::StrCat("load:", table.name(), ":", ++batches_));
       const uint64_t so_far = loaded_ += static_cast<uint64_t>(last - first + 1);
       Say({table.name(), so_far, static_cast<uint64_t>(data.rows())});
       first = last + 1;
@@ -456,6 +727,7 @@ class Loader {
   const ProgressCallback& progress_;
   std::mutex progress_mu_;
   std::atomic<uint64_t> loaded_{0};  // rows of the current table, over all parts
+  std::atomic<uint64_t> batches_{0};  // batches of the current table this process committed
   std::atomic<bool> stop_{false};    // a part failed: the others stop at their next batch
 };
 

@@ -50,10 +50,27 @@ inline constexpr char kLoadStateTable[] = "dbload_load_state";
 
 // Creates each table, fills it in batches (each batch commits together with its part's
 // watermark, so an interrupted load resumes at the exact row with no duplicate and no gap),
-// builds the indexes, runs after_load, then validates row counts and the spec's checks. Tables
-// already complete are skipped. Progress may be called from several threads, never at once.
+// builds the indexes, runs after_load, vacuums and analyzes, then validates row counts and the
+// spec's checks. Every step is recorded in kLoadStateTable as it completes (on PostgreSQL in
+// the step's own transaction), so a prepare killed at any instant resumes where it was; a lock
+// per workload and database makes a resumed prepare wait until the server has finished what
+// the killed one left running. Tables already complete are skipped. Progress may be called
+// from several threads, never at once.
 absl::Status LoadWorkloadData(const dbload::v1::WorkloadSpec& spec, db::Driver& driver,
                               const LoadOptions& options, const ProgressCallback& progress);
+
+// Fault injection for tests: with DBLOAD_TEST_KILL_AT=POINT in its environment, the process
+// raises SIGKILL on itself (after a line on stderr) when the loader reaches POINT, so that a
+// test can kill prepare at an exact step. Nothing sets it outside tests; unset, it costs one
+// getenv. POINT is one of (T a table, K a step of its list from 0, N a batch from 1):
+//   create:T:before|after       the table's load recorded, CREATE TABLE not run | run
+//   load:T:N                    after this process committed its N-th batch of T
+//   load:T:end                  every row committed, the index phase not yet recorded
+//   index:T:K:before|after      index step K not run | run, its completion not yet recorded
+//   after_load:T:K:before|after the same for after_load step K
+//   analyze:T:before|after      VACUUM (ANALYZE) / ANALYZE TABLE not run | run, not recorded
+//   check:before|after          the checks not run | passed
+inline constexpr char kTestKillAtVariable[] = "DBLOAD_TEST_KILL_AT";
 
 // Row counts and the spec's checks; the error lists every failed check.
 absl::Status ValidateWorkloadData(const dbload::v1::WorkloadSpec& spec, db::Session& session,

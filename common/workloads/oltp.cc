@@ -473,7 +473,10 @@ v1::WorkloadSpec DataSpecOf(const OltpOptions& options) {
         " (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) "
         "DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE = InnoDB"));
     table.add_indexes()->set_postgresql(absl::StrCat("ALTER TABLE ", name, " ADD PRIMARY KEY (id)"));
-    table.add_indexes()->set_any(absl::StrCat("CREATE INDEX k_", t, " ON ", name, "(k)"));
+    // IF NOT EXISTS: MariaDB commits DDL by itself, and a prepare resumed after a kill runs the
+    // step it was in again.
+    table.add_indexes()->set_any(
+        absl::StrCat("CREATE INDEX IF NOT EXISTS k_", t, " ON ", name, "(k)"));
     // Explicit ids leave PostgreSQL's serial behind; the insert scenario needs it past them.
     table.add_after_load()->set_postgresql(
         absl::StrCat("SELECT setval(pg_get_serial_sequence('", name, "', 'id'), (SELECT MAX(id) FROM ",

@@ -1,7 +1,9 @@
 // Workloads written in YAML (workloads/*.yaml) end to end, with the real `dbload` executable
 // against real PostgreSQL 15 and MariaDB 10.11 (tests/harness/dbenv): prepare loads and
 // validates the data set, runs of the shop cases change exactly the rows their reports say,
-// a killed load resumes to the exact row count, cleanup drops only what dbload created, and
+// a killed load resumes to the exact row count, a prepare killed at any step of any phase (by
+// the DBLOAD_TEST_KILL_AT hook, or by kill -9 while the server builds an index) resumes to what
+// an uninterrupted one leaves, cleanup drops only what dbload created, and
 // dbload refuses to write into a table it did not create. Every count is read with the
 // database's own client (psql, mariadb), not through dbload.
 
@@ -46,6 +48,10 @@ std::string NameOf(const ::testing::TestParamInfo<Backend>& info) {
 TestServers& Servers() { return TestServersEnvironment::Servers(); }
 
 class WorkloadTest : public ::testing::TestWithParam<Backend> {
+ public:
+  // What the database says to `sql`, through its own client.
+  std::string SqlOf(const std::string& sql) { return Sql(sql); }
+
  protected:
   void SetUp() override {
     char pattern[] = "/tmp/dbload_workload_test.XXXXXX";
@@ -285,6 +291,296 @@ TEST_P(WorkloadTest, AKilledLoadResumesToTheExactRowCount) {
   }
   ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
   EXPECT_EQ(TablesNamed("'tenant_orders'"), 0);
+}
+
+// A workload with every phase: two tables, three index steps (an index, a session setting, a
+// foreign key), two after_load steps that are not idempotent (each adds to v: run twice, the
+// check on SUM(v) fails), and checks. On PostgreSQL its steps are written as plainly as a user
+// would (the step and its record commit together); on MariaDB, whose DDL commits by itself, the
+// DDL steps can run again (IF NOT EXISTS), as workloads/README.md asks.
+constexpr char kEveryPhase[] = R"yaml(name: every_phase
+tables:
+  - name: kp_parent
+    create: CREATE TABLE kp_parent (id BIGINT PRIMARY KEY, name VARCHAR(40) NOT NULL)
+    data:
+      rows: 100
+      columns: {id: {row: true}, name: {pattern: {pattern: "parent {row}"}}}
+  - name: kp
+    create: CREATE TABLE kp (id BIGINT PRIMARY KEY, parent_id BIGINT NOT NULL, v INTEGER NOT NULL)
+    indexes:
+      - postgresql: CREATE INDEX kp_parent_id ON kp (parent_id)
+        mysql: CREATE INDEX IF NOT EXISTS kp_parent_id ON kp (parent_id)
+      - postgresql: SET work_mem = '8MB'
+        mysql: SET SESSION foreign_key_checks = 0
+      - postgresql: >-
+          ALTER TABLE kp ADD CONSTRAINT kp_parent_fk FOREIGN KEY (parent_id)
+          REFERENCES kp_parent (id)
+        mysql: >-
+          ALTER TABLE kp ADD CONSTRAINT kp_parent_fk FOREIGN KEY IF NOT EXISTS (parent_id)
+          REFERENCES kp_parent (id)
+    data:
+      rows: 2000
+      batch: 500
+      columns: {id: {row: true}, parent_id: {uniform: {min: 1, max: 100}}, v: 0}
+    after_load:
+      - UPDATE kp SET v = v + 1 WHERE id <= 10
+      - UPDATE kp SET v = v + 10 WHERE id <= 10
+checks:
+  - name: each after_load step ran once
+    sql: SELECT SUM(v) FROM kp
+    expect: 110
+  - name: rows without their parent
+    sql: SELECT COUNT(*) FROM kp k LEFT JOIN kp_parent p ON p.id = k.parent_id WHERE p.id IS NULL
+    expect: 0
+scenarios:
+  - name: read
+    query_types:
+      - name: read
+        statements:
+          - sql: SELECT v FROM kp WHERE id = ?
+            params: [{uniform: {min: 1, max: 2000}}]
+)yaml";
+
+// What a prepare leaves, read with the database's own client: rows, keys, indexes, foreign
+// keys, after_load's effect, the load state, and (PostgreSQL) that each table was vacuumed and
+// analyzed.
+std::string PreparedState(WorkloadTest& test, bool pg, const std::vector<std::string>& tables) {
+  std::string state;
+  std::string names;
+  for (const std::string& table : tables) {
+    absl::StrAppend(&names, names.empty() ? "" : ", ", "'", table, "'");
+    const std::string key = table == "tenant_orders" ? "order_id" : "id";
+    absl::StrAppend(&state, table, ": ",
+                    test.SqlOf("SELECT CONCAT(COUNT(*), ' rows, ', COUNT(DISTINCT " + key +
+                               "), ' keys') FROM " + table),
+                    "\n");
+  }
+  if (pg) {
+    absl::StrAppend(
+        &state, "indexes: ",
+        test.SqlOf("SELECT string_agg(indexname, ',' ORDER BY indexname) FROM pg_indexes WHERE "
+                   "tablename IN (" + names + ")"),
+        "\nforeign keys: ",
+        test.SqlOf("SELECT string_agg(conname, ',' ORDER BY conname) FROM pg_constraint WHERE "
+                   "contype = 'f' AND conrelid::regclass::text IN (" + names + ")"),
+        "\nvacuumed and analyzed: ",
+        test.SqlOf("SELECT COUNT(*) FROM pg_stat_user_tables WHERE relname IN (" + names +
+                   ") AND vacuum_count > 0 AND analyze_count > 0"));
+  } else {
+    absl::StrAppend(
+        &state, "indexes: ",
+        test.SqlOf("SELECT GROUP_CONCAT(CONCAT(table_name, '.', index_name) ORDER BY table_name, "
+                   "index_name) FROM information_schema.statistics WHERE table_schema = "
+                   "DATABASE() AND seq_in_index = 1 AND table_name IN (" + names + ")"),
+        "\nforeign keys: ",
+        test.SqlOf("SELECT GROUP_CONCAT(constraint_name ORDER BY constraint_name) FROM "
+                   "information_schema.referential_constraints WHERE constraint_schema = "
+                   "DATABASE() AND table_name IN (" + names + ")"));
+  }
+  absl::StrAppend(&state, "\nload state: ",
+                  test.SqlOf(std::string(pg ? "SELECT string_agg(" : "SELECT GROUP_CONCAT(") +
+                             "CONCAT(tbl, ':', part, ':', rows_done, ':', phase)" +
+                             (pg ? ", ','" : "") + " ORDER BY tbl, part" +
+                             (pg ? "" : " SEPARATOR ','") +
+                             ") FROM dbload_load_state WHERE tbl IN (" + names + ")"),
+                  "\n");
+  return state;
+}
+
+// Every kill point of the loader (DBLOAD_TEST_KILL_AT, common/workloads/loader.h), one after
+// the other, each followed by a resume that is killed at the next point: a prepare killed at
+// any of them resumes to exactly what an uninterrupted prepare leaves. Two chains, as a point
+// "before" a step and the point "after" it (the step run, its record not committed) are the
+// same step.
+TEST_P(WorkloadTest, APrepareKilledAtAnyStepOfAnyPhaseResumesToTheSameState) {
+  std::ofstream(dir_ + "/every_phase.yaml") << kEveryPhase;
+  const std::string plan = WritePlan("every_phase.yaml", "read", "{}");
+  const std::vector<std::string> tables = {"kp_parent", "kp"};
+  ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
+  const ProcessResult whole = Dbload({"prepare", plan, "--parallel", "1"});
+  ASSERT_EQ(whole.exit_code, 0) << whole.Describe();
+  const std::string uninterrupted = PreparedState(*this, pg(), tables);
+  EXPECT_THAT(uninterrupted, HasSubstr("kp: 2000 rows, 2000 keys\n"));
+  EXPECT_THAT(uninterrupted, HasSubstr(pg() ? "indexes: kp_parent_id,kp_parent_pkey,kp_pkey"
+                                            : "indexes: kp.kp_parent_id,kp.PRIMARY,"));
+  EXPECT_THAT(uninterrupted, HasSubstr("foreign keys: kp_parent_fk\n"));
+
+  // Killed at `point`: the process died there, by its own SIGKILL.
+  const auto kill_at = [&](const std::string& point) {
+    const ProcessResult killed =
+        RunProcess({"/usr/bin/env", absl::StrCat("DBLOAD_TEST_KILL_AT=", point), DBLOAD_BINARY,
+                    "prepare", plan, "--parallel", "1"},
+                   std::chrono::seconds(60));
+    EXPECT_EQ(killed.term_signal, SIGKILL) << point << "\n" << killed.Describe();
+    EXPECT_THAT(killed.err, HasSubstr("DBLOAD_TEST_KILL_AT: killing this process at " + point));
+  };
+  const std::vector<std::vector<std::string>> chains = {
+      {"create:kp_parent:before", "load:kp_parent:1", "create:kp:before", "load:kp:2",
+       "index:kp:0:before", "index:kp:1:before", "index:kp:2:before", "after_load:kp:0:before",
+       "after_load:kp:1:before", "analyze:kp:before", "check:before"},
+      {"create:kp_parent:after", "load:kp_parent:end", "create:kp:after", "load:kp:1",
+       "load:kp:2", "load:kp:end", "index:kp:0:after", "index:kp:1:after", "index:kp:2:after",
+       "after_load:kp:0:after", "after_load:kp:1:after", "analyze:kp:after", "check:after"},
+  };
+  for (const std::vector<std::string>& chain : chains) {
+    ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
+    for (const std::string& point : chain) {
+      kill_at(point);
+      // What each database leaves at the interesting instants: PostgreSQL rolls a step back
+      // with its record; MariaDB's DDL has committed (the resume runs it again, IF NOT EXISTS);
+      // DML steps roll back with their record on both.
+      if (point == "create:kp:after") {
+        EXPECT_EQ(TablesNamed("'kp'"), pg() ? 0 : 1);
+      }
+      if (point == "index:kp:0:after") {
+        EXPECT_EQ(SqlOf(pg() ? "SELECT COUNT(*) FROM pg_indexes WHERE indexname = 'kp_parent_id'"
+                             : "SELECT COUNT(*) FROM information_schema.statistics WHERE "
+                               "table_schema = DATABASE() AND index_name = 'kp_parent_id'"),
+                  pg() ? "0" : "1");
+      }
+      if (point == "after_load:kp:0:after") {
+        EXPECT_EQ(SqlOf("SELECT SUM(v) FROM kp"), "0");
+      }
+      if (point == "after_load:kp:1:after") {
+        EXPECT_EQ(SqlOf("SELECT SUM(v) FROM kp"), "10");
+      }
+    }
+    const ProcessResult resumed = Dbload({"prepare", plan, "--parallel", "1"});
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.Describe();
+    EXPECT_THAT(resumed.out, HasSubstr("row counts and checks validated"));
+    EXPECT_EQ(PreparedState(*this, pg(), tables), uninterrupted) << chain.front();
+  }
+  ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
+}
+
+// Until the server shows (or, `present` false, no longer shows) a statement of another session
+// whose text matches `like` (and `also`), polling every 10 ms inside the server for at most
+// 30 s; whether it did.
+std::string StatementFound(bool pg, const std::string& like, const std::string& also = "") {
+  return pg ? "EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND "
+              "backend_type = 'client backend' AND query LIKE '" + like + "'" + also + ")"
+            : "EXISTS (SELECT 1 FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() "
+              "AND INFO LIKE '" + like + "'" + also + ")";
+}
+
+// Whether the server runs a statement of another session matching `like` now.
+bool StatementRunning(bool pg, const std::string& like) {
+  const std::string found = StatementFound(pg, like);
+  return (pg ? dbload::testing::Psql(Servers(), "bench",
+                                     "SELECT CASE WHEN " + found + " THEN 'yes' ELSE 'no' END")
+             : dbload::testing::Mariadb(Servers(), "SELECT IF(" + found + ", 'yes', 'no')")) ==
+         "yes";
+}
+
+bool AwaitStatement(bool pg, const std::string& like, bool present,
+                    const std::string& also = "") {
+  const std::string found = StatementFound(pg, like, also);
+  const std::string until = present ? found : "NOT " + found;
+  const ProcessResult polled = RunProcess(
+      pg ? dbload::testing::PsqlArgs(
+               Servers(), "bench",
+               "DO $$ BEGIN FOR i IN 1..3000 LOOP PERFORM pg_stat_clear_snapshot(); EXIT WHEN " +
+                   until + "; PERFORM pg_sleep(0.01); END LOOP; END $$")
+         : dbload::testing::MariadbArgs(
+               Servers(), "DELIMITER //\nBEGIN NOT ATOMIC DECLARE i INT DEFAULT 0; WHILE i < "
+                          "3000 AND NOT " + until +
+                              " DO DO SLEEP(0.01); SET i = i + 1; END WHILE; END //"),
+      std::chrono::seconds(90));
+  EXPECT_EQ(polled.exit_code, 0) << polled.Describe();
+  const std::string check = pg ? dbload::testing::Psql(Servers(), "bench",
+                                                       "SELECT CASE WHEN " + until +
+                                                           " THEN 'yes' ELSE 'no' END")
+                               : dbload::testing::Mariadb(
+                                     Servers(), "SELECT IF(" + until + ", 'yes', 'no')");
+  return check == "yes";
+}
+
+// The issue's case: tenant_orders killed (kill -9 by PID, the real binary) while the server
+// builds a secondary index. The server completes the statement of a client that died, so a
+// resumed prepare must cope with what it finds: on PostgreSQL the index rolled back with its
+// record, on MariaDB committed (IF NOT EXISTS then finds it); and while the killed prepare's
+// statement still runs, the resumed one waits for it.
+TEST_P(WorkloadTest, APrepareKilledWhileTheServerBuildsAnIndexResumes) {
+  const std::string plan = WritePlan("tenant_orders", "pk_lookup", "{rows: 200000}");
+  ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
+  const std::string any_index = "CREATE INDEX%tenant_orders_%";
+  // Kills `prepare` (by its PID) as soon as the server runs its statement matching `like`.
+  const auto kill_during = [&](Child& prepare, const std::string& like) {
+    const bool seen = AwaitStatement(pg(), like, true);
+    prepare.Signal(SIGKILL);
+    const ProcessResult killed = prepare.Wait(std::chrono::seconds(10));
+    EXPECT_TRUE(seen) << "prepare never reached " << like << "\n" << killed.Describe();
+    EXPECT_EQ(killed.term_signal, SIGKILL) << killed.Describe();
+  };
+
+  // 1. Killed while the server builds the first index; resumed once the server is done with
+  // the killed prepare's CREATE INDEX. Before the fix, that resume failed at once: "relation
+  // "tenant_orders_customer" already exists [42P07]" (PostgreSQL), "Duplicate key name
+  // 'tenant_orders_customer' [1061]" (MariaDB), and never reached a second index.
+  {
+    Child first({DBLOAD_BINARY, "prepare", plan});
+    kill_during(first, "CREATE INDEX%tenant_orders_customer%");
+  }
+  ASSERT_FALSE(HasFailure());
+  // The client is gone; the server still builds its index.
+  EXPECT_TRUE(StatementRunning(pg(), "CREATE INDEX%tenant_orders_customer%"));
+  ASSERT_TRUE(AwaitStatement(pg(), any_index, false));
+  EXPECT_EQ(Count("tenant_orders"), 200000);
+
+  // 2. Killed while its CREATE INDEX waits at the server for a lock the test holds; resumed at
+  // once, while the killed prepare's statement is still queued there: the resumed prepare
+  // says it waits, and does.
+  Child holder(pg() ? dbload::testing::PsqlArgs(
+                          Servers(), "bench",
+                          "BEGIN; LOCK TABLE tenant_orders IN ROW EXCLUSIVE MODE; "
+                          "SELECT pg_sleep(120)")
+                    : dbload::testing::MariadbArgs(
+                          Servers(), "USE bench; LOCK TABLES tenant_orders WRITE; "
+                                     "SELECT SLEEP(120)"));
+  ASSERT_TRUE(pg() ? AwaitStatement(true, "%pg_sleep(120)%", true, " AND wait_event = 'PgSleep'")
+                   : AwaitStatement(false, "SELECT SLEEP(120)%", true));
+  {
+    Child queued({DBLOAD_BINARY, "prepare", plan});
+    kill_during(queued, any_index);
+  }
+  ASSERT_FALSE(HasFailure());
+  Child resumed({DBLOAD_BINARY, "prepare", plan});
+  EXPECT_TRUE(resumed.PumpUntil(
+      [](const std::string& out) {
+        return out.find("waiting for another prepare of workload tenant_orders") !=
+               std::string::npos;
+      },
+      std::chrono::seconds(30)))
+      << resumed.out() << resumed.err();
+  // Let the killed prepare's statement go: the server builds the index, then finds its client
+  // gone.
+  if (pg()) {
+    dbload::testing::Psql(Servers(), "bench",
+                          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query "
+                          "LIKE '%pg_sleep(120)%' AND pid <> pg_backend_pid()");
+  } else {
+    dbload::testing::Mariadb(
+        Servers(), "SELECT CONCAT('KILL ', ID) INTO @kill FROM information_schema.PROCESSLIST "
+                   "WHERE INFO LIKE 'SELECT SLEEP(120)%' LIMIT 1; EXECUTE IMMEDIATE @kill");
+  }
+  holder.Wait(std::chrono::seconds(30));
+
+  // 3. That resumed prepare killed while the server builds the second index; resumed at once,
+  // perhaps while the server still builds it.
+  kill_during(resumed, "CREATE INDEX%tenant_orders_status%");
+  ASSERT_FALSE(HasFailure());
+  const ProcessResult done = Dbload({"prepare", plan});
+  ASSERT_EQ(done.exit_code, 0) << done.Describe();
+  EXPECT_THAT(done.out, HasSubstr("row counts and checks validated"));
+  const std::string state = PreparedState(*this, pg(), {"tenant_orders"});
+  EXPECT_THAT(state, HasSubstr("tenant_orders: 200000 rows, 200000 keys\n"));
+  EXPECT_THAT(state, HasSubstr(pg() ? "indexes: tenant_orders_created,tenant_orders_customer,"
+                                      "tenant_orders_pkey,tenant_orders_status\n"
+                                    : "indexes: tenant_orders.PRIMARY,tenant_orders.tenant_"
+                                      "orders_created,tenant_orders.tenant_orders_customer,"
+                                      "tenant_orders.tenant_orders_status\n"));
+  EXPECT_THAT(state, HasSubstr("load state: tenant_orders:-1:0:done,"));
+  ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
 }
 
 // Loading split over two agents in this process (`--agents 2`), four parts: each agent loads

@@ -315,5 +315,45 @@ TEST(DeclarativeWorkloadTest, LoadingABuiltSpecWithoutABatchSizeUsesTheDefault) 
   EXPECT_NE(done, session.calls.end());
 }
 
+// A prepare resumed at its second index step: the session setting before it runs again (the
+// connection is new), the steps already recorded do not, and each step commits in one
+// transaction with its record (PostgreSQL), before the vacuum and the table's last record.
+TEST(DeclarativeWorkloadTest, AResumedPrepareRunsEachRemainingStepOnceWithItsRecord) {
+  v1::WorkloadSpec spec;
+  spec.set_name("resumed");
+  v1::Table& table = *spec.add_tables();
+  table.set_name("t");
+  table.mutable_create()->set_any("CREATE TABLE t (a BIGINT)");
+  table.add_indexes()->set_any("SET work_mem = '8MB'");
+  table.add_indexes()->set_any("CREATE INDEX t_b ON t (b)");
+  table.add_indexes()->set_any("CREATE INDEX t_a ON t (a)");
+  table.add_after_load()->set_any("UPDATE t SET a = 1");
+  RecordingSession session;
+  session.fetch = [](std::string_view sql) -> std::vector<std::string> {
+    if (sql.starts_with("SELECT pg_try_advisory_lock")) return {"t"};
+    if (sql.starts_with("SELECT CONCAT(phase")) return {"index:2|1"};  // t_b built
+    if (sql.find("pg_tables") != std::string_view::npos) return {"t"};
+    if (sql.starts_with("SELECT COUNT(*)")) return {"0"};
+    return {};
+  };
+  FakeDriver driver(session);
+  ASSERT_TRUE(LoadWorkloadData(spec, driver, {}, nullptr).ok());
+  std::vector<std::string> calls;
+  for (const std::string& call : session.calls) {
+    if (!call.starts_with("fetch") && call.find(kLoadStateTable + std::string(" (")) ==
+                                          std::string::npos) {
+      calls.push_back(call);
+    }
+  }
+  const std::string where = " WHERE workload = 'resumed' AND tbl = 't' AND part = -1";
+  EXPECT_THAT(calls,
+              ElementsAre("sql SET work_mem = '8MB'", "begin", "sql CREATE INDEX t_a ON t (a)",
+                          "sql UPDATE dbload_load_state SET phase = 'after_load:0'" + where,
+                          "commit", "begin", "sql UPDATE t SET a = 1",
+                          "sql UPDATE dbload_load_state SET phase = 'analyze'" + where, "commit",
+                          "sql VACUUM (ANALYZE) t",
+                          "sql UPDATE dbload_load_state SET phase = 'done'" + where));
+}
+
 }  // namespace
 }  // namespace dbload
