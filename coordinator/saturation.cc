@@ -217,7 +217,9 @@ std::vector<IntervalJudgement> JudgeIntervals(
   std::vector<double> rates;  // completions per busy connection-second, measured intervals
   for (const v1::IntervalSample* sample : samples) {
     shares.push_back(SharesOf(*sample));
-    if (!sample->warmup() && shares.back().busy_s > 0) {
+    // The usual pace is that of seconds in which something executed: an outage longer than
+    // half the run must not become the usual.
+    if (!sample->warmup() && shares.back().busy_s > 0 && sample->executed() > 0) {
       rates.push_back(CompletionsPerBusySecond(*sample, shares.back()));
     }
   }
@@ -239,14 +241,18 @@ std::vector<IntervalJudgement> JudgeIntervals(
       judged.why = std::move(why);
     };
     const double completions = static_cast<double>(sample.executed() + sample.errors());
-    const double excess = s.known && usual > 0
-                              ? (s.busy_s - completions / usual) / s.total_s
-                              : 0;  // the share of the interval stuck beyond the usual pace
-    if (excess >= kStalledExcess && CompletionsPerBusySecond(sample, s) < kStalledRate * usual) {
+    // The share of the interval stuck beyond the usual pace; without one (nothing executed in
+    // the whole run), all of the time in calls or reconnecting of a second that executed none.
+    const double excess = !s.known           ? 0
+                          : usual > 0        ? (s.busy_s - completions / usual) / s.total_s
+                          : sample.executed() == 0 ? s.busy()
+                                                   : 0;
+    if (excess >= kStalledExcess &&
+        (usual == 0 || CompletionsPerBusySecond(sample, s) < kStalledRate * usual)) {
       stalled[i] = true;
       set(Cause::kDatabaseStalled, v1::INTERVAL_LIMIT_DATABASE_STALLED,
           absl::StrFormat("at %s %s, and completed %d transactions (%.3g per second of database "
-                          "calls or reconnecting, against the run's usual %.3g)",
+                          "calls or reconnecting, against the run's usual %.0f)",
                           IntervalSpan(samples, i), DescribeShares(s), sample.executed() + sample.errors(),
                           CompletionsPerBusySecond(sample, s), usual));
       continue;

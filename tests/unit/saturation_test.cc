@@ -275,6 +275,18 @@ TEST(JudgeIntervalsTest, ARestartIsTheDatabasesOutage) {
               AllOf(HasSubstr("at 3.0–8.0 s"), HasSubstr("reconnecting 100%")));
 }
 
+// An outage longer than half the run: its silent seconds must not become the usual pace.
+TEST(JudgeIntervalsTest, AnOutageLongerThanHalfTheRunIsStillTheDatabases) {
+  std::map<int, Second> down;
+  down[3] = {.executed = 1'700, .errors = 16, .in_db_call = 0.05, .connecting = 0.11};
+  for (int i = 4; i < 10; ++i) down[i] = {.executed = 0, .connecting = 1.0};
+  v1::RunReport report = TenSeconds(down);
+  MarkGeneratorLimits({}, report);
+  EXPECT_TRUE(report.database_stalled());
+  EXPECT_THAT(report.database_stalled_reason(), HasSubstr("at 4.0–10.0 s"));
+  EXPECT_FALSE(report.pool_limited()) << report.pool_limited_reason();
+}
+
 // A pool too small for the database's latency: every second the connections sit in database
 // calls and arrivals queue, at the same completions per second of call as always.
 TEST(JudgeIntervalsTest, QueueingForConnectionsBusyInDatabaseCallsIsThePools) {
