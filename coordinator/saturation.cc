@@ -161,8 +161,11 @@ constexpr double kStalledExcess = 0.3;
 // ... so that they completed under this share of the usual per second of it. A second split
 // between a stall and normal work still shows: a 1 s stall puts half a second into one of them.
 constexpr double kStalledRate = 0.5;
-// Connections in database calls at least this share of the time make queueing the pool's.
+// Connections in database calls at least this share of the time make queueing the pool's ...
 constexpr double kPoolBusy = 0.5;
+// ... unless the agent's own work took at least this share: then the calls are as short as
+// the work between them (the noop driver flat out), and the agent sets the pace.
+constexpr double kAgentBusy = 0.25;
 // Agents' intervals reach the coordinator's ticks up to about a second late.
 constexpr double kTickSlackS = 1.0;
 
@@ -290,7 +293,8 @@ std::vector<IntervalJudgement> JudgeIntervals(
     if (stall) {
       set(Cause::kQueuedBehindStall, v1::INTERVAL_LIMIT_DATABASE_STALLED,
           absl::StrCat(queued, " behind the database's stall at ", IntervalSpan(samples, *stall)));
-    } else if (!shares[busiest].known || shares[busiest].busy() >= kPoolBusy) {
+    } else if (!shares[busiest].known ||
+               (shares[busiest].busy() >= kPoolBusy && shares[busiest].agent < kAgentBusy)) {
       set(Cause::kPool, v1::INTERVAL_LIMIT_POOL,
           absl::StrCat(queued,
                        shares[busiest].known
@@ -306,9 +310,9 @@ std::vector<IntervalJudgement> JudgeIntervals(
       set(Cause::kQueuedBehindAgent, v1::INTERVAL_LIMIT_GENERATOR,
           absl::StrCat(queued,
                        absl::StrFormat(" for connections that were in database calls or "
-                                       "reconnecting only %.0f%% of the time (%s): the agent's "
-                                       "own work held them up",
-                                       shares[busiest].busy() * 100,
+                                       "reconnecting only %.0f%% of the time, in the agent's own "
+                                       "work %.0f%% (%s): the agent's own work held them up",
+                                       shares[busiest].busy() * 100, shares[busiest].agent * 100,
                                        DescribeShares(shares[busiest]))));
     }
   }
@@ -404,7 +408,10 @@ ScopeMarks MarkScope(const GeneratorThresholds& limits,
     why.push_back(absl::StrCat("at ", SpanList(samples, queued_agent), ": ", first_why(queued_agent)));
   }
   marks.generator = absl::StrJoin(why, "; ");
-  if (!pool.empty()) {
+  // Queueing in a scope where the agent itself fell behind (its CPU, its lateness) is not
+  // the pool's to answer for: the connections' time in "database calls" then includes the
+  // agent's own work between its clock readings (the noop driver flat out).
+  if (!pool.empty() && marks.generator.empty()) {
     marks.pool = absl::StrCat("at ", SpanList(samples, pool), ": ", first_why(pool));
   }
   return marks;

@@ -92,7 +92,8 @@ struct IntervalJudgement {
 //    restart, an outage;
 //  - generator-limited when the busiest agent's CPU or the interval's dispatch lag went over
 //    the limits, or its arrivals queued for connections that were in database calls (or
-//    reconnecting) less than half the time: the agent's own work held them up;
+//    reconnecting) less than half the time, or in the agent's own work a quarter of it or
+//    more: the agent's own work held them up;
 //  - pool-limited when its arrivals queued for connections in database calls at least half
 //    the time (without connection times, from an older agent, queueing counts as the pool's).
 // Warm-up intervals are judged kNone and count in no median.

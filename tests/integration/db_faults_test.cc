@@ -405,6 +405,7 @@ class DbFaultsTest : public ::testing::Test {
     std::vector<std::string> marks;
     for (absl::string_view line : absl::StrSplit(RenderReportText(report), '\n')) {
       if (absl::StrContains(line, "-LIMITED") || absl::StrContains(line, "-STALLED") ||
+          absl::StrContains(line, "Intervals judged") ||
           absl::StrContains(line, "dispatch lag p99")) {
         marks.emplace_back(absl::StripAsciiWhitespace(line));
       }

@@ -342,6 +342,18 @@ TEST(JudgeIntervalsTest, QueueingForConnectionsBusyWithTheAgentsOwnWorkIsTheGene
               AllOf(HasSubstr("at 0.0–3.0 s"), HasSubstr("schedule lag p99 40 ms"),
                     HasSubstr("reconnecting only 0% of the time"), HasSubstr("agent's own work")));
   EXPECT_EQ(report.intervals(1).limit(), v1::INTERVAL_LIMIT_GENERATOR);
+
+  // Flat out on a machine that hides the agent's CPU: calls of 0.6 µs, half of the time, and
+  // the agent's own work between them the other half. The calls are not what held arrivals.
+  for (v1::IntervalSample& sample : *report.mutable_intervals()) {
+    sample.mutable_connection_time()->set_in_db_call_s(1.04);
+    sample.mutable_connection_time()->set_in_agent_s(0.96);
+    sample.mutable_connection_time()->set_idle_s(0);
+  }
+  MarkGeneratorLimits({}, report);
+  EXPECT_FALSE(report.pool_limited()) << report.pool_limited_reason();
+  EXPECT_TRUE(report.generator_limited());
+  EXPECT_THAT(report.generator_limited_reason(), HasSubstr("in the agent's own work 48%"));
 }
 
 // Open loop at 10,000/s: the agent's dispatch lag p99 (5.3 ms) is half of the response p99
