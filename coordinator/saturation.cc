@@ -231,8 +231,24 @@ std::vector<IntervalJudgement> JudgeIntervals(
     std::nth_element(rates.begin(), rates.begin() + rates.size() / 2, rates.end());
     usual = rates[rates.size() / 2];
   }
-  std::vector<IntervalJudgement> out(samples.size());
+  // First the stalls, so that queueing in the second before one (a stall that began late in
+  // it, the server's processes frozen one after another) can be laid at its door too.
   std::vector<bool> stalled(samples.size(), false);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const v1::IntervalSample& sample = *samples[i];
+    const Shares& s = shares[i];
+    if (sample.warmup()) continue;
+    const double completions = static_cast<double>(sample.executed() + sample.errors());
+    // The share of the interval stuck beyond the usual pace; without one (nothing executed in
+    // the whole run), all of the time in calls or reconnecting of a second that executed none.
+    const double excess = !s.known           ? 0
+                          : usual > 0        ? (s.busy_s - completions / usual) / s.total_s
+                          : sample.executed() == 0 ? s.busy()
+                                                   : 0;
+    stalled[i] = excess >= kStalledExcess &&
+                 (usual == 0 || CompletionsPerBusySecond(sample, s) < kStalledRate * usual);
+  }
+  std::vector<IntervalJudgement> out(samples.size());
   for (size_t i = 0; i < samples.size(); ++i) {
     const v1::IntervalSample& sample = *samples[i];
     const Shares& s = shares[i];
@@ -243,16 +259,7 @@ std::vector<IntervalJudgement> JudgeIntervals(
       judged.limit = limit;
       judged.why = std::move(why);
     };
-    const double completions = static_cast<double>(sample.executed() + sample.errors());
-    // The share of the interval stuck beyond the usual pace; without one (nothing executed in
-    // the whole run), all of the time in calls or reconnecting of a second that executed none.
-    const double excess = !s.known           ? 0
-                          : usual > 0        ? (s.busy_s - completions / usual) / s.total_s
-                          : sample.executed() == 0 ? s.busy()
-                                                   : 0;
-    if (excess >= kStalledExcess &&
-        (usual == 0 || CompletionsPerBusySecond(sample, s) < kStalledRate * usual)) {
-      stalled[i] = true;
+    if (stalled[i]) {
       set(Cause::kDatabaseStalled, v1::INTERVAL_LIMIT_DATABASE_STALLED,
           absl::StrFormat("at %s %s, and completed %d transactions (%.3g per second of database "
                           "calls or reconnecting, against the run's usual %.0f)",
@@ -281,6 +288,7 @@ std::vector<IntervalJudgement> JudgeIntervals(
         (i > 0 ? samples[i - 1]->elapsed_s() : 0) - lag_ms / 1e3 - kTickSlackS;
     size_t busiest = i;
     std::optional<size_t> stall;
+    if (i + 1 < samples.size() && stalled[i + 1]) stall = i + 1;
     for (size_t j = i + 1; j-- > 0;) {
       if (j < i && samples[j]->elapsed_s() < waited_from_s) break;
       if (stalled[j] && !stall) stall = j;

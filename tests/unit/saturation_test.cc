@@ -253,6 +253,20 @@ TEST(JudgeIntervalsTest, AStallAcrossTwoIntervalsIsFoundInBoth) {
   EXPECT_THAT(report.database_stalled_reason(), HasSubstr("at 4.0–6.0 s"));
 }
 
+// The stall began late in a second (the server's processes frozen one after another): that
+// second's arrivals queued a little behind the first frozen connections, before the stall
+// shows in the next one. Measured: "at 2.0–3.0 s arrivals queued (schedule lag p99 17.51 ms …)
+// for connections that were in database calls … only 18% of the time".
+TEST(JudgeIntervalsTest, QueueingAsAStallBeginsIsTheStalls) {
+  v1::RunReport report = TenSeconds(
+      {{3, {.executed = 1'900, .in_db_call = 0.18, .schedule_lag_p99_ms = 17.5, .p99_ms = 20}},
+       {4, {.executed = 571, .in_db_call = 0.87}},
+       {5, {.executed = 2'500, .in_db_call = 0.05, .schedule_lag_p99_ms = 900, .p99_ms = 900}}});
+  MarkGeneratorLimits({}, report);
+  EXPECT_FALSE(report.generator_limited()) << report.generator_limited_reason();
+  EXPECT_THAT(report.database_stalled_reason(), HasSubstr("at 3.0–6.0 s"));
+}
+
 // PostgreSQL restarted, 3 s down: the sessions fail, then reconnect with backoff until it is
 // back; the backlog's arrivals waited through the outage.
 TEST(JudgeIntervalsTest, ARestartIsTheDatabasesOutage) {
