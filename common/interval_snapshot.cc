@@ -132,7 +132,8 @@ absl::StatusOr<IntervalSnapshot> SnapshotFromReport(const v1::AgentReport& repor
   if (!dispatch.ok()) return dispatch.status();
   snapshot.dispatch_lag = *std::move(dispatch);
   const v1::ConnectionTime& time = report.connection_time();
-  for (double seconds : {time.in_db_call_s(), time.connecting_s(), time.idle_s(), time.in_agent_s()}) {
+  for (double seconds :
+       {time.in_db_call_s(), time.connecting_s(), time.idle_s(), time.in_agent_s()}) {
     // An interval of a million connections holds about 1e6 s; 1e9 s is garbage (and would
     // overflow the nanoseconds).
     if (!(seconds >= 0 && seconds < 1e9)) {

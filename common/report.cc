@@ -404,12 +404,11 @@ std::string RenderReportText(const v1::RunReport& r) {
   }
   if (r.response_time().p99_ms() > 0) {
     // How much of the published p99 the agent's own lateness can be.
-    absl::StrAppend(&out,
-                    absl::StrFormat("  dispatch lag p99 %s ms = %.0f%% of response p99 %s ms "
-                                    "(the generator's own share of it)\n",
-                                    FormatMs(r.dispatch_lag().p99_ms()),
-                                    r.dispatch_lag_share() * 100,
-                                    FormatMs(r.response_time().p99_ms())));
+    absl::StrAppend(
+        &out, absl::StrFormat("  dispatch lag p99 %s ms = %.0f%% of response p99 %s ms "
+                              "(the generator's own share of it)\n",
+                              FormatMs(r.dispatch_lag().p99_ms()), r.dispatch_lag_share() * 100,
+                              FormatMs(r.response_time().p99_ms())));
   }
   if (r.query_types_size() > 1) {
     for (const auto& q : r.query_types()) {

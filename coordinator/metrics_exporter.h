@@ -62,7 +62,8 @@ struct RunInterval {
 //                                            limits (agent CPU, dispatch lag p99, or arrivals
 //                                            queued behind the agent's own work)
 //   dbload_pool_limited{run,scenario}        1 when the last interval's arrivals queued for
-//                                            busy connections (the database or the pool set the pace)
+//                                            busy connections (the database or the pool set the
+//                                            pace)
 //   dbload_database_stalled{run,scenario}    1 when in the last interval the database stopped
 //                                            answering, or its arrivals waited through that
 //   dbload_dispatch_lag_share{run,scenario}  the last interval's dispatch lag p99 ÷ its

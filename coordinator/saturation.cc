@@ -211,9 +211,9 @@ std::string IntervalSpan(const std::vector<const v1::IntervalSample*>& samples, 
 
 }  // namespace
 
-std::vector<IntervalJudgement> JudgeIntervals(
-    const v1::GeneratorLimits& plan_limits, const std::vector<const v1::IntervalSample*>& samples,
-    uint32_t pool) {
+std::vector<IntervalJudgement> JudgeIntervals(const v1::GeneratorLimits& plan_limits,
+                                              const std::vector<const v1::IntervalSample*>& samples,
+                                              uint32_t pool) {
   using Cause = IntervalJudgement::Cause;
   const GeneratorThresholds limits = ThresholdsOf(plan_limits);
   std::vector<Shares> shares;
@@ -241,8 +241,8 @@ std::vector<IntervalJudgement> JudgeIntervals(
     const double completions = static_cast<double>(sample.executed() + sample.errors());
     // The share of the interval stuck beyond the usual pace; without one (nothing executed in
     // the whole run), all of the time in calls or reconnecting of a second that executed none.
-    const double excess = !s.known           ? 0
-                          : usual > 0        ? (s.busy_s - completions / usual) / s.total_s
+    const double excess = !s.known                 ? 0
+                          : usual > 0              ? (s.busy_s - completions / usual) / s.total_s
                           : sample.executed() == 0 ? s.busy()
                                                    : 0;
     stalled[i] = excess >= kStalledExcess &&
@@ -263,15 +263,17 @@ std::vector<IntervalJudgement> JudgeIntervals(
       set(Cause::kDatabaseStalled, v1::INTERVAL_LIMIT_DATABASE_STALLED,
           absl::StrFormat("at %s %s, and completed %d transactions (%.3g per second of database "
                           "calls or reconnecting, against the run's usual %.0f)",
-                          IntervalSpan(samples, i), DescribeShares(s), sample.executed() + sample.errors(),
-                          CompletionsPerBusySecond(sample, s), usual));
+                          IntervalSpan(samples, i), DescribeShares(s),
+                          sample.executed() + sample.errors(), CompletionsPerBusySecond(sample, s),
+                          usual));
       continue;
     }
     if (sample.max_agent_cpu() > limits.max_cpu) {
       set(Cause::kAgentCpu, v1::INTERVAL_LIMIT_GENERATOR,
           absl::StrFormat("at %s an agent used %.0f%% of its cores (limit %.0f%%): the database "
                           "may have more to give",
-                          IntervalSpan(samples, i), sample.max_agent_cpu() * 100, limits.max_cpu * 100));
+                          IntervalSpan(samples, i), sample.max_agent_cpu() * 100,
+                          limits.max_cpu * 100));
       continue;
     }
     if (std::string lag = DispatchLagMark(limits, sample.dispatch_lag_p99_ms(), sample.p99_ms());
@@ -304,16 +306,16 @@ std::vector<IntervalJudgement> JudgeIntervals(
     } else if (!shares[busiest].known ||
                (shares[busiest].busy() >= kPoolBusy && shares[busiest].agent < kAgentBusy)) {
       set(Cause::kPool, v1::INTERVAL_LIMIT_POOL,
-          absl::StrCat(queued,
-                       shares[busiest].known
-                           ? absl::StrFormat(" for busy connections (in database calls %.0f%%, "
-                                             "reconnecting %.0f%% of the time)",
-                                             shares[busiest].db * 100,
-                                             shares[busiest].connecting * 100)
-                           : " for busy connections",
-                       absl::StrFormat(": the database, or a pool of %d per agent too small for "
-                                       "its latency, limited the load",
-                                       pool)));
+          absl::StrCat(
+              queued,
+              shares[busiest].known
+                  ? absl::StrFormat(" for busy connections (in database calls %.0f%%, "
+                                    "reconnecting %.0f%% of the time)",
+                                    shares[busiest].db * 100, shares[busiest].connecting * 100)
+                  : " for busy connections",
+              absl::StrFormat(": the database, or a pool of %d per agent too small for "
+                              "its latency, limited the load",
+                              pool)));
     } else {
       set(Cause::kQueuedBehindAgent, v1::INTERVAL_LIMIT_GENERATOR,
           absl::StrCat(queued,
@@ -331,7 +333,7 @@ namespace {
 
 // "4.0–6.0 s, 9.0–10.0 s": the spans of the runs of consecutive intervals in `marked`.
 std::string SpanList(const std::vector<const v1::IntervalSample*>& samples,
-                  const std::vector<size_t>& marked) {
+                     const std::vector<size_t>& marked) {
   constexpr size_t kShown = 6;
   std::vector<std::string> parts;
   size_t shown_runs = 0, runs = 0;
@@ -401,10 +403,11 @@ ScopeMarks MarkScope(const GeneratorThresholds& limits,
   ScopeMarks marks;
   if (!stalled.empty()) {
     const IntervalJudgement& shown = worst_stall != nullptr ? *worst_stall : *first_stall;
-    marks.stalled = absl::StrCat(
-        "at ", SpanList(samples, stalled), ": the database stopped answering (a stall, a restart "
-        "or an outage), and arrivals that waited through it are the database's, not the "
-        "generator's; ", shown.why);
+    marks.stalled = absl::StrCat("at ", SpanList(samples, stalled),
+                                 ": the database stopped answering (a stall, a restart or an "
+                                 "outage), and arrivals that waited through it are the "
+                                 "database's, not the generator's; ",
+                                 shown.why);
   }
   std::vector<std::string> why;
   if (!cpu.empty()) why.push_back(first_why(cpu));
@@ -413,7 +416,8 @@ ScopeMarks MarkScope(const GeneratorThresholds& limits,
     why.push_back(lag);
   }
   if (!queued_agent.empty()) {
-    why.push_back(absl::StrCat("at ", SpanList(samples, queued_agent), ": ", first_why(queued_agent)));
+    why.push_back(
+        absl::StrCat("at ", SpanList(samples, queued_agent), ": ", first_why(queued_agent)));
   }
   marks.generator = absl::StrJoin(why, "; ");
   // Queueing in a scope where the agent itself fell behind (its CPU, its lateness) is not

@@ -52,10 +52,10 @@ class ProbeRecord {
 
 // The plan's generator limits with their defaults filled in.
 struct GeneratorThresholds {
-  double max_cpu = 0.9;              // of an agent's cores
-  double queue_lag_ms = 10;          // schedule lag p99 over this: arrivals queued
-  double max_dispatch_share = 0.1;   // dispatch lag p99 over this share of the response p99 …
-  double min_dispatch_lag_ms = 1;    // … and over this floor marks the generator
+  double max_cpu = 0.9;             // of an agent's cores
+  double queue_lag_ms = 10;         // schedule lag p99 over this: arrivals queued
+  double max_dispatch_share = 0.1;  // dispatch lag p99 over this share of the response p99 …
+  double min_dispatch_lag_ms = 1;   // … and over this floor marks the generator
 };
 GeneratorThresholds ThresholdsOf(const dbload::v1::GeneratorLimits& limits);
 
@@ -70,12 +70,12 @@ std::string DispatchLagMark(const GeneratorThresholds& limits, double dispatch_l
 struct IntervalJudgement {
   enum class Cause {
     kNone,
-    kDatabaseStalled,     // connections stuck in database calls or reconnecting, few completed
-    kQueuedBehindStall,   // arrivals queued through a stalled interval (this one or before)
-    kPool,                // arrivals queued for connections busy in database calls
-    kAgentCpu,            // the busiest agent's CPU over the limit
-    kDispatchLag,         // transactions with a free connection started late
-    kQueuedBehindAgent,   // arrivals queued for connections busy with the agent's own work
+    kDatabaseStalled,    // connections stuck in database calls or reconnecting, few completed
+    kQueuedBehindStall,  // arrivals queued through a stalled interval (this one or before)
+    kPool,               // arrivals queued for connections busy in database calls
+    kAgentCpu,           // the busiest agent's CPU over the limit
+    kDispatchLag,        // transactions with a free connection started late
+    kQueuedBehindAgent,  // arrivals queued for connections busy with the agent's own work
   };
   Cause cause = Cause::kNone;
   dbload::v1::IntervalLimit limit = dbload::v1::INTERVAL_LIMIT_NONE;

@@ -24,8 +24,8 @@
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
 #include "tests/harness/http_get.h"
-#include "tests/harness/sql_clients.h"
 #include "tests/harness/scratch_dir.h"
+#include "tests/harness/sql_clients.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY

@@ -2,12 +2,12 @@
 // generator's health, on hand-made readings and intervals with known answers.
 #include "coordinator/saturation.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <map>
 
 #include "common/report.h"
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace dbload {
 namespace {
@@ -231,8 +231,8 @@ TEST(JudgeIntervalsTest, AStallIsTheDatabasesAndItsSecondsAreNamed) {
               AllOf(HasSubstr("at 4.0–6.0 s"), HasSubstr("in database calls 100%"),
                     HasSubstr("completed 0 transactions")));
   for (int i = 0; i < report.intervals_size(); ++i) {
-    EXPECT_EQ(report.intervals(i).limit(), i == 4 || i == 5 ? v1::INTERVAL_LIMIT_DATABASE_STALLED
-                                                            : v1::INTERVAL_LIMIT_NONE)
+    EXPECT_EQ(report.intervals(i).limit(),
+              i == 4 || i == 5 ? v1::INTERVAL_LIMIT_DATABASE_STALLED : v1::INTERVAL_LIMIT_NONE)
         << "interval " << i;
   }
   const std::string text = RenderReportText(report);
@@ -245,8 +245,7 @@ TEST(JudgeIntervalsTest, AStallIsTheDatabasesAndItsSecondsAreNamed) {
 TEST(JudgeIntervalsTest, AStallAcrossTwoIntervalsIsFoundInBoth) {
   v1::RunReport report = TenSeconds(
       {{4, {.executed = 1'000, .in_db_call = 0.52}},
-       {5,
-        {.executed = 2'900, .in_db_call = 0.53, .schedule_lag_p99_ms = 500, .p99_ms = 500}}});
+       {5, {.executed = 2'900, .in_db_call = 0.53, .schedule_lag_p99_ms = 500, .p99_ms = 500}}});
   MarkGeneratorLimits({}, report);
   EXPECT_FALSE(report.generator_limited()) << report.generator_limited_reason();
   EXPECT_TRUE(report.database_stalled());
@@ -307,10 +306,10 @@ TEST(JudgeIntervalsTest, QueueingForConnectionsBusyInDatabaseCallsIsThePools) {
   v1::RunReport report = TwoStageReport();
   report.mutable_plan()->mutable_target()->set_pool(2);
   report.clear_intervals();
-  *report.add_intervals() = IntervalOf({.elapsed_s = 1, .executed = 500, .in_db_call = 0.4,
-                                        .stage = 1, .connections = 2});
-  *report.add_intervals() = IntervalOf({.elapsed_s = 2, .executed = 500, .in_db_call = 0.4,
-                                        .stage = 1, .connections = 2});
+  *report.add_intervals() = IntervalOf(
+      {.elapsed_s = 1, .executed = 500, .in_db_call = 0.4, .stage = 1, .connections = 2});
+  *report.add_intervals() = IntervalOf(
+      {.elapsed_s = 2, .executed = 500, .in_db_call = 0.4, .stage = 1, .connections = 2});
   for (double at : {3.0, 4.0, 5.0}) {
     *report.add_intervals() = IntervalOf({.elapsed_s = at,
                                           .executed = 1'000,
