@@ -1,5 +1,7 @@
 #include "agent/interval_recorder.h"
 
+#include <algorithm>
+
 namespace dbload {
 
 IntervalRecorder::IntervalRecorder(int query_type_count) : errors_(query_type_count) {
@@ -11,7 +13,40 @@ void IntervalRecorder::RecordError(int query_type, const db::DbError& error) {
   ++errors_[query_type][{error.error_class, error.code}];
 }
 
-IntervalSnapshot IntervalRecorder::Drain() {
+void ConnectionClock::Enter(ConnectionState state, Nanos now) {
+  const uint32_t sequence = sequence_.load(std::memory_order_relaxed);
+  sequence_.store(sequence + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  std::atomic<Nanos>& total = totals_[state_.load(std::memory_order_relaxed)];
+  total.store(total.load(std::memory_order_relaxed) +
+                  std::max<Nanos>(0, now - since_.load(std::memory_order_relaxed)),
+              std::memory_order_relaxed);
+  since_.store(now, std::memory_order_relaxed);
+  state_.store(static_cast<uint8_t>(state), std::memory_order_relaxed);
+  sequence_.store(sequence + 2, std::memory_order_release);
+}
+
+ConnectionClock::Totals ConnectionClock::Read(Nanos now) const {
+  Totals totals;
+  for (;;) {
+    const uint32_t before = sequence_.load(std::memory_order_acquire);
+    if (before % 2 != 0) continue;  // the worker is between two stores: a few nanoseconds
+    for (int i = 0; i < kStates; ++i) totals[i] = totals_[i].load(std::memory_order_relaxed);
+    const uint8_t state = state_.load(std::memory_order_relaxed);
+    const Nanos since = since_.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (sequence_.load(std::memory_order_relaxed) != before) continue;
+    totals[state] += std::max<Nanos>(0, now - since);
+    return totals;
+  }
+}
+
+ConnectionClock& IntervalRecorder::AddConnection(Nanos now) {
+  std::lock_guard lock(connections_mu_);
+  return connections_.emplace_back(now).clock;
+}
+
+IntervalSnapshot IntervalRecorder::Drain(Nanos now) {
   IntervalSnapshot snapshot;
   snapshot.query_types.resize(slots_.size());
   for (size_t i = 0; i < slots_.size(); ++i) {
@@ -21,6 +56,25 @@ IntervalSnapshot IntervalRecorder::Drain() {
   dispatch_lag_.DrainInto(snapshot.dispatch_lag);
   queued_lag_.DrainInto(snapshot.schedule_lag);
   snapshot.schedule_lag.Add(snapshot.dispatch_lag);
+  {
+    std::lock_guard lock(connections_mu_);
+    for (Connection& connection : connections_) {
+      const ConnectionClock::Totals totals = connection.clock.Read(now);
+      ConnectionClock::Totals delta{};
+      for (int i = 0; i < ConnectionClock::kStates; ++i) {
+        // The worker's clock reading of a change may be a little older than `now`: a state's
+        // total then dips below what an earlier drain counted for it, by as much as another
+        // state gained. Never count time twice or backwards.
+        delta[i] = std::max<Nanos>(0, totals[i] - connection.drained[i]);
+        connection.drained[i] = std::max(connection.drained[i], totals[i]);
+      }
+      ConnectionTime& time = snapshot.connection_time;
+      time.in_agent += delta[static_cast<int>(ConnectionState::kInAgent)];
+      time.idle += delta[static_cast<int>(ConnectionState::kIdle)];
+      time.in_db_call += delta[static_cast<int>(ConnectionState::kInDbCall)];
+      time.connecting += delta[static_cast<int>(ConnectionState::kConnecting)];
+    }
+  }
   std::lock_guard lock(errors_mu_);
   for (size_t i = 0; i < slots_.size(); ++i) snapshot.query_types[i].errors.swap(errors_[i]);
   return snapshot;

@@ -1,6 +1,10 @@
 #ifndef DBLOAD_AGENT_INTERVAL_RECORDER_H_
 #define DBLOAD_AGENT_INTERVAL_RECORDER_H_
 
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -14,6 +18,37 @@
 #include "common/interval_snapshot.h"
 
 namespace dbload {
+
+// What a connection (a worker and its session) is doing.
+enum class ConnectionState : uint8_t {
+  kInAgent,     // the agent's own work: taking an arrival, recording, making parameters
+  kIdle,        // waiting for an arrival's time, think time or a pause
+  kInDbCall,    // inside a transaction's database calls
+  kConnecting,  // reconnecting after a connection error, backoff included
+  kGone,        // the worker has left; no more time counts
+};
+
+// One worker's time in each state, written only by its worker at each change of state (a few
+// relaxed stores, no lock, no allocation) and read by the drain at any moment: a sequence
+// counter lets the reader take a consistent copy, including the time so far in the current
+// state, so that a call stuck for seconds counts in every interval it spans.
+class ConnectionClock {
+ public:
+  static constexpr int kStates = 5;
+  using Totals = std::array<Nanos, kStates>;  // by ConnectionState
+
+  explicit ConnectionClock(Nanos now) : since_(now) {}
+  // From `now` on, the worker is in `state`. Called only by the worker.
+  void Enter(ConnectionState state, Nanos now);
+  // Each state's time from the start up to `now` (the current state's up to `now`).
+  Totals Read(Nanos now) const;
+
+ private:
+  std::atomic<uint32_t> sequence_{0};  // odd while the worker is changing state
+  std::atomic<uint8_t> state_{static_cast<uint8_t>(ConnectionState::kInAgent)};
+  std::atomic<Nanos> since_;
+  std::array<std::atomic<Nanos>, kStates> totals_{};
+};
 
 // Where workers record each completed transaction. Successful transactions cost two or three
 // relaxed atomic increments and no lock; errors (rare, and carrying a code string) take a mutex.
@@ -36,9 +71,14 @@ class IntervalRecorder {
   }
   void RecordError(int query_type, const db::DbError& error);
 
+  // A clock for one more connection, in state kInAgent from `now`; it stays valid as long as
+  // the recorder (a worker calls this once, when it starts its loop).
+  ConnectionClock& AddConnection(Nanos now);
+
   int query_type_count() const { return static_cast<int>(slots_.size()); }
-  // Returns a fresh snapshot holding everything recorded since the previous drain.
-  IntervalSnapshot Drain();
+  // Returns a fresh snapshot holding everything recorded since the previous drain, and the
+  // connections' time in each state since then up to `now`. Called by one thread.
+  IntervalSnapshot Drain(Nanos now = 0);
 
  private:
   struct QueryTypeSlot {
@@ -50,6 +90,13 @@ class IntervalRecorder {
   ConcurrentHistogram queued_lag_;
   std::mutex errors_mu_;
   std::vector<std::map<std::pair<db::ErrorClass, std::string>, uint64_t>> errors_;
+  struct Connection {
+    explicit Connection(Nanos now) : clock(now) {}
+    ConnectionClock clock;
+    ConnectionClock::Totals drained{};  // what the previous drains took (the drain's own)
+  };
+  std::mutex connections_mu_;  // adding a connection, and draining; never on the record path
+  std::deque<Connection> connections_;
 };
 
 }  // namespace dbload

@@ -23,6 +23,8 @@ struct LoadRunner::Worker {
   std::atomic<bool> busy{false};
   std::atomic<bool> retired{false};  // closed loop: leave after the current transaction
   std::atomic<bool> exited{false};
+  // Where this worker's time goes (the recorder's, valid for the run).
+  ConnectionClock* time = nullptr;
 };
 
 LoadRunner::LoadRunner(db::Driver& driver, const Scenario& scenario, IntervalRecorder& recorder,
@@ -144,6 +146,7 @@ void LoadRunner::WorkerMain(Worker& worker) {
   }
   if (proceed) {
     std::unique_ptr<ScenarioWorker> scenario_worker = scenario_.NewWorker(worker.slot);
+    worker.time = &recorder_.AddConnection(clock_.Now());
     if (open_loop_) {
       RunOpenLoop(worker, *session, *scenario_worker);
     } else {
@@ -153,6 +156,7 @@ void LoadRunner::WorkerMain(Worker& worker) {
   // Stamped before the session is closed: the run's measured duration should not include
   // connection teardown.
   const Nanos now = clock_.Now();
+  if (worker.time != nullptr) worker.time->Enter(ConnectionState::kGone, now);
   for (Nanos seen = finished_at_.load(); seen < now && !finished_at_.compare_exchange_weak(seen, now);) {
   }
   session.reset();
@@ -172,13 +176,16 @@ void LoadRunner::RunOpenLoop(Worker& worker, db::Session& session,
   for (;;) {
     const Ticket ticket = TakeTicket(now);
     if (ticket.paused) {
+      GoIdle(worker, now);
       if (!SleepUntilOrStopped(now + kPauseCheckSlice, now)) return;
       continue;
     }
     // Tickets go out in order of their intended starts, each to a worker as it becomes free:
     // one already due when taken found every connection busy at its time and queued.
     const bool had_free_connection = ticket.intended >= now;
-    if (!ticket.ok || !SleepUntilOrStopped(ticket.intended, now)) return;
+    if (!ticket.ok) return;
+    if (ticket.intended > now) GoIdle(worker, now);
+    if (!SleepUntilOrStopped(ticket.intended, now)) return;
     if (!RunTransaction(worker, session, scenario_worker, ticket.intended, had_free_connection,
                         now)) {
       return;
@@ -191,11 +198,13 @@ void LoadRunner::RunClosedLoop(Worker& worker, db::Session& session,
   Nanos now = clock_.Now();
   Nanos intended = now;
   while (!worker.retired.load(std::memory_order_relaxed)) {
+    if (intended > now) GoIdle(worker, now);  // think time
     if (!SleepUntilOrStopped(intended, now) || intended >= deadline_.load()) return;
     if (!TakeBudget()) {
       if (!pause_at_limit_.load()) return;
       // Paused at the limit: the next transaction is intended when the limit is raised, so
       // the pause is no client's latency.
+      GoIdle(worker, now);
       if (!SleepUntilOrStopped(now + kPauseCheckSlice, now)) return;
       intended = now;
       continue;
@@ -214,9 +223,11 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
   const int query_type = scenario_worker.NextQueryType();
   worker.busy.store(true, std::memory_order_relaxed);
   const Nanos started = now;
+  worker.time->Enter(ConnectionState::kInDbCall, started);
   const db::ExecOutcome outcome = scenario_worker.Run(query_type, session);
   const Nanos ended = clock_.Now();
   now = ended;
+  worker.time->Enter(ConnectionState::kInAgent, ended);
   worker.busy.store(false, std::memory_order_relaxed);
   recorder_.RecordScheduleLag(started - intended, had_free_connection);
   if (outcome.ok()) {
@@ -230,9 +241,12 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
     case db::ErrorClass::kRetryable:
       return true;
     case db::ErrorClass::kConnection: {
-      // Reconnecting takes time (backoff): what comes next is timed from when it is done.
+      // Reconnecting takes time (backoff): what comes next is timed from when it is done. That
+      // time is the database's unavailability, not the agent's work.
+      worker.time->Enter(ConnectionState::kConnecting, ended);
       const bool reconnected = Reconnect(session);
       now = clock_.Now();
+      worker.time->Enter(ConnectionState::kInAgent, now);
       return reconnected;
     }
     case db::ErrorClass::kFatal: {
@@ -286,6 +300,13 @@ void LoadRunner::RestartArrivals(const PacerFactory& pacer_factory, Nanos at) {
   if (!pacer_) return;  // not an open loop
   pacer_ = pacer_factory(at);
   peeked_arrival_.reset();
+}
+
+void LoadRunner::GoIdle(Worker& worker, Nanos& now) {
+  // A worker about to wait has time to spare for a clock reading: the recording and the
+  // ticket since `now` were the agent's work, not idle time.
+  now = clock_.Now();
+  worker.time->Enter(ConnectionState::kIdle, now);
 }
 
 bool LoadRunner::SleepUntilOrStopped(Nanos deadline, Nanos& now) {

@@ -114,6 +114,8 @@ class LoadRunner {
   // Sleeps in slices so that Stop() is noticed; false if stopped first. `now` is set to the
   // last clock reading (>= deadline when it returns true).
   bool SleepUntilOrStopped(Nanos deadline, Nanos& now);
+  // The worker starts waiting (for an arrival's time, think time, a pause); sets `now`.
+  void GoIdle(Worker& worker, Nanos& now);
   bool Reconnect(db::Session& session);
   void CountNotStarted();
 

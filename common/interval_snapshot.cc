@@ -22,6 +22,13 @@ uint64_t IntervalSnapshot::Errors() const {
   return total;
 }
 
+void ConnectionTime::Add(const ConnectionTime& other) {
+  in_db_call += other.in_db_call;
+  connecting += other.connecting;
+  idle += other.idle;
+  in_agent += other.in_agent;
+}
+
 void IntervalSnapshot::Add(const IntervalSnapshot& other) {
   if (query_types.size() < other.query_types.size()) query_types.resize(other.query_types.size());
   for (size_t i = 0; i < other.query_types.size(); ++i) {
@@ -31,6 +38,7 @@ void IntervalSnapshot::Add(const IntervalSnapshot& other) {
   }
   schedule_lag.Add(other.schedule_lag);
   dispatch_lag.Add(other.dispatch_lag);
+  connection_time.Add(other.connection_time);
 }
 
 void SnapshotToReport(const IntervalSnapshot& snapshot, v1::AgentReport* report) {
@@ -51,6 +59,18 @@ void SnapshotToReport(const IntervalSnapshot& snapshot, v1::AgentReport* report)
   }
   snapshot.schedule_lag.ToProto(report->mutable_schedule_lag());
   snapshot.dispatch_lag.ToProto(report->mutable_dispatch_lag());
+  if (snapshot.connection_time.Total() > 0) {
+    ConnectionTimeToProto(snapshot.connection_time, report->mutable_connection_time());
+  } else {
+    report->clear_connection_time();
+  }
+}
+
+void ConnectionTimeToProto(const ConnectionTime& time, v1::ConnectionTime* out) {
+  out->set_in_db_call_s(static_cast<double>(time.in_db_call) / 1e9);
+  out->set_connecting_s(static_cast<double>(time.connecting) / 1e9);
+  out->set_idle_s(static_cast<double>(time.idle) / 1e9);
+  out->set_in_agent_s(static_cast<double>(time.in_agent) / 1e9);
 }
 
 namespace {
@@ -111,6 +131,20 @@ absl::StatusOr<IntervalSnapshot> SnapshotFromReport(const v1::AgentReport& repor
   absl::StatusOr<Histogram> dispatch = DecodeHistogram(report.dispatch_lag(), "dispatch lag");
   if (!dispatch.ok()) return dispatch.status();
   snapshot.dispatch_lag = *std::move(dispatch);
+  const v1::ConnectionTime& time = report.connection_time();
+  for (double seconds :
+       {time.in_db_call_s(), time.connecting_s(), time.idle_s(), time.in_agent_s()}) {
+    // An interval of a million connections holds about 1e6 s; 1e9 s is garbage (and would
+    // overflow the nanoseconds).
+    if (!(seconds >= 0 && seconds < 1e9)) {
+      return absl::InvalidArgumentError(absl::StrCat("connection time ", seconds, " s"));
+    }
+  }
+  auto nanos = [](double seconds) { return static_cast<int64_t>(seconds * 1e9); };
+  snapshot.connection_time = {.in_db_call = nanos(time.in_db_call_s()),
+                              .connecting = nanos(time.connecting_s()),
+                              .idle = nanos(time.idle_s()),
+                              .in_agent = nanos(time.in_agent_s())};
   return snapshot;
 }
 

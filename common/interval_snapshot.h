@@ -23,17 +23,32 @@ struct QueryTypeInterval {
   uint64_t ErrorCount() const;
 };
 
+// Where the connections' time went in an interval, in nanoseconds summed over connections (see
+// v1::ConnectionTime).
+struct ConnectionTime {
+  int64_t in_db_call = 0;
+  int64_t connecting = 0;
+  int64_t idle = 0;
+  int64_t in_agent = 0;
+  int64_t Total() const { return in_db_call + connecting + idle + in_agent; }
+  void Add(const ConnectionTime& other);
+};
+
 struct IntervalSnapshot {
   std::vector<QueryTypeInterval> query_types;
   Histogram schedule_lag;  // actual start − intended start, every transaction
   // The part of schedule_lag whose transaction had a free connection waiting for it: the
   // agent's own lateness, without queueing for a busy connection.
   Histogram dispatch_lag;
+  ConnectionTime connection_time;
   uint64_t Executed() const;
   uint64_t Errors() const;
   // Adds another snapshot's counts (same query types).
   void Add(const IntervalSnapshot& other);
 };
+
+// In seconds, as reports carry it.
+void ConnectionTimeToProto(const ConnectionTime& time, dbload::v1::ConnectionTime* out);
 
 // The wire form of a snapshot, in an agent's report: only non-empty query types travel.
 void SnapshotToReport(const IntervalSnapshot& snapshot, dbload::v1::AgentReport* report);

@@ -132,7 +132,9 @@ constexpr FieldSpec kAbortFields[] = {Value("p99_above"), Value("error_rate_abov
                                       Value("achieved_below"), Value("for")};
 constexpr FieldSpec kProbeFields[] = {Value("enabled"), Value("interval"), Value("haproxy_stats")};
 constexpr FieldSpec kExplainFields[] = {Value("enabled")};
-constexpr FieldSpec kGeneratorFields[] = {Value("max_agent_cpu"), Value("max_schedule_lag_p99")};
+constexpr FieldSpec kGeneratorFields[] = {Value("max_agent_cpu"), Value("max_schedule_lag_p99"),
+                                          Value("max_dispatch_lag_share"),
+                                          Value("min_dispatch_lag_p99")};
 constexpr FieldSpec kPlanFields[] = {Value("name"),
                                      Map("target", ListOf(kTargetFields)),
                                      Value("workload"),
@@ -1077,11 +1079,23 @@ absl::Status PlanConverter::ConvertGenerator(const YAML::Node& node,
         return Error(value, field_path, "must be a fraction of the agent's cores, above 0 and at most 1");
       }
       limits.set_max_agent_cpu(*fraction);
+    } else if (name == "max_dispatch_lag_share") {
+      absl::StatusOr<double> share = ReadNumber(value, field_path);
+      if (!share.ok()) return share.status();
+      if (!(*share > 0 && *share <= 1)) {
+        return Error(value, field_path,
+                     "must be a share of the response-time p99, above 0 and at most 1");
+      }
+      limits.set_max_dispatch_lag_share(*share);
     } else {
       absl::StatusOr<int64_t> nanos = ReadDuration(value, field_path);
       if (!nanos.ok()) return nanos.status();
       if (*nanos <= 0) return Error(value, field_path, "must be > 0");
-      limits.set_max_schedule_lag_p99_ns(*nanos);
+      if (name == "min_dispatch_lag_p99") {
+        limits.set_min_dispatch_lag_p99_ns(*nanos);
+      } else {
+        limits.set_max_schedule_lag_p99_ns(*nanos);
+      }
     }
   }
   return absl::OkStatus();

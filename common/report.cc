@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/db/driver.h"
 #include "common/stage_program.h"
 #include "google/protobuf/util/json_util.h"
@@ -118,6 +119,9 @@ v1::IntervalSample RunReportBuilder::AddInterval(const IntervalInfo& info,
   sample.set_stage(info.stage);
   sample.set_clients(info.clients);
   sample.set_max_agent_cpu(info.max_agent_cpu);
+  if (snapshot.connection_time.Total() > 0) {
+    ConnectionTimeToProto(snapshot.connection_time, sample.mutable_connection_time());
+  }
   samples_.push_back(sample);
   if (!info.warmup) {
     measured_.Add(snapshot);
@@ -249,11 +253,41 @@ std::string FormatDelta(const v1::SaturationDelta& d) {
   return FormatQuantity(d.per_query());
 }
 
+// "database-stalled at 4.0–6.0 s; generator-limited at 0.0–1.0 s, 7.0–9.0 s": the measured
+// intervals by their verdict, consecutive ones joined (empty when none has one).
+std::string JudgedIntervals(const v1::RunReport& r) {
+  std::vector<std::string> parts;
+  for (const auto& [limit, name] :
+       {std::pair{v1::INTERVAL_LIMIT_DATABASE_STALLED, "database-stalled"},
+        std::pair{v1::INTERVAL_LIMIT_POOL, "pool-limited"},
+        std::pair{v1::INTERVAL_LIMIT_GENERATOR, "generator-limited"}}) {
+    std::vector<std::string> spans;
+    double from = 0, run_from = -1, run_to = 0;
+    for (const v1::IntervalSample& s : r.intervals()) {
+      const bool marked = !s.warmup() && s.limit() == limit;
+      if (marked && run_from < 0) run_from = from;
+      if (marked) run_to = s.elapsed_s();
+      if (!marked && run_from >= 0) {
+        spans.push_back(absl::StrFormat("%.1f–%.1f s", run_from, run_to));
+        run_from = -1;
+      }
+      from = s.elapsed_s();
+    }
+    if (run_from >= 0) spans.push_back(absl::StrFormat("%.1f–%.1f s", run_from, run_to));
+    if (!spans.empty()) parts.push_back(absl::StrCat(name, " at ", absl::StrJoin(spans, ", ")));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
 // Generator health and what the database probe read, for the text report.
 std::string RenderGeneratorAndProbe(const v1::RunReport& r) {
   std::string out;
   // With stages, each stage carries its own marks (the run's repeat the first of them).
   auto marks = [&out](const auto& scope, const std::string& where) {
+    if (scope.database_stalled()) {
+      absl::StrAppend(&out, "\nDATABASE-STALLED", where, ": ", scope.database_stalled_reason(),
+                      "\n");
+    }
     if (scope.generator_limited()) {
       absl::StrAppend(&out, "\nGENERATOR-LIMITED", where, ": ", scope.generator_limited_reason(),
                       "\n");
@@ -265,6 +299,9 @@ std::string RenderGeneratorAndProbe(const v1::RunReport& r) {
   if (r.stages_size() == 0) marks(r, "");
   for (const v1::StageReport& stage : r.stages()) {
     marks(stage, absl::StrCat(" stage ", stage.index(), " (", stage.name(), ")"));
+  }
+  if (const std::string judged = JudgedIntervals(r); !judged.empty()) {
+    absl::StrAppend(&out, "\nIntervals judged: ", judged, "\n");
   }
   if (!r.probe_error().empty()) absl::StrAppend(&out, "\nDatabase probe: ", r.probe_error(), "\n");
   if (r.saturation_size() == 0) return out;
@@ -364,6 +401,14 @@ std::string RenderReportText(const v1::RunReport& r) {
                     FormatMs(r.dispatch_lag().p50_ms()), "  p99 ",
                     FormatMs(r.dispatch_lag().p99_ms()), "  Max ",
                     FormatMs(r.dispatch_lag().max_ms()), "\n");
+  }
+  if (r.response_time().p99_ms() > 0) {
+    // How much of the published p99 the agent's own lateness can be.
+    absl::StrAppend(
+        &out, absl::StrFormat("  dispatch lag p99 %s ms = %.0f%% of response p99 %s ms "
+                              "(the generator's own share of it)\n",
+                              FormatMs(r.dispatch_lag().p99_ms()), r.dispatch_lag_share() * 100,
+                              FormatMs(r.response_time().p99_ms())));
   }
   if (r.query_types_size() > 1) {
     for (const auto& q : r.query_types()) {

@@ -26,7 +26,7 @@ constexpr const char* kColumns[] = {"scope",       "query_type",  "executed",   
                                     "mean_ms",     "max_ms",      "stddev_ms",        "p50_ms",
                                     "p75_ms",      "p90_ms",      "p95_ms",           "p99_ms",
                                     "p99.9_ms",    "p99.99_ms",   "generator_limited",
-                                    "pool_limited"};
+                                    "pool_limited", "database_stalled", "dispatch_lag_share"};
 
 std::string Number(double value, int decimals) { return absl::StrFormat("%.*f", decimals, value); }
 
@@ -34,7 +34,7 @@ std::string Number(double value, int decimals) { return absl::StrFormat("%.*f", 
 void AppendRow(std::string& out, const std::string& scope, const std::string& query_type,
                uint64_t executed, uint64_t errors, double wanted_rate, double actual_rate,
                double duration_s, const v1::LatencySummary& s, bool generator_limited,
-               bool pool_limited) {
+               bool pool_limited, bool database_stalled, double dispatch_lag_share) {
   const std::vector<std::string> fields = {CsvField(scope),
                                            CsvField(query_type),
                                            absl::StrCat(executed),
@@ -54,7 +54,9 @@ void AppendRow(std::string& out, const std::string& scope, const std::string& qu
                                            Number(s.p999_ms(), 6),
                                            Number(s.p9999_ms(), 6),
                                            generator_limited ? "true" : "false",
-                                           pool_limited ? "true" : "false"};
+                                           pool_limited ? "true" : "false",
+                                           database_stalled ? "true" : "false",
+                                           Number(dispatch_lag_share, 4)};
   absl::StrAppend(&out, absl::StrJoin(fields, ","), "\r\n");
 }
 
@@ -64,11 +66,12 @@ template <typename Scope>
 void AppendScope(std::string& out, const std::string& name, const Scope& scope, double duration_s) {
   AppendRow(out, name, "all", scope.executed(), scope.errors(), scope.wanted_rate(),
             scope.actual_rate(), duration_s, scope.response_time(), scope.generator_limited(),
-            scope.pool_limited());
+            scope.pool_limited(), scope.database_stalled(), scope.dispatch_lag_share());
   for (const v1::QueryTypeReport& q : scope.query_types()) {
     AppendRow(out, name, q.name(), q.executed(), q.errors(), -1,
               duration_s > 0 ? q.executed() / duration_s : 0, duration_s, q.response_time(),
-              scope.generator_limited(), scope.pool_limited());
+              scope.generator_limited(), scope.pool_limited(), scope.database_stalled(),
+              scope.dispatch_lag_share());
   }
 }
 

@@ -298,6 +298,17 @@ std::string SummarySection(const v1::RunReport& r) {
   if (r.pool_limited()) {
     absl::StrAppend(&out, "<p>Pool-limited: ", HtmlEscape(r.pool_limited_reason()), "</p>\n");
   }
+  if (r.database_stalled()) {
+    absl::StrAppend(&out, "<p>Database-stalled: ", HtmlEscape(r.database_stalled_reason()),
+                    "</p>\n");
+  }
+  if (r.response_time().p99_ms() > 0) {
+    absl::StrAppend(
+        &out, absl::StrFormat("<p class=\"note\">Dispatch lag p99 %s ms = %.0f%% of "
+                              "response p99 %s ms: the generator's own share of it.</p>\n",
+                              FormatMs(r.dispatch_lag().p99_ms()), r.dispatch_lag_share() * 100,
+                              FormatMs(r.response_time().p99_ms())));
+  }
   absl::StrAppend(&out, "<h3>Latency (ms)</h3>\n<table>\n", LatencyHeader(""),
                   LatencyRow("response time, from intended start", r.response_time()),
                   LatencyRow("service time, from actual start", r.service_time()),
@@ -352,7 +363,9 @@ std::string StagesSection(const v1::RunReport& r) {
             ? absl::StrCat("<td class=\"text warn\">&#9888; limited: ",
                            HtmlEscape(s.generator_limited_reason()), "</td>")
             : TdText(s.pool_limited() ? absl::StrCat("ok; pool-limited: ", s.pool_limited_reason())
-                                      : "ok"),
+                     : s.database_stalled()
+                         ? absl::StrCat("ok; database-stalled: ", s.database_stalled_reason())
+                         : "ok"),
         "</tr>\n");
   }
   absl::StrAppend(&out, "</table>\n");

@@ -90,6 +90,18 @@ bool GeneratorLimited(const v1::RunReport& report) {
                      [](const v1::StageReport& s) { return s.generator_limited(); });
 }
 
+bool DatabaseStalled(const v1::RunReport& report) {
+  if (report.database_stalled()) return true;
+  return std::any_of(report.stages().begin(), report.stages().end(),
+                     [](const v1::StageReport& s) { return s.database_stalled(); });
+}
+
+double DispatchLagShare(const v1::RunReport& report) {
+  double share = report.dispatch_lag_share();
+  for (const v1::StageReport& s : report.stages()) share = std::max(share, s.dispatch_lag_share());
+  return share;
+}
+
 std::string GeneratorLimitedReason(const v1::RunReport& report) {
   if (report.generator_limited()) return report.generator_limited_reason();
   for (const v1::StageReport& s : report.stages()) {
@@ -211,6 +223,9 @@ SuiteTable BuildSuiteTable(const v1::SuiteIndex& index, const std::vector<v1::Ru
           p50.push_back(r->response_time().p50_ms());
           p99.push_back(r->response_time().p99_ms());
           figures.generator_limited_runs += GeneratorLimited(*r);
+          figures.database_stalled_runs += DatabaseStalled(*r);
+          figures.max_dispatch_lag_share =
+              std::max(figures.max_dispatch_lag_share, DispatchLagShare(*r));
           for (const v1::SaturationDelta& d : r->saturation()) {
             const std::string key = PerQueryKey(d);
             if (!key.empty()) per_query[key].push_back(d.per_query());
@@ -275,6 +290,14 @@ std::string RunsCell(const std::optional<PointFigures>& f) {
   std::string cell = absl::StrCat(f->throughput.n);
   if (f->generator_limited_runs > 0) {
     absl::StrAppend(&cell, " (", f->generator_limited_runs, " GENERATOR-LIMITED)");
+  }
+  if (f->database_stalled_runs > 0) {
+    absl::StrAppend(&cell, " (", f->database_stalled_runs, " DATABASE-STALLED)");
+  }
+  // Shown from 1 %: below that the generator's lateness is lost in the p99's own error.
+  if (f->max_dispatch_lag_share >= 0.01) {
+    absl::StrAppend(&cell, absl::StrFormat(" (dispatch lag up to %.0f%% of p99)",
+                                           f->max_dispatch_lag_share * 100));
   }
   return cell;
 }

@@ -45,6 +45,10 @@ struct PointFigures {
   Spread p50_ms;
   Spread p99_ms;
   size_t generator_limited_runs = 0;  // of throughput.n
+  size_t database_stalled_runs = 0;   // of throughput.n: the database stopped answering
+  // The highest dispatch lag p99 ÷ response p99 of the runs: how much of the p99 the
+  // generator's own lateness can be.
+  double max_dispatch_lag_share = 0;
   // Saturation per query (the probe's common counters, and process/cpu_seconds), by name.
   std::map<std::string, Spread> per_query;
 };

@@ -119,6 +119,9 @@ struct Run {
   v1::Plan plan;
   std::vector<std::string> query_types;
   std::map<std::string, AgentGauges> agent_gauges;  // by agent name
+  // The newest measured intervals, for the live marks: an interval's queued arrivals are
+  // judged by what the connections did in the intervals they waited through.
+  std::deque<v1::IntervalSample> recent_intervals;
   std::vector<std::string> agents;  // assigned, in agent_index order
   Nanos started = 0;
   std::string started_at;
@@ -1006,21 +1009,22 @@ RunAggregator::IntervalObserver CoordinatorService::Impl::MetricsObserverLocked(
       interval.agent_cpu_utilization[agent] = gauges.cpu_utilization;
       gauges.cpu_seconds = 0;
     }
-    double service_s = 0;
-    for (const QueryTypeInterval& q : closed.merged.query_types) {
-      if (q.service_time.Empty()) continue;
-      service_s += static_cast<double>(q.service_time.TotalCount()) * q.service_time.Mean() / 1e9;
+    if (!closed.sample.warmup()) {
+      // Enough for the usual completion rate and for the lookback of a long stall.
+      constexpr size_t kRecentKept = 30;
+      run.recent_intervals.push_back(closed.sample);
+      if (run.recent_intervals.size() > kRecentKept) run.recent_intervals.pop_front();
+      std::vector<const v1::IntervalSample*> recent;
+      for (const v1::IntervalSample& sample : run.recent_intervals) recent.push_back(&sample);
+      const v1::IntervalLimit limit =
+          JudgeIntervals(run.plan.generator(), recent, run.plan.target().pool()).back().limit;
+      interval.generator_limited = limit == v1::INTERVAL_LIMIT_GENERATOR;
+      interval.pool_limited = limit == v1::INTERVAL_LIMIT_POOL;
+      interval.database_stalled = limit == v1::INTERVAL_LIMIT_DATABASE_STALLED;
     }
-    const LimitMarks marks =
-        JudgeLimits(run.plan.generator(),
-                    {.busiest_cpu = closed.sample.max_agent_cpu(),
-                     .schedule_lag_p99_ms = closed.sample.schedule_lag_p99_ms(),
-                     .dispatch_lag_p99_ms = closed.sample.dispatch_lag_p99_ms(),
-                     .service_s = service_s,
-                     .connection_s = interval.connections * closed.length_s,
-                     .pool = run.plan.target().pool()});
-    interval.generator_limited = !marks.generator.empty();
-    interval.pool_limited = !marks.pool.empty();
+    const double response_p99 = closed.sample.p99_ms();
+    interval.dispatch_lag_share =
+        response_p99 > 0 ? closed.sample.dispatch_lag_p99_ms() / response_p99 : 0;
     options_.metrics->OnInterval(interval);
   };
 }

@@ -169,6 +169,8 @@ void MetricsExporter::OnInterval(const RunInterval& interval) {
   }
   run.generator_limited = interval.generator_limited;
   run.pool_limited = interval.pool_limited;
+  run.database_stalled = interval.database_stalled;
+  run.dispatch_lag_share = interval.dispatch_lag_share;
 }
 
 void MetricsExporter::OnProbeReading(const std::string& run_id, const std::string& scenario,
@@ -237,12 +239,23 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
                                     MetricType::Gauge);
   MetricFamily generator_limited =
       Family("dbload_generator_limited",
-             "1 when the last interval went over the generator limits (agent CPU, dispatch lag).",
+             "1 when the last interval went over the generator limits (agent CPU, dispatch lag, "
+             "or arrivals queued behind the agent's own work).",
              MetricType::Gauge);
   MetricFamily pool_limited =
       Family("dbload_pool_limited",
              "1 when the last interval's arrivals queued for busy connections (schedule lag over "
              "the limit, dispatch lag under it): the database or the pool set the pace.",
+             MetricType::Gauge);
+  MetricFamily database_stalled =
+      Family("dbload_database_stalled",
+             "1 when in the last interval the database stopped answering (connections stuck in "
+             "database calls or reconnecting), or its arrivals waited through such a stall.",
+             MetricType::Gauge);
+  MetricFamily dispatch_lag_share =
+      Family("dbload_dispatch_lag_share",
+             "The last interval's dispatch lag p99 as a fraction of its response-time p99: how "
+             "much of the published percentile the agent's own lateness can be.",
              MetricType::Gauge);
   MetricFamily db_counter = Family("dbload_db_counter_total",
                                    "A cumulative counter the database probe read from the server.",
@@ -291,6 +304,8 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
                                                            L("scenario", run.scenario)};
     generator_limited.metric.push_back(Gauge(run_scenario, run.generator_limited ? 1 : 0));
     pool_limited.metric.push_back(Gauge(run_scenario, run.pool_limited ? 1 : 0));
+    database_stalled.metric.push_back(Gauge(run_scenario, run.database_stalled ? 1 : 0));
+    dispatch_lag_share.metric.push_back(Gauge(run_scenario, run.dispatch_lag_share));
     if (run.probe_up) probe_up.metric.push_back(Gauge(run_scenario, *run.probe_up ? 1 : 0));
     for (const ProbeValue& value : run.probe_values) {
       std::vector<ClientMetric::Label> labels = run_scenario;
@@ -334,7 +349,8 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
   return {queries,     response,    service,     window,     lag,
           target,      achieved,    clients,     in_flight,  connections,
           cpu,         utilization, info,        stage,      lost,
-          agents,      generator_limited, pool_limited, db_counter, db_gauge, probe_up};
+          agents,      generator_limited, pool_limited, database_stalled, dispatch_lag_share,
+          db_counter,  db_gauge,    probe_up};
 }
 
 }  // namespace dbload

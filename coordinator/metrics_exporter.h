@@ -36,8 +36,12 @@ struct RunInterval {
   std::map<std::string, double> agent_cpu_utilization;
   // The busiest agent's CPU or the dispatch lag went over the plan's generator limits.
   bool generator_limited = false;
-  // Open loop: arrivals queued for busy connections (coordinator/saturation.h JudgeLimits).
+  // Open loop: arrivals queued for busy connections (coordinator/saturation.h JudgeIntervals).
   bool pool_limited = false;
+  // The database stopped answering (or the interval's arrivals waited through such a stall).
+  bool database_stalled = false;
+  // The interval's dispatch lag p99 ÷ its response-time p99.
+  double dispatch_lag_share = 0;
 };
 
 // Publishes runs to Prometheus, following its conventions (seconds, `_total` counters), from
@@ -55,9 +59,15 @@ struct RunInterval {
 //   dbload_run_stage{run,stage}     the current stage's 1-based index (plans with stages)
 //   dbload_agent_cpu_utilization{run,agent}  an agent's CPU in its latest report / its cores
 //   dbload_generator_limited{run,scenario}   1 when the last interval went over the generator
-//                                            limits (agent CPU, dispatch lag p99)
+//                                            limits (agent CPU, dispatch lag p99, or arrivals
+//                                            queued behind the agent's own work)
 //   dbload_pool_limited{run,scenario}        1 when the last interval's arrivals queued for
-//                                            busy connections (the database or the pool set the pace)
+//                                            busy connections (the database or the pool set the
+//                                            pace)
+//   dbload_database_stalled{run,scenario}    1 when in the last interval the database stopped
+//                                            answering, or its arrivals waited through that
+//   dbload_dispatch_lag_share{run,scenario}  the last interval's dispatch lag p99 ÷ its
+//                                            response-time p99: the agent's own share of it
 //   dbload_db_counter_total / dbload_db_gauge{run,scenario,source,name}
 //                                   what the database probe last read (coordinator/db_probe.h)
 //   dbload_probe_up{run,scenario}   1 when the probe's last attempt succeeded
@@ -115,6 +125,8 @@ class MetricsExporter final : public prometheus::Collectable {
     std::map<std::string, double> agent_cpu_utilization;
     bool generator_limited = false;
     bool pool_limited = false;
+    bool database_stalled = false;
+    double dispatch_lag_share = 0;
     std::vector<ProbeValue> probe_values;
     std::optional<bool> probe_up;  // unset: the run has no probe
     uint64_t order = 0;

@@ -19,6 +19,7 @@ void ResetSnapshot(IntervalSnapshot& snapshot) {
   }
   snapshot.schedule_lag.Reset();
   snapshot.dispatch_lag.Reset();
+  snapshot.connection_time = {};
 }
 
 }  // namespace

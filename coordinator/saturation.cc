@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -124,100 +125,364 @@ void ProbeRecord::FillReport(v1::RunReport& report) const {
   }
 }
 
-LimitMarks JudgeLimits(const v1::GeneratorLimits& limits, const LoadFigures& figures) {
-  constexpr double kDefaultMaxAgentCpu = 0.9;
-  constexpr Nanos kDefaultMaxScheduleLagP99 = 10 * kMillisecond;
-  // Connections in database calls at least this share of the time make queueing the pool's.
-  constexpr double kPoolBusy = 0.5;
-  const double max_cpu = limits.max_agent_cpu() > 0 ? limits.max_agent_cpu() : kDefaultMaxAgentCpu;
-  const double max_lag_ms =
-      static_cast<double>(limits.max_schedule_lag_p99_ns() > 0 ? limits.max_schedule_lag_p99_ns()
-                                                               : kDefaultMaxScheduleLagP99) /
-      1e6;
-  std::vector<std::string> why;
-  if (figures.busiest_cpu > max_cpu) {
-    why.push_back(absl::StrFormat(
-        "an agent used %.0f%% of its cores (limit %.0f%%): the database may have more to give",
-        figures.busiest_cpu * 100, max_cpu * 100));
+GeneratorThresholds ThresholdsOf(const v1::GeneratorLimits& limits) {
+  GeneratorThresholds t;
+  if (limits.max_agent_cpu() > 0) t.max_cpu = limits.max_agent_cpu();
+  if (limits.max_schedule_lag_p99_ns() > 0) {
+    t.queue_lag_ms = static_cast<double>(limits.max_schedule_lag_p99_ns()) / 1e6;
   }
-  if (figures.dispatch_lag_p99_ms > max_lag_ms) {
-    why.push_back(absl::StrFormat(
-        "dispatch lag p99 %.4g ms (limit %.4g ms): transactions that had a free connection "
-        "started late, so the agent fell behind",
-        figures.dispatch_lag_p99_ms, max_lag_ms));
+  if (limits.max_dispatch_lag_share() > 0) t.max_dispatch_share = limits.max_dispatch_lag_share();
+  if (limits.min_dispatch_lag_p99_ns() > 0) {
+    t.min_dispatch_lag_ms = static_cast<double>(limits.min_dispatch_lag_p99_ns()) / 1e6;
   }
-  LimitMarks marks;
-  const bool queued = figures.schedule_lag_p99_ms > max_lag_ms &&
-                      figures.dispatch_lag_p99_ms <= max_lag_ms;
-  if (queued && why.empty()) {
-    const double database_busy =
-        figures.connection_s > 0 ? figures.service_s / figures.connection_s : -1;
-    if (database_busy < 0 || database_busy >= kPoolBusy) {
-      marks.pool = absl::StrFormat(
-          "schedule lag p99 %.4g ms (limit %.4g ms) against %.4g ms with a free connection: "
-          "arrivals waited for a busy connection, so the database, or a pool of %d per agent "
-          "too small for its latency, limited the load",
-          figures.schedule_lag_p99_ms, max_lag_ms, figures.dispatch_lag_p99_ms, figures.pool);
-    } else {
-      why.push_back(absl::StrFormat(
-          "schedule lag p99 %.4g ms (limit %.4g ms): arrivals waited for connections that spent "
-          "only %.0f%% of their time in database calls, so the agent's own work held them up",
-          figures.schedule_lag_p99_ms, max_lag_ms, database_busy * 100));
+  return t;
+}
+
+std::string DispatchLagMark(const GeneratorThresholds& limits, double dispatch_lag_p99_ms,
+                            double response_p99_ms) {
+  // Without a response time there is no percentile for the lateness to hide in.
+  if (response_p99_ms <= 0 || dispatch_lag_p99_ms <= limits.min_dispatch_lag_ms) return "";
+  const double share = dispatch_lag_p99_ms / response_p99_ms;
+  if (share <= limits.max_dispatch_share) return "";
+  return absl::StrFormat(
+      "dispatch lag p99 %.4g ms = %.0f%% of response p99 %.4g ms (limit %.0f%%, above %.4g ms): "
+      "transactions that had a free connection started late, and the agent's own lateness can "
+      "be that much of the published percentile",
+      dispatch_lag_p99_ms, share * 100, response_p99_ms, limits.max_dispatch_share * 100,
+      limits.min_dispatch_lag_ms);
+}
+
+namespace {
+
+// A stall: connections in database calls or reconnecting for at least this share of the
+// interval beyond what its completions took at the run's usual pace (completions per second of
+// database calls, the median over the measured intervals) ...
+constexpr double kStalledExcess = 0.3;
+// ... so that they completed under this share of the usual per second of it. A second split
+// between a stall and normal work still shows: a 1 s stall puts half a second into one of them.
+constexpr double kStalledRate = 0.5;
+// Connections in database calls at least this share of the time make queueing the pool's ...
+constexpr double kPoolBusy = 0.5;
+// ... unless the agent's own work took at least this share: then the calls are as short as
+// the work between them (the noop driver flat out), and the agent sets the pace.
+constexpr double kAgentBusy = 0.25;
+// Agents' intervals reach the coordinator's ticks up to about a second late.
+constexpr double kTickSlackS = 1.0;
+
+struct Shares {
+  bool known = false;  // the agents measured their connections' time
+  double db = 0, connecting = 0, idle = 0, agent = 0;
+  double busy_s = 0;   // in database calls or reconnecting, connection-seconds
+  double total_s = 0;  // in all states
+  double busy() const { return db + connecting; }
+};
+
+Shares SharesOf(const v1::IntervalSample& sample) {
+  const v1::ConnectionTime& t = sample.connection_time();
+  const double total = t.in_db_call_s() + t.connecting_s() + t.idle_s() + t.in_agent_s();
+  Shares shares;
+  if (total <= 0) return shares;
+  shares.known = true;
+  shares.db = t.in_db_call_s() / total;
+  shares.connecting = t.connecting_s() / total;
+  shares.idle = t.idle_s() / total;
+  shares.agent = t.in_agent_s() / total;
+  shares.busy_s = t.in_db_call_s() + t.connecting_s();
+  shares.total_s = total;
+  return shares;
+}
+
+double CompletionsPerBusySecond(const v1::IntervalSample& sample, const Shares& shares) {
+  return static_cast<double>(sample.executed() + sample.errors()) / shares.busy_s;
+}
+
+std::string DescribeShares(const Shares& s) {
+  return absl::StrFormat(
+      "connections were in database calls %.0f%%, reconnecting %.0f%%, idle %.0f%% and in the "
+      "agent's own work %.0f%% of the time",
+      s.db * 100, s.connecting * 100, s.idle * 100, s.agent * 100);
+}
+
+// The interval a sample covers: from the previous sample's end (0 for the first).
+std::string IntervalSpan(const std::vector<const v1::IntervalSample*>& samples, size_t i) {
+  const double from = i > 0 ? samples[i - 1]->elapsed_s() : 0;
+  return absl::StrFormat("%.1f–%.1f s", from, samples[i]->elapsed_s());
+}
+
+}  // namespace
+
+std::vector<IntervalJudgement> JudgeIntervals(const v1::GeneratorLimits& plan_limits,
+                                              const std::vector<const v1::IntervalSample*>& samples,
+                                              uint32_t pool) {
+  using Cause = IntervalJudgement::Cause;
+  const GeneratorThresholds limits = ThresholdsOf(plan_limits);
+  std::vector<Shares> shares;
+  std::vector<double> rates;  // completions per busy connection-second, measured intervals
+  for (const v1::IntervalSample* sample : samples) {
+    shares.push_back(SharesOf(*sample));
+    // The usual pace is that of seconds in which something executed: an outage longer than
+    // half the run must not become the usual.
+    if (!sample->warmup() && shares.back().busy_s > 0 && sample->executed() > 0) {
+      rates.push_back(CompletionsPerBusySecond(*sample, shares.back()));
     }
   }
+  double usual = 0;
+  if (!rates.empty()) {
+    std::nth_element(rates.begin(), rates.begin() + rates.size() / 2, rates.end());
+    usual = rates[rates.size() / 2];
+  }
+  // First the stalls, so that queueing in the second before one (a stall that began late in
+  // it, the server's processes frozen one after another) can be laid at its door too.
+  std::vector<bool> stalled(samples.size(), false);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const v1::IntervalSample& sample = *samples[i];
+    const Shares& s = shares[i];
+    if (sample.warmup()) continue;
+    const double completions = static_cast<double>(sample.executed() + sample.errors());
+    // The share of the interval stuck beyond the usual pace; without one (nothing executed in
+    // the whole run), all of the time in calls or reconnecting of a second that executed none.
+    const double excess = !s.known                 ? 0
+                          : usual > 0              ? (s.busy_s - completions / usual) / s.total_s
+                          : sample.executed() == 0 ? s.busy()
+                                                   : 0;
+    stalled[i] = excess >= kStalledExcess &&
+                 (usual == 0 || CompletionsPerBusySecond(sample, s) < kStalledRate * usual);
+  }
+  std::vector<IntervalJudgement> out(samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const v1::IntervalSample& sample = *samples[i];
+    const Shares& s = shares[i];
+    if (sample.warmup()) continue;
+    IntervalJudgement& judged = out[i];
+    auto set = [&](Cause cause, v1::IntervalLimit limit, std::string why) {
+      judged.cause = cause;
+      judged.limit = limit;
+      judged.why = std::move(why);
+    };
+    if (stalled[i]) {
+      set(Cause::kDatabaseStalled, v1::INTERVAL_LIMIT_DATABASE_STALLED,
+          absl::StrFormat("at %s %s, and completed %d transactions (%.3g per second of database "
+                          "calls or reconnecting, against the run's usual %.0f)",
+                          IntervalSpan(samples, i), DescribeShares(s),
+                          sample.executed() + sample.errors(), CompletionsPerBusySecond(sample, s),
+                          usual));
+      continue;
+    }
+    if (sample.max_agent_cpu() > limits.max_cpu) {
+      set(Cause::kAgentCpu, v1::INTERVAL_LIMIT_GENERATOR,
+          absl::StrFormat("at %s an agent used %.0f%% of its cores (limit %.0f%%): the database "
+                          "may have more to give",
+                          IntervalSpan(samples, i), sample.max_agent_cpu() * 100,
+                          limits.max_cpu * 100));
+      continue;
+    }
+    if (std::string lag = DispatchLagMark(limits, sample.dispatch_lag_p99_ms(), sample.p99_ms());
+        !lag.empty()) {
+      set(Cause::kDispatchLag, v1::INTERVAL_LIMIT_GENERATOR,
+          absl::StrCat("at ", IntervalSpan(samples, i), " ", lag));
+      continue;
+    }
+    const double lag_ms = sample.schedule_lag_p99_ms();
+    if (lag_ms <= limits.queue_lag_ms) continue;
+    // Arrivals queued. They waited from as early as this far back: whatever the connections
+    // did then held them up.
+    const double waited_from_s =
+        (i > 0 ? samples[i - 1]->elapsed_s() : 0) - lag_ms / 1e3 - kTickSlackS;
+    size_t busiest = i;
+    std::optional<size_t> stall;
+    if (i + 1 < samples.size() && stalled[i + 1]) stall = i + 1;
+    for (size_t j = i + 1; j-- > 0;) {
+      if (j < i && samples[j]->elapsed_s() < waited_from_s) break;
+      if (stalled[j] && !stall) stall = j;
+      if (shares[j].busy() > shares[busiest].busy()) busiest = j;
+    }
+    const std::string queued = absl::StrFormat(
+        "at %s arrivals queued (schedule lag p99 %.4g ms, limit %.4g ms, against %.4g ms with a "
+        "free connection)",
+        IntervalSpan(samples, i), lag_ms, limits.queue_lag_ms, sample.dispatch_lag_p99_ms());
+    if (stall) {
+      set(Cause::kQueuedBehindStall, v1::INTERVAL_LIMIT_DATABASE_STALLED,
+          absl::StrCat(queued, " behind the database's stall at ", IntervalSpan(samples, *stall)));
+    } else if (!shares[busiest].known ||
+               (shares[busiest].busy() >= kPoolBusy && shares[busiest].agent < kAgentBusy)) {
+      set(Cause::kPool, v1::INTERVAL_LIMIT_POOL,
+          absl::StrCat(
+              queued,
+              shares[busiest].known
+                  ? absl::StrFormat(" for busy connections (in database calls %.0f%%, "
+                                    "reconnecting %.0f%% of the time)",
+                                    shares[busiest].db * 100, shares[busiest].connecting * 100)
+                  : " for busy connections",
+              absl::StrFormat(": the database, or a pool of %d per agent too small for "
+                              "its latency, limited the load",
+                              pool)));
+    } else {
+      set(Cause::kQueuedBehindAgent, v1::INTERVAL_LIMIT_GENERATOR,
+          absl::StrCat(queued,
+                       absl::StrFormat(" for connections that were in database calls or "
+                                       "reconnecting only %.0f%% of the time, in the agent's own "
+                                       "work %.0f%% (%s): the agent's own work held them up",
+                                       shares[busiest].busy() * 100, shares[busiest].agent * 100,
+                                       DescribeShares(shares[busiest]))));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// "4.0–6.0 s, 9.0–10.0 s": the spans of the runs of consecutive intervals in `marked`.
+std::string SpanList(const std::vector<const v1::IntervalSample*>& samples,
+                     const std::vector<size_t>& marked) {
+  constexpr size_t kShown = 6;
+  std::vector<std::string> parts;
+  size_t shown_runs = 0, runs = 0;
+  for (size_t k = 0; k < marked.size();) {
+    size_t end = k;
+    while (end + 1 < marked.size() && marked[end + 1] == marked[end] + 1) ++end;
+    ++runs;
+    if (shown_runs < kShown) {
+      const double from = marked[k] > 0 ? samples[marked[k] - 1]->elapsed_s() : 0;
+      parts.push_back(absl::StrFormat("%.1f–%.1f s", from, samples[marked[end]]->elapsed_s()));
+      ++shown_runs;
+    }
+    k = end + 1;
+  }
+  std::string text = absl::StrJoin(parts, ", ");
+  if (runs > shown_runs) absl::StrAppend(&text, " and ", runs - shown_runs, " more");
+  return text;
+}
+
+struct ScopeMarks {
+  std::string stalled, generator, pool;
+};
+
+// The marks of a scope (the run, or a stage) from the judgements of its intervals `in_scope`
+// (indices into `samples`) and its own merged dispatch lag and response time.
+ScopeMarks MarkScope(const GeneratorThresholds& limits,
+                     const std::vector<const v1::IntervalSample*>& samples,
+                     const std::vector<IntervalJudgement>& judged,
+                     const std::vector<size_t>& in_scope, double dispatch_lag_p99_ms,
+                     double response_p99_ms) {
+  using Cause = IntervalJudgement::Cause;
+  std::vector<size_t> stalled, pool, cpu, queued_agent;
+  const IntervalJudgement* first_stall = nullptr;
+  const IntervalJudgement* worst_stall = nullptr;  // the stalled interval with the busiest
+  double worst_busy = -1;
+  for (size_t i : in_scope) {
+    const IntervalJudgement& j = judged[i];
+    switch (j.cause) {
+      case Cause::kDatabaseStalled: {
+        stalled.push_back(i);
+        const double busy = SharesOf(*samples[i]).busy();
+        if (busy > worst_busy) {
+          worst_busy = busy;
+          worst_stall = &j;
+        }
+        break;
+      }
+      case Cause::kQueuedBehindStall:
+        stalled.push_back(i);
+        if (first_stall == nullptr) first_stall = &j;
+        break;
+      case Cause::kPool:
+        pool.push_back(i);
+        break;
+      case Cause::kAgentCpu:
+        cpu.push_back(i);
+        break;
+      case Cause::kQueuedBehindAgent:
+        queued_agent.push_back(i);
+        break;
+      case Cause::kDispatchLag:
+      case Cause::kNone:
+        break;
+    }
+  }
+  auto first_why = [&](const std::vector<size_t>& marked) { return judged[marked[0]].why; };
+  ScopeMarks marks;
+  if (!stalled.empty()) {
+    const IntervalJudgement& shown = worst_stall != nullptr ? *worst_stall : *first_stall;
+    marks.stalled = absl::StrCat("at ", SpanList(samples, stalled),
+                                 ": the database stopped answering (a stall, a restart or an "
+                                 "outage), and arrivals that waited through it are the "
+                                 "database's, not the generator's; ",
+                                 shown.why);
+  }
+  std::vector<std::string> why;
+  if (!cpu.empty()) why.push_back(first_why(cpu));
+  if (std::string lag = DispatchLagMark(limits, dispatch_lag_p99_ms, response_p99_ms);
+      !lag.empty()) {
+    why.push_back(lag);
+  }
+  if (!queued_agent.empty()) {
+    why.push_back(
+        absl::StrCat("at ", SpanList(samples, queued_agent), ": ", first_why(queued_agent)));
+  }
   marks.generator = absl::StrJoin(why, "; ");
+  // Queueing in a scope where the agent itself fell behind (its CPU, its lateness) is not
+  // the pool's to answer for: the connections' time in "database calls" then includes the
+  // agent's own work between its clock readings (the noop driver flat out).
+  if (!pool.empty() && marks.generator.empty()) {
+    marks.pool = absl::StrCat("at ", SpanList(samples, pool), ": ", first_why(pool));
+  }
   return marks;
 }
 
+template <typename Scope>
+void SetMarks(const ScopeMarks& marks, Scope& scope) {
+  scope.set_database_stalled(!marks.stalled.empty());
+  scope.set_database_stalled_reason(marks.stalled);
+  scope.set_generator_limited(!marks.generator.empty());
+  scope.set_generator_limited_reason(marks.generator);
+  scope.set_pool_limited(!marks.pool.empty());
+  scope.set_pool_limited_reason(marks.pool);
+  const double response = scope.response_time().p99_ms();
+  scope.set_dispatch_lag_share(response > 0 ? scope.dispatch_lag().p99_ms() / response : 0);
+}
+
+}  // namespace
+
 void MarkGeneratorLimits(const v1::GeneratorLimits& limits, v1::RunReport& report) {
-  double run_cpu = 0;
-  std::map<uint32_t, double> stage_cpu;
-  for (const v1::IntervalSample& sample : report.intervals()) {
-    if (sample.warmup()) continue;
-    run_cpu = std::max(run_cpu, sample.max_agent_cpu());
-    double& cpu = stage_cpu[sample.stage()];
-    cpu = std::max(cpu, sample.max_agent_cpu());
-  }
+  std::vector<const v1::IntervalSample*> samples;
+  for (const v1::IntervalSample& sample : report.intervals()) samples.push_back(&sample);
   const uint32_t pool = report.plan().target().pool();
-  // Open loop: every agent keeps `pool` connections.
-  const double connections =
-      static_cast<double>(pool) * std::max(1, report.agents_size());
-  auto mark = [&](auto& scope, double cpu, double duration_s) {
-    const v1::LatencySummary& service = scope.service_time();
-    const LimitMarks marks = JudgeLimits(
-        limits, {.busiest_cpu = cpu,
-                 .schedule_lag_p99_ms = scope.schedule_lag().p99_ms(),
-                 .dispatch_lag_p99_ms = scope.dispatch_lag().p99_ms(),
-                 .service_s = static_cast<double>(service.count()) * service.mean_ms() / 1e3,
-                 .connection_s = duration_s * connections,
-                 .pool = pool});
-    scope.set_generator_limited(!marks.generator.empty());
-    scope.set_generator_limited_reason(marks.generator);
-    scope.set_pool_limited(!marks.pool.empty());
-    scope.set_pool_limited_reason(marks.pool);
+  const std::vector<IntervalJudgement> judged = JudgeIntervals(limits, samples, pool);
+  for (size_t i = 0; i < judged.size(); ++i) {
+    report.mutable_intervals(static_cast<int>(i))->set_limit(judged[i].limit);
+  }
+  const GeneratorThresholds thresholds = ThresholdsOf(limits);
+  auto mark = [&](auto& scope, const std::vector<size_t>& in_scope) {
+    SetMarks(MarkScope(thresholds, samples, judged, in_scope, scope.dispatch_lag().p99_ms(),
+                       scope.response_time().p99_ms()),
+             scope);
   };
+  std::vector<size_t> measured;
+  std::map<uint32_t, std::vector<size_t>> by_stage;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (samples[i]->warmup()) continue;
+    measured.push_back(i);
+    by_stage[samples[i]->stage()].push_back(i);
+  }
   if (report.stages_size() == 0) {
-    mark(report, run_cpu, report.queries_duration_s());
+    mark(report, measured);
     return;
   }
   // With stages the run's marks are its stages': figures over a load that changed from stage
   // to stage (a staircase that saturates only at its top) would blur the run's own.
-  report.clear_generator_limited();
-  report.clear_generator_limited_reason();
-  report.clear_pool_limited();
-  report.clear_pool_limited_reason();
+  ScopeMarks run;
   for (v1::StageReport& stage : *report.mutable_stages()) {
-    mark(stage, stage_cpu[stage.index()], stage.duration_s());
+    mark(stage, by_stage[stage.index()]);
     const std::string where = absl::StrCat("stage ", stage.index(), ": ");
-    if (stage.generator_limited() && !report.generator_limited()) {
-      report.set_generator_limited(true);
-      report.set_generator_limited_reason(where + stage.generator_limited_reason());
+    if (stage.database_stalled() && run.stalled.empty()) {
+      run.stalled = where + stage.database_stalled_reason();
     }
-    if (stage.pool_limited() && !report.pool_limited()) {
-      report.set_pool_limited(true);
-      report.set_pool_limited_reason(where + stage.pool_limited_reason());
+    if (stage.generator_limited() && run.generator.empty()) {
+      run.generator = where + stage.generator_limited_reason();
     }
+    if (stage.pool_limited() && run.pool.empty()) run.pool = where + stage.pool_limited_reason();
   }
+  SetMarks(run, report);
 }
 
 }  // namespace dbload

@@ -50,38 +50,64 @@ class ProbeRecord {
   std::vector<Row> rows_;
 };
 
-// What the generator- and pool-limited marks of a run, a stage or an interval are judged on.
-struct LoadFigures {
-  double busiest_cpu = 0;  // the busiest agent's CPU, as a fraction of its cores
-  double schedule_lag_p99_ms = 0;
-  double dispatch_lag_p99_ms = 0;  // lag of transactions that had a free connection
-  // The connections' time in database calls (total service time) and their time in all
-  // (connections × duration); the second is 0 when unknown.
-  double service_s = 0;
-  double connection_s = 0;
-  uint32_t pool = 0;  // connections per agent, for the reason's text
+// The plan's generator limits with their defaults filled in.
+struct GeneratorThresholds {
+  double max_cpu = 0.9;             // of an agent's cores
+  double queue_lag_ms = 10;         // schedule lag p99 over this: arrivals queued
+  double max_dispatch_share = 0.1;  // dispatch lag p99 over this share of the response p99 …
+  double min_dispatch_lag_ms = 1;   // … and over this floor marks the generator
+};
+GeneratorThresholds ThresholdsOf(const dbload::v1::GeneratorLimits& limits);
+
+// Why the dispatch lag p99 marks the generator (empty when it does not): over the share of the
+// response-time p99 and over the floor. Relative, because lateness that is a small part of
+// what is published changes nothing a reader concludes, and a fixed limit let half of a fast
+// database's p99 pass. The text states the share: how much of the percentile it can be.
+std::string DispatchLagMark(const GeneratorThresholds& limits, double dispatch_lag_p99_ms,
+                            double response_p99_ms);
+
+// How one interval was judged, and on what.
+struct IntervalJudgement {
+  enum class Cause {
+    kNone,
+    kDatabaseStalled,    // connections stuck in database calls or reconnecting, few completed
+    kQueuedBehindStall,  // arrivals queued through a stalled interval (this one or before)
+    kPool,               // arrivals queued for connections busy in database calls
+    kAgentCpu,           // the busiest agent's CPU over the limit
+    kDispatchLag,        // transactions with a free connection started late
+    kQueuedBehindAgent,  // arrivals queued for connections busy with the agent's own work
+  };
+  Cause cause = Cause::kNone;
+  dbload::v1::IntervalLimit limit = dbload::v1::INTERVAL_LIMIT_NONE;
+  std::string why;  // the figures that decided it
 };
 
-// Why the generator, or else the connection pool, may have limited the load; empty when not.
-struct LimitMarks {
-  std::string generator;
-  std::string pool;
-};
+// Judges each interval from what the connections did in it (ConnectionTime) and, for arrivals
+// that queued, in the intervals they waited through (back from the interval's start by its
+// schedule lag p99, plus a second for the agents' and the coordinator's ticks). An interval is
+//  - database-stalled when its connections spent at least 30 % of the time in database calls
+//    or reconnecting beyond what its completions took at the run's usual pace (completions per
+//    second of database calls, the median over its measured intervals), completing under half
+//    that pace, or when its queued arrivals waited through such an interval: a stall, a
+//    restart, an outage;
+//  - generator-limited when the busiest agent's CPU or the interval's dispatch lag went over
+//    the limits, or its arrivals queued for connections that were in database calls (or
+//    reconnecting) less than half the time, or in the agent's own work a quarter of it or
+//    more: the agent's own work held them up;
+//  - pool-limited when its arrivals queued for connections in database calls at least half
+//    the time (without connection times, from an older agent, queueing counts as the pool's).
+// Warm-up intervals are judged kNone and count in no median.
+std::vector<IntervalJudgement> JudgeIntervals(
+    const dbload::v1::GeneratorLimits& limits,
+    const std::vector<const dbload::v1::IntervalSample*>& samples, uint32_t pool);
 
-// The limits are `max_agent_cpu` and `max_schedule_lag_p99` (zero takes the defaults, 0.9 and
-// 10 ms).
-//  - Generator-limited: the busiest agent's CPU over its limit, or the dispatch lag p99 over
-//    the lag limit (transactions with a free connection started late).
-//  - Arrivals queued instead (schedule lag p99 over the limit, dispatch lag under it): pool-
-//    limited when the connections spent at least half their time in database calls (the
-//    database, or too small a pool for its latency, set the pace). Connections busy with the
-//    agent's own work (the noop driver flat out, on a machine that left the agent too little
-//    CPU to show) make it generator-limited.
-LimitMarks JudgeLimits(const dbload::v1::GeneratorLimits& limits, const LoadFigures& figures);
-
-// Marks the stages (or, without stages, the run) that JudgeLimits finds generator- or pool-
-// limited; the busiest agent's CPU is its highest in any interval of the stage. With stages,
-// the run carries the first marked stage's mark and reason.
+// Sets each interval's `limit`, and marks the stages (or, without stages, the run) from their
+// intervals: database-stalled and pool-limited when any interval was (the reason names them
+// in elapsed seconds); generator-limited when an interval's CPU was over the limit or its
+// arrivals queued behind the agent's own work, or when the scope's own dispatch lag p99 marks
+// it (DispatchLagMark on the scope's merged percentiles: one late second does not mark a run
+// whose published p99 it does not move). Sets dispatch_lag_share. With stages, the run
+// carries the first marked stage's marks and reasons.
 void MarkGeneratorLimits(const dbload::v1::GeneratorLimits& limits,
                          dbload::v1::RunReport& report);
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,8 +24,8 @@
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
 #include "tests/harness/http_get.h"
-#include "tests/harness/sql_clients.h"
 #include "tests/harness/scratch_dir.h"
+#include "tests/harness/sql_clients.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -262,8 +263,17 @@ TEST_F(ProbeTest, AnImpossibleRateIsMarkedGeneratorLimitedAndAnEasyOneIsNot) {
            "scenario: point_select\nload: {open: {rate: 200}}\nstop: {duration: 2s}\n");
   const v1::RunReport fine = RunFresh(easy, {});
   EXPECT_EQ(fine.executed(), 400u);
-  EXPECT_FALSE(fine.generator_limited()) << fine.generator_limited_reason();
   EXPECT_FALSE(fine.pool_limited()) << fine.pool_limited_reason();
+  EXPECT_FALSE(fine.database_stalled()) << fine.database_stalled_reason();
+  // On a quiet machine the agent starts these within microseconds. On a loaded one (the
+  // scheduler waking its threads milliseconds late) that lateness can be most of a fast
+  // query's p99, and then the mark must say so, as a share of it, and nothing else.
+  if (fine.dispatch_lag().p99_ms() <= 1.0) {
+    EXPECT_FALSE(fine.generator_limited()) << fine.generator_limited_reason();
+  } else if (fine.generator_limited()) {
+    EXPECT_THAT(fine.generator_limited_reason(), ::testing::StartsWith("dispatch lag p99 "));
+    std::cout << "[loaded machine] " << fine.generator_limited_reason() << std::endl;
+  }
 }
 
 // A coordinator daemon that cannot read a plan's password runs the plan without a probe and

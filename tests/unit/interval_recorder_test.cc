@@ -1,5 +1,6 @@
 #include "agent/interval_recorder.h"
 
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -89,6 +90,92 @@ TEST(IntervalSnapshotWireTest, ReportRoundTripIsExact) {
   EXPECT_EQ(decoded->schedule_lag, original.schedule_lag);
   EXPECT_EQ(decoded->dispatch_lag, original.dispatch_lag);
   EXPECT_EQ(decoded->dispatch_lag.TotalCount(), 1u);
+}
+
+// Each connection's time lands in the interval it passed in, state by state, including a state
+// it is still in when the interval closes: a call stuck across three drains counts in each.
+TEST(IntervalRecorderTest, ConnectionTimeIsSplitByStateAndByInterval) {
+  IntervalRecorder recorder(1);
+  ConnectionClock& a = recorder.AddConnection(0);
+  ConnectionClock& b = recorder.AddConnection(0);
+  a.Enter(ConnectionState::kInDbCall, 100);  // stuck from 100 to 2'500
+  b.Enter(ConnectionState::kIdle, 0);
+  b.Enter(ConnectionState::kConnecting, 400);
+  b.Enter(ConnectionState::kInAgent, 900);
+  const ConnectionTime first = recorder.Drain(1'000).connection_time;
+  EXPECT_EQ(first.in_agent, 100 + 100);
+  EXPECT_EQ(first.in_db_call, 900);
+  EXPECT_EQ(first.idle, 400);
+  EXPECT_EQ(first.connecting, 500);
+  EXPECT_EQ(first.Total(), 2 * 1'000);
+
+  const ConnectionTime second = recorder.Drain(2'000).connection_time;
+  EXPECT_EQ(second.in_db_call, 1'000) << "the stuck call counts in the interval it spans";
+  EXPECT_EQ(second.in_agent, 1'000);
+  EXPECT_EQ(second.Total(), 2 * 1'000);
+
+  a.Enter(ConnectionState::kInAgent, 2'500);
+  a.Enter(ConnectionState::kGone, 2'600);
+  b.Enter(ConnectionState::kGone, 2'000);
+  const ConnectionTime third = recorder.Drain(3'000).connection_time;
+  EXPECT_EQ(third.in_db_call, 500);
+  EXPECT_EQ(third.in_agent, 100) << "a worker that left counts no more time";
+  EXPECT_EQ(third.Total(), 600);
+}
+
+// A worker's clock reading may be older than the drain's: its state's total then shrinks by
+// what another state gains, and no time is counted twice or backwards.
+TEST(IntervalRecorderTest, ConnectionTimeNeverGoesBackwards) {
+  IntervalRecorder recorder(1);
+  ConnectionClock& a = recorder.AddConnection(0);
+  a.Enter(ConnectionState::kInDbCall, 0);
+  EXPECT_EQ(recorder.Drain(1'000).connection_time.in_db_call, 1'000);
+  a.Enter(ConnectionState::kInAgent, 900);  // read before the drain, stored after it
+  const ConnectionTime next = recorder.Drain(2'000).connection_time;
+  EXPECT_EQ(next.in_db_call, 0);
+  EXPECT_EQ(next.in_agent, 1'100);
+}
+
+// Read while the worker changes state: every copy is consistent. Read at a time after all of
+// the worker's, the states always add up to exactly that time; a torn copy (a state's total
+// and the time since the change from different moments) would not.
+TEST(IntervalRecorderTest, ReadingWhileTheWorkerChangesStateIsConsistent) {
+  constexpr Nanos kEnd = 1'000'000;
+  ConnectionClock clock(0);
+  std::atomic<bool> done{false};
+  std::thread worker([&] {
+    for (Nanos t = 1; t < kEnd; ++t) {
+      clock.Enter(t % 3 == 0 ? ConnectionState::kInDbCall : ConnectionState::kIdle, t);
+    }
+    done = true;
+  });
+  int torn = 0, reads = 0;
+  while (!done.load()) {
+    const ConnectionClock::Totals totals = clock.Read(kEnd);
+    Nanos sum = 0;
+    for (Nanos state_time : totals) sum += state_time;
+    torn += sum != kEnd;
+    ++reads;
+  }
+  worker.join();
+  EXPECT_EQ(torn, 0) << "of " << reads << " reads";
+}
+
+TEST(IntervalSnapshotWireTest, ConnectionTimeTravelsInSeconds) {
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(1);
+  snapshot.connection_time = {
+      .in_db_call = 1'500'000'000, .connecting = 250'000'000, .idle = 7, .in_agent = 3'000};
+  v1::AgentReport report;
+  SnapshotToReport(snapshot, &report);
+  EXPECT_DOUBLE_EQ(report.connection_time().in_db_call_s(), 1.5);
+  absl::StatusOr<IntervalSnapshot> decoded = SnapshotFromReport(report, 1);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->connection_time.in_db_call, 1'500'000'000);
+  EXPECT_EQ(decoded->connection_time.connecting, 250'000'000);
+  EXPECT_EQ(decoded->connection_time.in_agent, 3'000);
+  report.mutable_connection_time()->set_idle_s(-1);
+  EXPECT_FALSE(SnapshotFromReport(report, 1).ok());
 }
 
 TEST(IntervalSnapshotWireTest, MalformedReportsAreRefusedWithAReason) {

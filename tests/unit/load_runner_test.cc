@@ -187,6 +187,77 @@ TEST_F(LoadRunnerTest, StalledDatabaseShowsInEveryArrivalThatWaited) {
   EXPECT_LT(got.query_types[0].service_time.ValueAtPercentile(99.0), 1'001 * kMillisecond);
 }
 
+// Where the connections' time went, drained once a second as the agent does. Four connections
+// at 1,000/s, 100 µs a query, the database stuck from 0.5 s to 1.5 s: the stuck calls count in
+// both intervals they span (the old averages over the run showed the connections in database
+// calls a third of the time; the seconds of the stall show them there half and more).
+TEST_F(LoadRunnerTest, ConnectionTimeShowsAStallInTheIntervalsItSpans) {
+  StallingDriver driver(clock_, 100 * kMicrosecond, 500 * kMillisecond, 1'500 * kMillisecond);
+  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  ASSERT_TRUE(runner.Connect(4).ok());
+  clock_.AttachThread();  // this thread drains on the clock, as the run executor does
+  const Nanos start = clock_.Now();
+  runner.StartOpenLoop(Uniform(1'000), start + 3 * kSecond);
+  std::vector<ConnectionTime> intervals;
+  for (int i = 1; i <= 3; ++i) {
+    clock_.SleepUntil(start + i * kSecond);
+    intervals.push_back(recorder_.Drain(clock_.Now()).connection_time);
+  }
+  clock_.DetachThread();  // joining is not waiting on the clock
+  runner.Wait();
+  constexpr double kMs = 1e6;
+  // Four connections, each in exactly one state at every instant (until it leaves: in the
+  // last interval each leaves once no arrival is left before the deadline, up to 4 ms early).
+  EXPECT_NEAR(intervals[0].Total() / kMs, 4'000, 1);
+  EXPECT_NEAR(intervals[1].Total() / kMs, 4'000, 1);
+  EXPECT_NEAR(intervals[2].Total() / kMs, 4'000 - 8, 8);
+  // 0–1 s: 500 queries of 0.1 ms, then all four stuck from 0.5 s.
+  EXPECT_NEAR(intervals[0].in_db_call / kMs, 50 + 2'000, 10);
+  // 1–2 s: stuck until 1.5 s, then the backlog of ~1,000 and the new arrivals (0.1 ms each).
+  EXPECT_NEAR(intervals[1].in_db_call / kMs, 2'000 + 150, 20);
+  // 2–3 s: a healthy database, the connections mostly waiting for arrivals.
+  EXPECT_NEAR(intervals[2].in_db_call / kMs, 100, 5);
+  EXPECT_NEAR(intervals[2].idle / kMs, 3'900 - 8, 8);
+  for (const ConnectionTime& t : intervals) EXPECT_EQ(t.connecting, 0);
+}
+
+// After a connection error the worker reconnects with backoff: that time is the database's
+// unavailability, counted apart from database calls and from the agent's own work.
+TEST_F(LoadRunnerTest, ReconnectingTimeIsCountedApart) {
+  db::NoopDriver driver({.fixed_latency = kMillisecond,
+                         .fail_every = 100,
+                         .injected_error = {db::ErrorClass::kConnection, "08006", "gone"}},
+                        clock_);
+  LoadRunner::Options options;
+  options.reconnect_backoff_min = 50 * kMillisecond;
+  LoadRunner runner(driver, scenario_, recorder_, clock_, options);
+  ASSERT_TRUE(runner.Connect(1).ok());
+  const Nanos start = clock_.Now();
+  runner.StartClosedLoop(0, start + kSecond);
+  runner.Wait();
+  const ConnectionTime t = recorder_.Drain(start + kSecond).connection_time;
+  // Seven failures, each followed by a 50 ms backoff (the last cut by the run's end).
+  EXPECT_GE(t.connecting, 6 * 50 * kMillisecond);
+  EXPECT_LE(t.connecting, 7 * 50 * kMillisecond + kMillisecond);
+  EXPECT_NEAR(static_cast<double>(t.in_db_call + t.connecting), kSecond, kMillisecond);
+  EXPECT_EQ(t.idle, 0) << "a closed loop without think time never waits";
+}
+
+// Open loop at 1,000/s on one connection, 0.5 ms a query: half the time in database calls,
+// half waiting for the next arrival.
+TEST_F(LoadRunnerTest, WaitingForArrivalsIsIdleTime) {
+  db::NoopDriver driver({.fixed_latency = 500 * kMicrosecond}, clock_);
+  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  ASSERT_TRUE(runner.Connect(1).ok());
+  const Nanos start = clock_.Now();
+  runner.StartOpenLoop(Uniform(1'000), start + kSecond);
+  runner.Wait();
+  const ConnectionTime t = recorder_.Drain(start + kSecond).connection_time;
+  EXPECT_NEAR(static_cast<double>(t.in_db_call), 500 * kMillisecond, kMillisecond);
+  EXPECT_NEAR(static_cast<double>(t.idle), 500 * kMillisecond, kMillisecond);
+  EXPECT_EQ(t.connecting, 0);
+}
+
 TEST_F(LoadRunnerTest, ClosedLoopClientsRunBackToBack) {
   db::NoopDriver driver({.fixed_latency = kMillisecond}, clock_);
   LoadRunner runner(driver, scenario_, recorder_, clock_, {});

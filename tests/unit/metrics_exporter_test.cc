@@ -201,12 +201,28 @@ TEST(MetricsExporterProbeTest, GeneratorLimitAndAgentCpuFollowTheLastInterval) {
   ASSERT_EQ(cpu.metric.size(), 1u);
   EXPECT_EQ(LabelOf(cpu.metric[0], "agent"), "agent-1");
   EXPECT_EQ(cpu.metric[0].gauge.value, 0.95);
-  exporter.OnInterval({.run_id = "r1", .scenario = "s", .query_types = {"a", "b"},
-                       .merged = &snapshot, .length_s = 1,
-                       .agent_cpu_utilization = {{"agent-1", 0.3}}, .pool_limited = true});
+  exporter.OnInterval({.run_id = "r1",
+                       .scenario = "s",
+                       .query_types = {"a", "b"},
+                       .merged = &snapshot,
+                       .length_s = 1,
+                       .agent_cpu_utilization = {{"agent-1", 0.3}},
+                       .pool_limited = true,
+                       .dispatch_lag_share = 0.51});
   families = exporter.Collect();
   EXPECT_EQ(FamilyNamed(families, "dbload_generator_limited").metric[0].gauge.value, 0);
   EXPECT_EQ(FamilyNamed(families, "dbload_pool_limited").metric[0].gauge.value, 1);
+  EXPECT_EQ(FamilyNamed(families, "dbload_database_stalled").metric[0].gauge.value, 0);
+  EXPECT_EQ(FamilyNamed(families, "dbload_dispatch_lag_share").metric[0].gauge.value, 0.51);
+  exporter.OnInterval({.run_id = "r1",
+                       .scenario = "s",
+                       .query_types = {"a", "b"},
+                       .merged = &snapshot,
+                       .length_s = 1,
+                       .database_stalled = true});
+  families = exporter.Collect();
+  EXPECT_EQ(FamilyNamed(families, "dbload_database_stalled").metric[0].gauge.value, 1);
+  EXPECT_EQ(FamilyNamed(families, "dbload_pool_limited").metric[0].gauge.value, 0);
 }
 
 }  // namespace

@@ -861,6 +861,14 @@ TEST(PlanProbeTest, ProbeAndGeneratorLimitsParseAndMistakesNameTheField) {
   EXPECT_EQ(plan.probe().haproxy_stats(), "/run/haproxy.sock");
   EXPECT_EQ(plan.generator().max_agent_cpu(), 0.8);
   EXPECT_EQ(plan.generator().max_schedule_lag_p99_ns(), 2 * kMs);
+  const v1::Plan relative =
+      ParseOk(std::string(kMinimal) +
+              "generator: {max_dispatch_lag_share: 0.25, min_dispatch_lag_p99: 2ms}\n");
+  EXPECT_EQ(relative.generator().max_dispatch_lag_share(), 0.25);
+  EXPECT_EQ(relative.generator().min_dispatch_lag_p99_ns(), 2 * kMs);
+  EXPECT_THAT(ErrorOf(std::string(kMinimal) + "generator: {max_dispatch_lag_share: 10}\n"),
+              HasSubstr("generator.max_dispatch_lag_share: must be a share of the response-time "
+                        "p99"));
   EXPECT_TRUE(ParseOk(std::string(kMinimal) + "probe: {enabled: false}\n").probe().disabled());
   EXPECT_THAT(ErrorOf(std::string(kMinimal) + "probe: {enabled: no}\n"),
               HasSubstr("probe.enabled: expected true or false, got \"no\""));

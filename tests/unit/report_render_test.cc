@@ -150,8 +150,10 @@ TEST(CsvTest, OneRowPerScopeAndQueryTypeWithTheReportsNumbers) {
   ASSERT_EQ(rows.size(), 1u + 3 * 3);  // header, then (all + 2 query types) × (run + 2 stages)
   EXPECT_EQ(rows[0][0], "scope");
   EXPECT_EQ(rows[0][18], "generator_limited");
-  EXPECT_EQ(rows[0].back(), "pool_limited");
-  for (const auto& row : rows) EXPECT_EQ(row.size(), 20u);
+  EXPECT_EQ(rows[0][19], "pool_limited");
+  EXPECT_EQ(rows[0][20], "database_stalled");
+  EXPECT_EQ(rows[0].back(), "dispatch_lag_share");
+  for (const auto& row : rows) EXPECT_EQ(row.size(), 22u);
   std::vector<std::string> scopes, types;
   for (size_t i = 1; i < rows.size(); ++i) {
     scopes.push_back(rows[i][0]);
@@ -163,10 +165,10 @@ TEST(CsvTest, OneRowPerScopeAndQueryTypeWithTheReportsNumbers) {
   EXPECT_THAT(types, ElementsAre("all", "read, \"fast\"", "write", "all", "read, \"fast\"", "write",
                                  "all", "read, \"fast\"", "write"));
   // run / all: the report's own numbers.
-  EXPECT_THAT(rows[1],
-              ElementsAre("run", "all", "3000", "7", "200.000", "150.000", "20.000", "0.150000",
-                          "2.000000", "36.000000", "1.000000", "1.500000", "2.250000", "3.000000",
-                          "4.500000", "9.000000", "12.000000", "24.000000", "true", "false"));
+  EXPECT_THAT(rows[1], ElementsAre("run", "all", "3000", "7", "200.000", "150.000", "20.000",
+                                   "0.150000", "2.000000", "36.000000", "1.000000", "1.500000",
+                                   "2.250000", "3.000000", "4.500000", "9.000000", "12.000000",
+                                   "24.000000", "true", "false", "false", "0.0000"));
   // A query type: its executed over the scope's duration, no wanted rate of its own.
   EXPECT_EQ(rows[3][2], "1000");
   EXPECT_EQ(rows[3][3], "4");

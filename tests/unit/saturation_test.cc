@@ -5,11 +5,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
+#include "common/report.h"
+
 namespace dbload {
 namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 v1::IntervalSample Interval(double elapsed_s, uint32_t stage, bool warmup = false,
                             double max_agent_cpu = 0) {
@@ -131,70 +136,283 @@ TEST(MarkGeneratorLimitsTest, MarksTheStageWhoseAgentRanOutOfCpu) {
   EXPECT_TRUE(report.stages(1).generator_limited());
   EXPECT_THAT(report.stages(1).generator_limited_reason(), HasSubstr("97% of its cores"));
   EXPECT_TRUE(report.generator_limited());
-  EXPECT_THAT(report.generator_limited_reason(), HasSubstr("stage 2: an agent used 97%"));
+  EXPECT_THAT(report.generator_limited_reason(),
+              HasSubstr("stage 2: at 5.0–5.5 s an agent used 97%"));
 }
 
-TEST(MarkGeneratorLimitsTest, DispatchLagOverThePlansLimitMarksTheStage) {
+TEST(MarkGeneratorLimitsTest, DispatchLagOverThePlansShareMarksTheStage) {
   v1::RunReport report = TwoStageReport();
   report.mutable_stages(0)->mutable_schedule_lag()->set_p99_ms(4);
   report.mutable_stages(0)->mutable_dispatch_lag()->set_p99_ms(4);
+  report.mutable_stages(0)->mutable_response_time()->set_p99_ms(20);
   v1::GeneratorLimits limits;
-  limits.set_max_schedule_lag_p99_ns(2 * kMillisecond);
+  limits.set_max_dispatch_lag_share(0.15);
   MarkGeneratorLimits(limits, report);
   EXPECT_TRUE(report.stages(0).generator_limited());
-  EXPECT_THAT(report.stages(0).generator_limited_reason(), HasSubstr("dispatch lag p99 4 ms"));
+  EXPECT_THAT(report.stages(0).generator_limited_reason(),
+              HasSubstr("dispatch lag p99 4 ms = 20% of response p99 20 ms (limit 15%"));
   EXPECT_FALSE(report.stages(0).pool_limited()) << "the agent was late, whatever the pool did";
   EXPECT_FALSE(report.stages(1).generator_limited());
-  // The default limit (10 ms) would not have marked it.
-  MarkGeneratorLimits({}, report);
+  EXPECT_NEAR(report.stages(0).dispatch_lag_share(), 0.2, 1e-9);
+  // A share of 25 % would not have marked it.
+  limits.set_max_dispatch_lag_share(0.25);
+  MarkGeneratorLimits(limits, report);
   EXPECT_FALSE(report.stages(0).generator_limited());
   EXPECT_FALSE(report.stages(0).pool_limited());
 }
 
-// Stage 2 of TwoStageReport (and the run) queued: arrivals waited 40 ms at p99, those with a
-// free connection started within 0.3 ms. 8 connections over 2 s, each query `service_ms`.
-v1::RunReport QueuedReport(double service_ms) {
-  v1::RunReport report = TwoStageReport();
-  report.mutable_plan()->mutable_target()->set_pool(8);
-  report.set_queries_duration_s(4);
-  for (int i = 0; i < 2; ++i) report.mutable_stages(i)->set_duration_s(2);
-  v1::StageReport& stage = *report.mutable_stages(1);
-  stage.mutable_schedule_lag()->set_p99_ms(40);
-  stage.mutable_dispatch_lag()->set_p99_ms(0.3);
-  stage.mutable_service_time()->set_count(3000);  // at 5 ms: 15 s of 16 connection-s
-  stage.mutable_service_time()->set_mean_ms(service_ms);
-  // Over the whole run the connections were busy less than half the time (stage 1 was light):
-  // with stages, the run's marks come from its stages, not from these blurred figures.
-  report.mutable_schedule_lag()->set_p99_ms(35);
+// One second of a run on `connections` connections: what completed, where the connections'
+// time went (the rest of it idle, 1 % in the agent's own work) and the interval's lags.
+struct Second {
+  double elapsed_s = 0;
+  uint64_t executed = 0;
+  uint64_t errors = 0;
+  double in_db_call = 0;  // shares of the connections' time
+  double connecting = 0;
+  double schedule_lag_p99_ms = 0.3;
+  double dispatch_lag_p99_ms = 0.2;
+  double p99_ms = 1;
+  uint32_t stage = 0;
+  int connections = 16;
+};
+
+v1::IntervalSample IntervalOf(const Second& s) {
+  v1::IntervalSample sample = Interval(s.elapsed_s, s.stage);
+  sample.set_executed(s.executed);
+  sample.set_errors(s.errors);
+  sample.set_schedule_lag_p99_ms(s.schedule_lag_p99_ms);
+  sample.set_dispatch_lag_p99_ms(s.dispatch_lag_p99_ms);
+  sample.set_p99_ms(s.p99_ms);
+  v1::ConnectionTime& time = *sample.mutable_connection_time();
+  const double total = s.connections;  // connection-seconds in one second
+  time.set_in_db_call_s(s.in_db_call * total);
+  time.set_connecting_s(s.connecting * total);
+  const double agent = std::min(0.01, 1 - s.in_db_call - s.connecting);
+  time.set_in_agent_s(agent * total);
+  time.set_idle_s(std::max(0.0, 1 - s.in_db_call - s.connecting - agent) * total);
+  return sample;
+}
+
+// Ten seconds at 2,000/s on 16 connections, PostgreSQL healthy (3 % in database calls) except
+// where `faulty` says; the run's figures as the report would have them.
+v1::RunReport TenSeconds(const std::map<int, Second>& faulty) {
+  v1::RunReport report;
+  report.mutable_plan()->mutable_target()->set_pool(16);
+  report.set_queries_duration_s(10);
+  for (int i = 0; i < 10; ++i) {
+    Second second{.elapsed_s = i + 1.0, .executed = 2'000, .in_db_call = 0.03};
+    if (auto it = faulty.find(i); it != faulty.end()) {
+      second = it->second;
+      second.elapsed_s = i + 1.0;
+    }
+    *report.add_intervals() = IntervalOf(second);
+  }
+  report.mutable_schedule_lag()->set_p99_ms(909);
   report.mutable_dispatch_lag()->set_p99_ms(0.3);
-  report.mutable_service_time()->set_count(3000);
-  report.mutable_service_time()->set_mean_ms(service_ms);
+  report.mutable_response_time()->set_p99_ms(909);
+  // Over the whole run the connections were in database calls 13 % of the time: judged on that
+  // average, the stall's queueing was blamed on the agent's own work.
+  report.mutable_service_time()->set_count(20'000);
+  report.mutable_service_time()->set_mean_ms(10 * 16 * 0.13 * 1e3 / 20'000);
   return report;
 }
 
-TEST(MarkGeneratorLimitsTest, LagFromQueueingForBusyConnectionsMarksThePoolNotTheGenerator) {
-  v1::RunReport report = QueuedReport(/*service_ms=*/5);
+// A 1 s SIGSTOP of PostgreSQL at 4–5 s: nothing completes while every connection sits in a
+// database call; the next second serves the backlog, whose arrivals waited up to a second.
+TEST(JudgeIntervalsTest, AStallIsTheDatabasesAndItsSecondsAreNamed) {
+  v1::RunReport report = TenSeconds(
+      {{4, {.executed = 0, .in_db_call = 1.0}},
+       {5, {.executed = 4'000, .in_db_call = 0.06, .schedule_lag_p99_ms = 909, .p99_ms = 909}}});
   MarkGeneratorLimits({}, report);
-  EXPECT_FALSE(report.stages(1).generator_limited()) << report.stages(1).generator_limited_reason();
-  EXPECT_TRUE(report.stages(1).pool_limited());
-  EXPECT_THAT(report.stages(1).pool_limited_reason(),
-              AllOf(HasSubstr("schedule lag p99 40 ms"), HasSubstr("0.3 ms with a free connection"),
-                    HasSubstr("pool of 8 per agent")));
-  EXPECT_FALSE(report.stages(0).pool_limited());
-  EXPECT_TRUE(report.pool_limited());
-  EXPECT_THAT(report.pool_limited_reason(), HasSubstr("stage 2: schedule lag p99 40 ms"));
   EXPECT_FALSE(report.generator_limited()) << report.generator_limited_reason();
+  EXPECT_FALSE(report.pool_limited()) << report.pool_limited_reason();
+  EXPECT_TRUE(report.database_stalled());
+  EXPECT_THAT(report.database_stalled_reason(),
+              AllOf(HasSubstr("at 4.0–6.0 s"), HasSubstr("in database calls 100%"),
+                    HasSubstr("completed 0 transactions")));
+  for (int i = 0; i < report.intervals_size(); ++i) {
+    EXPECT_EQ(report.intervals(i).limit(),
+              i == 4 || i == 5 ? v1::INTERVAL_LIMIT_DATABASE_STALLED : v1::INTERVAL_LIMIT_NONE)
+        << "interval " << i;
+  }
+  const std::string text = RenderReportText(report);
+  EXPECT_THAT(text, HasSubstr("DATABASE-STALLED: at 4.0–6.0 s"));
+  EXPECT_THAT(text, HasSubstr("Intervals judged: database-stalled at 4.0–6.0 s\n"));
+  EXPECT_THAT(text, Not(HasSubstr("GENERATOR-LIMITED")));
 }
 
-TEST(MarkGeneratorLimitsTest, QueueingForConnectionsBusyWithTheAgentsOwnWorkIsTheGenerators) {
-  // The same queueing, but the connections were in database calls 0.4 % of the time (the noop
-  // driver flat out on an agent whose CPU the machine's other load kept under its limit).
-  v1::RunReport report = QueuedReport(/*service_ms=*/0.02);
+// The same stall from 4.5 to 5.5 s: half of it in each of two seconds.
+TEST(JudgeIntervalsTest, AStallAcrossTwoIntervalsIsFoundInBoth) {
+  v1::RunReport report = TenSeconds(
+      {{4, {.executed = 1'000, .in_db_call = 0.52}},
+       {5, {.executed = 2'900, .in_db_call = 0.53, .schedule_lag_p99_ms = 500, .p99_ms = 500}}});
   MarkGeneratorLimits({}, report);
-  EXPECT_FALSE(report.stages(1).pool_limited()) << report.stages(1).pool_limited_reason();
-  EXPECT_TRUE(report.stages(1).generator_limited());
-  EXPECT_THAT(report.stages(1).generator_limited_reason(),
-              AllOf(HasSubstr("schedule lag p99 40 ms"), HasSubstr("only 0% of their time")));
+  EXPECT_FALSE(report.generator_limited()) << report.generator_limited_reason();
+  EXPECT_TRUE(report.database_stalled());
+  EXPECT_THAT(report.database_stalled_reason(), HasSubstr("at 4.0–6.0 s"));
+}
+
+// The stall began late in a second (the server's processes frozen one after another): that
+// second's arrivals queued a little behind the first frozen connections, before the stall
+// shows in the next one. Measured: "at 2.0–3.0 s arrivals queued (schedule lag p99 17.51 ms …)
+// for connections that were in database calls … only 18% of the time".
+TEST(JudgeIntervalsTest, QueueingAsAStallBeginsIsTheStalls) {
+  v1::RunReport report = TenSeconds(
+      {{3, {.executed = 1'900, .in_db_call = 0.18, .schedule_lag_p99_ms = 17.5, .p99_ms = 20}},
+       {4, {.executed = 571, .in_db_call = 0.87}},
+       {5, {.executed = 2'500, .in_db_call = 0.05, .schedule_lag_p99_ms = 900, .p99_ms = 900}}});
+  MarkGeneratorLimits({}, report);
+  EXPECT_FALSE(report.generator_limited()) << report.generator_limited_reason();
+  EXPECT_THAT(report.database_stalled_reason(), HasSubstr("at 3.0–6.0 s"));
+}
+
+// PostgreSQL restarted, 3 s down: the sessions fail, then reconnect with backoff until it is
+// back; the backlog's arrivals waited through the outage.
+TEST(JudgeIntervalsTest, ARestartIsTheDatabasesOutage) {
+  v1::RunReport report = TenSeconds(
+      {{3, {.executed = 900, .errors = 16, .in_db_call = 0.01, .connecting = 0.55}},
+       {4, {.executed = 0, .connecting = 1.0}},
+       {5, {.executed = 0, .connecting = 1.0}},
+       {6,
+        {.executed = 8'000,
+         .in_db_call = 0.1,
+         .connecting = 0.2,
+         .schedule_lag_p99_ms = 2'900,
+         .p99_ms = 2'900}},
+       {7, {.executed = 2'000, .in_db_call = 0.03, .schedule_lag_p99_ms = 40, .p99_ms = 45}}});
+  MarkGeneratorLimits({}, report);
+  EXPECT_FALSE(report.generator_limited()) << report.generator_limited_reason();
+  EXPECT_FALSE(report.pool_limited()) << report.pool_limited_reason();
+  EXPECT_TRUE(report.database_stalled());
+  EXPECT_THAT(report.database_stalled_reason(),
+              AllOf(HasSubstr("at 3.0–8.0 s"), HasSubstr("reconnecting 100%")));
+}
+
+// An outage longer than half the run: its silent seconds must not become the usual pace.
+TEST(JudgeIntervalsTest, AnOutageLongerThanHalfTheRunIsStillTheDatabases) {
+  std::map<int, Second> down;
+  down[3] = {.executed = 1'700, .errors = 16, .in_db_call = 0.05, .connecting = 0.11};
+  for (int i = 4; i < 10; ++i) down[i] = {.executed = 0, .connecting = 1.0};
+  v1::RunReport report = TenSeconds(down);
+  MarkGeneratorLimits({}, report);
+  EXPECT_TRUE(report.database_stalled());
+  EXPECT_THAT(report.database_stalled_reason(), HasSubstr("at 4.0–10.0 s"));
+  EXPECT_FALSE(report.pool_limited()) << report.pool_limited_reason();
+}
+
+// A pool too small for the database's latency: every second the connections sit in database
+// calls and arrivals queue, at the same completions per second of call as always.
+TEST(JudgeIntervalsTest, QueueingForConnectionsBusyInDatabaseCallsIsThePools) {
+  v1::RunReport report = TwoStageReport();
+  report.mutable_plan()->mutable_target()->set_pool(2);
+  report.clear_intervals();
+  *report.add_intervals() = IntervalOf(
+      {.elapsed_s = 1, .executed = 500, .in_db_call = 0.4, .stage = 1, .connections = 2});
+  *report.add_intervals() = IntervalOf(
+      {.elapsed_s = 2, .executed = 500, .in_db_call = 0.4, .stage = 1, .connections = 2});
+  for (double at : {3.0, 4.0, 5.0}) {
+    *report.add_intervals() = IntervalOf({.elapsed_s = at,
+                                          .executed = 1'000,
+                                          .in_db_call = 0.99,
+                                          .schedule_lag_p99_ms = 40,
+                                          .p99_ms = 42,
+                                          .stage = 2,
+                                          .connections = 2});
+  }
+  MarkGeneratorLimits({}, report);
+  EXPECT_FALSE(report.stages(0).pool_limited()) << report.stages(0).pool_limited_reason();
+  EXPECT_TRUE(report.stages(1).pool_limited());
+  EXPECT_THAT(report.stages(1).pool_limited_reason(),
+              AllOf(HasSubstr("at 2.0–5.0 s"), HasSubstr("schedule lag p99 40 ms"),
+                    HasSubstr("0.2 ms with a free connection"), HasSubstr("in database calls 99%"),
+                    HasSubstr("pool of 2 per agent")));
+  EXPECT_FALSE(report.stages(1).database_stalled()) << report.stages(1).database_stalled_reason();
+  EXPECT_FALSE(report.stages(1).generator_limited()) << report.stages(1).generator_limited_reason();
+  EXPECT_TRUE(report.pool_limited());
+  EXPECT_THAT(report.pool_limited_reason(), HasSubstr("stage 2: at 2.0–5.0 s"));
+  EXPECT_FALSE(report.generator_limited()) << report.generator_limited_reason();
+  EXPECT_EQ(report.intervals(3).limit(), v1::INTERVAL_LIMIT_POOL);
+}
+
+// The same queueing, but the connections were in database calls 0.4 % of the time (the noop
+// driver flat out on an agent whose CPU the machine's other load kept under its limit).
+TEST(JudgeIntervalsTest, QueueingForConnectionsBusyWithTheAgentsOwnWorkIsTheGenerators) {
+  v1::RunReport report;
+  report.mutable_plan()->mutable_target()->set_pool(2);
+  for (double at : {1.0, 2.0, 3.0}) {
+    *report.add_intervals() = IntervalOf({.elapsed_s = at,
+                                          .executed = 100'000,
+                                          .in_db_call = 0.004,
+                                          .schedule_lag_p99_ms = 40,
+                                          .p99_ms = 41,
+                                          .connections = 2});
+  }
+  MarkGeneratorLimits({}, report);
+  EXPECT_FALSE(report.pool_limited()) << report.pool_limited_reason();
+  EXPECT_FALSE(report.database_stalled()) << report.database_stalled_reason();
+  EXPECT_TRUE(report.generator_limited());
+  EXPECT_THAT(report.generator_limited_reason(),
+              AllOf(HasSubstr("at 0.0–3.0 s"), HasSubstr("schedule lag p99 40 ms"),
+                    HasSubstr("reconnecting only 0% of the time"), HasSubstr("agent's own work")));
+  EXPECT_EQ(report.intervals(1).limit(), v1::INTERVAL_LIMIT_GENERATOR);
+
+  // Flat out on a machine that hides the agent's CPU: calls of 0.6 µs, half of the time, and
+  // the agent's own work between them the other half. The calls are not what held arrivals.
+  for (v1::IntervalSample& sample : *report.mutable_intervals()) {
+    sample.mutable_connection_time()->set_in_db_call_s(1.04);
+    sample.mutable_connection_time()->set_in_agent_s(0.96);
+    sample.mutable_connection_time()->set_idle_s(0);
+  }
+  MarkGeneratorLimits({}, report);
+  EXPECT_FALSE(report.pool_limited()) << report.pool_limited_reason();
+  EXPECT_TRUE(report.generator_limited());
+  EXPECT_THAT(report.generator_limited_reason(), HasSubstr("in the agent's own work 48%"));
+}
+
+// Open loop at 10,000/s: the agent's dispatch lag p99 (5.3 ms) is half of the response p99
+// (10.4 ms) although under the old fixed 10 ms limit.
+TEST(JudgeIntervalsTest, DispatchLagIsJudgedAgainstTheResponseTimeItHidesIn) {
+  v1::RunReport report;
+  report.mutable_dispatch_lag()->set_p99_ms(5.3);
+  report.mutable_schedule_lag()->set_p99_ms(5.3);
+  report.mutable_response_time()->set_p99_ms(10.4);
+  MarkGeneratorLimits({}, report);
+  EXPECT_TRUE(report.generator_limited());
+  EXPECT_THAT(report.generator_limited_reason(),
+              HasSubstr("dispatch lag p99 5.3 ms = 51% of response p99 10.4 ms (limit 10%, above "
+                        "1 ms)"));
+  EXPECT_NEAR(report.dispatch_lag_share(), 0.51, 0.005);
+  EXPECT_THAT(RenderReportText(report),
+              HasSubstr("dispatch lag p99 5.300 ms = 51% of response p99 10.400 ms"));
+
+  v1::GeneratorLimits limits;
+  limits.set_max_dispatch_lag_share(0.6);  // the plan accepts more
+  MarkGeneratorLimits(limits, report);
+  EXPECT_FALSE(report.generator_limited()) << report.generator_limited_reason();
+  EXPECT_NEAR(report.dispatch_lag_share(), 0.51, 0.005) << "the share is stated all the same";
+
+  // Microseconds are scheduling noise, whatever their share of a fast query's p99.
+  report.mutable_dispatch_lag()->set_p99_ms(0.05);
+  report.mutable_response_time()->set_p99_ms(0.08);
+  MarkGeneratorLimits({}, report);
+  EXPECT_FALSE(report.generator_limited()) << report.generator_limited_reason();
+  limits.Clear();
+  limits.set_min_dispatch_lag_p99_ns(10 * kMicrosecond);
+  MarkGeneratorLimits(limits, report);
+  EXPECT_TRUE(report.generator_limited()) << "a lower floor lets it count";
+}
+
+// The live marks judge the newest interval on the ones before it only.
+TEST(JudgeIntervalsTest, TheNewestIntervalIsJudgedOnThoseBeforeIt) {
+  v1::RunReport report = TenSeconds(
+      {{4, {.executed = 0, .in_db_call = 1.0}},
+       {5, {.executed = 4'000, .in_db_call = 0.06, .schedule_lag_p99_ms = 909, .p99_ms = 909}}});
+  std::vector<const v1::IntervalSample*> so_far;
+  for (int i = 0; i <= 5; ++i) so_far.push_back(&report.intervals(i));
+  const std::vector<IntervalJudgement> judged = JudgeIntervals({}, so_far, 16);
+  EXPECT_EQ(judged[4].limit, v1::INTERVAL_LIMIT_DATABASE_STALLED);
+  EXPECT_EQ(judged[5].limit, v1::INTERVAL_LIMIT_DATABASE_STALLED) << judged[5].why;
+  EXPECT_THAT(judged[5].why, HasSubstr("behind the database's stall at 4.0–5.0 s"));
 }
 
 TEST(MarkGeneratorLimitsTest, AnAgentOutOfCpuIsNotCalledPoolLimited) {
