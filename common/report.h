@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "common/histogram.h"
 #include "common/interval_snapshot.h"
+#include "common/percentile_interval.h"
 #include "dbload/v1/plan.pb.h"
 #include "dbload/v1/report.pb.h"
 

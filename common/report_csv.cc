@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/report.h"
 
 namespace dbload {
 
@@ -28,6 +29,21 @@ constexpr const char* kColumns[] = {"scope",       "query_type",  "executed",   
                                     "p99.9_ms",    "p99.99_ms",   "generator_limited",
                                     "pool_limited"};
 
+// After the columns above, per published percentile: pNN_samples_beyond, pNN_ci_low_ms and
+// pNN_ci_high_ms (empty when the samples give no upper bound, or the report predates them); then
+// few_samples, the percentiles resting on fewer than 10 samples beyond them ("p99.9 p99.99").
+std::vector<std::string> Columns() {
+  std::vector<std::string> columns(std::begin(kColumns), std::end(kColumns));
+  for (const double p : kPublishedPercentiles) {
+    const std::string name = absl::StrFormat("p%g", p);
+    columns.push_back(absl::StrCat(name, "_samples_beyond"));
+    columns.push_back(absl::StrCat(name, "_ci_low_ms"));
+    columns.push_back(absl::StrCat(name, "_ci_high_ms"));
+  }
+  columns.push_back("few_samples");
+  return columns;
+}
+
 std::string Number(double value, int decimals) { return absl::StrFormat("%.*f", decimals, value); }
 
 // One row. `wanted_rate` < 0: unknown for this row (query types have no target of their own).
@@ -35,7 +51,7 @@ void AppendRow(std::string& out, const std::string& scope, const std::string& qu
                uint64_t executed, uint64_t errors, double wanted_rate, double actual_rate,
                double duration_s, const v1::LatencySummary& s, bool generator_limited,
                bool pool_limited) {
-  const std::vector<std::string> fields = {CsvField(scope),
+  std::vector<std::string> fields = {CsvField(scope),
                                            CsvField(query_type),
                                            absl::StrCat(executed),
                                            absl::StrCat(errors),
@@ -55,6 +71,19 @@ void AppendRow(std::string& out, const std::string& scope, const std::string& qu
                                            Number(s.p9999_ms(), 6),
                                            generator_limited ? "true" : "false",
                                            pool_limited ? "true" : "false"};
+  std::vector<std::string> few;
+  for (const double p : kPublishedPercentiles) {
+    const v1::PercentileBasis* b = BasisOf(s, p);
+    if (b == nullptr) {
+      fields.insert(fields.end(), {"", "", ""});
+      continue;
+    }
+    fields.push_back(absl::StrCat(b->samples_beyond()));
+    fields.push_back(Number(b->ci_low_ms(), 6));
+    fields.push_back(b->ci_high_open() ? "" : Number(b->ci_high_ms(), 6));
+    if (b->few_samples()) few.push_back(absl::StrFormat("p%g", p));
+  }
+  fields.push_back(absl::StrJoin(few, " "));
   absl::StrAppend(&out, absl::StrJoin(fields, ","), "\r\n");
 }
 
@@ -75,7 +104,7 @@ void AppendScope(std::string& out, const std::string& name, const Scope& scope, 
 }  // namespace
 
 std::string RenderReportCsv(const v1::RunReport& report) {
-  std::string out = absl::StrCat(absl::StrJoin(kColumns, ","), "\r\n");
+  std::string out = absl::StrCat(absl::StrJoin(Columns(), ","), "\r\n");
   AppendScope(out, "run", report, report.queries_duration_s());
   for (const v1::StageReport& stage : report.stages()) {
     AppendScope(out, absl::StrCat("stage ", stage.index(), ": ", stage.name()), stage,

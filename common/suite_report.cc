@@ -141,6 +141,10 @@ RunStatus StatusOf(const v1::SuiteRun& run, const v1::RunReport* report,
 
 }  // namespace
 
+bool PointFigures::P99FewSamples() const {
+  return has_p99_basis && p99_samples_beyond < kFewSamplesBeyond;
+}
+
 SuiteTable BuildSuiteTable(const v1::SuiteIndex& index, const std::vector<v1::RunReport>& reports,
                            const std::vector<std::string>& problems) {
   SuiteTable table;
@@ -205,7 +209,22 @@ SuiteTable BuildSuiteTable(const v1::SuiteIndex& index, const std::vector<v1::Ru
         std::vector<double> throughput, mean, p50, p99;
         std::map<std::string, std::vector<double>> per_query;
         PointFigures figures;
+        figures.has_p99_basis = true;
         for (const v1::RunReport* r : it->second) {
+          const v1::PercentileBasis* basis = BasisOf(r->response_time(), 99);
+          if (basis == nullptr) {
+            figures.has_p99_basis = false;
+          } else if (figures.has_p99_basis) {
+            const bool first = p99.empty();
+            figures.p99_samples_beyond = first ? basis->samples_beyond()
+                                               : std::min(figures.p99_samples_beyond,
+                                                          basis->samples_beyond());
+            figures.p99_ci_low_ms =
+                first ? basis->ci_low_ms() : std::min(figures.p99_ci_low_ms, basis->ci_low_ms());
+            figures.p99_ci_high_ms = first ? basis->ci_high_ms()
+                                           : std::max(figures.p99_ci_high_ms, basis->ci_high_ms());
+            figures.p99_ci_high_open = figures.p99_ci_high_open || basis->ci_high_open();
+          }
           throughput.push_back(r->actual_rate());
           mean.push_back(r->response_time().mean_ms());
           p50.push_back(r->response_time().p50_ms());
@@ -238,14 +257,28 @@ struct Metric {
   bool higher_is_better;
   Spread PointFigures::*field;
   std::string (*format)(double);
+  bool p99 = false;  // the response-time p99, with what it rests on
 };
+
+// Both medians of the runs' p99 lie inside both targets' 95 % intervals: no difference shown.
+bool BothWithinIntervals(const Metric& m, const PointFigures& base, const PointFigures& value) {
+  if (!m.p99 || !base.has_p99_basis || !value.has_p99_basis) return false;
+  const auto inside = [](double ms, const PointFigures& f) {
+    return ms >= f.p99_ci_low_ms && (f.p99_ci_high_open || ms <= f.p99_ci_high_ms);
+  };
+  return inside(base.p99_ms.median, value) && inside(value.p99_ms.median, base);
+}
+
+bool FewSamples(const Metric& m, const PointFigures& f) { return m.p99 && f.P99FewSamples(); }
+
+constexpr char kWithinIntervals[] = "within the 95% confidence intervals";
 
 std::string FormatRate(double v) { return absl::StrFormat("%.0f", v); }
 
 const Metric kMetrics[] = {
     {"throughput (/s)", "throughput", true, &PointFigures::throughput, FormatRate},
     {"mean (ms)", "mean latency", false, &PointFigures::mean_ms, FormatMs},
-    {"p99 (ms)", "p99 latency", false, &PointFigures::p99_ms, FormatMs},
+    {"p99 (ms)", "p99 latency", false, &PointFigures::p99_ms, FormatMs, true},
 };
 
 // The median, and with several runs their spread: "21338 [20960–21500]".
@@ -265,9 +298,21 @@ std::string Cell(const Metric& m, const std::optional<PointFigures>& base,
                  const std::optional<PointFigures>& value, bool is_baseline) {
   if (!value) return "—";
   std::string cell = FigureText((*value).*m.field, m.format);
+  if (FewSamples(m, *value)) cell += "*";
   if (is_baseline || !base) return cell;
-  const std::string ratio = RatioText((*base).*m.field, (*value).*m.field);
+  std::string ratio = RatioText((*base).*m.field, (*value).*m.field);
+  if (!ratio.empty() && ratio != "same" && BothWithinIntervals(m, *base, *value)) {
+    ratio = kWithinIntervals;
+  }
   return ratio.empty() ? cell : absl::StrCat(cell, " (", ratio, ")");
+}
+
+// Whether a point shows a p99 resting on too few samples (for the note under it).
+bool AnyFewSamples(const SuitePoint& p) {
+  for (const auto& f : p.targets) {
+    if (f && f->P99FewSamples()) return true;
+  }
+  return false;
 }
 
 std::string RunsCell(const std::optional<PointFigures>& f) {
@@ -299,7 +344,13 @@ std::string SummaryLine(const SuiteTable& t, const SuitePoint& p, size_t i,
     const Spread& base = (*p.targets[0]).*m.field;
     const Spread& value = (*p.targets[i]).*m.field;
     std::string phrase = RatioPhrase(base.median, value.median, m.what);
-    if (NoClearWinner(base, value)) absl::StrAppend(&phrase, " (no clear winner)");
+    if (RatioWords(base.median, value.median) != "same" &&
+        BothWithinIntervals(m, *p.targets[0], *p.targets[i])) {
+      phrase = absl::StrCat(m.what, " ", kWithinIntervals);
+    } else if (NoClearWinner(base, value)) {
+      absl::StrAppend(&phrase, " (no clear winner)");
+    }
+    if (FewSamples(m, *p.targets[0]) || FewSamples(m, *p.targets[i])) phrase += "*";
     phrases.push_back(std::move(phrase));
   }
   std::string line = absl::StrCat(escape(t.targets[i]), " vs ", escape(t.targets[0]), ": ",
@@ -529,6 +580,7 @@ std::string RenderText(const v1::SuiteIndex& index, const SuiteTable& t) {
       const std::string line = SummaryLine(t, p, i, NoEscape);
       if (!line.empty()) absl::StrAppend(&out, "  ", line, "\n");
     }
+    if (AnyFewSamples(p)) absl::StrAppend(&out, "  ", kFewSamplesNote, "\n");
   }
   if (t.targets.size() < 2) return out;
   absl::StrAppend(&out,
@@ -596,6 +648,7 @@ std::string RenderMarkdown(const v1::SuiteIndex& index, const SuiteTable& t) {
       if (!line.empty()) absl::StrAppend(&lines, "- ", line, "\n");
     }
     if (!lines.empty()) absl::StrAppend(&out, "\n", lines);
+    if (AnyFewSamples(p)) absl::StrAppend(&out, "\n", MarkdownEscape(kFewSamplesNote), "\n");
   }
   if (t.targets.size() < 2) return out;
   absl::StrAppend(&out,
@@ -639,7 +692,10 @@ std::string RatioCss(const Metric& m, const std::optional<PointFigures>& base,
   const Spread& b = (*base).*m.field;
   const Spread& v = (*value).*m.field;
   const std::string words = RatioWords(b.median, v.median);
-  if (words.empty() || words == "same" || NoClearWinner(b, v)) return "";
+  if (words.empty() || words == "same" || NoClearWinner(b, v) ||
+      BothWithinIntervals(m, *base, *value)) {
+    return "";
+  }
   return (v.median > b.median) == m.higher_is_better ? "better" : "worse";
 }
 
@@ -676,6 +732,9 @@ std::string HtmlPointSection(const SuiteTable& t, const SuitePoint& p) {
   for (size_t i = 1; i < t.targets.size(); ++i) {
     const std::string line = SummaryLine(t, p, i, NoEscape);
     if (!line.empty()) absl::StrAppend(&out, "<p class=\"summary\">", HtmlEscape(line), "</p>\n");
+  }
+  if (AnyFewSamples(p)) {
+    absl::StrAppend(&out, "<p class=\"note\">", HtmlEscape(kFewSamplesNote), "</p>\n");
   }
   // The probe's counters per query, side by side.
   std::vector<std::string> keys;
