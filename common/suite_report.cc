@@ -370,6 +370,8 @@ struct CategoryRow {
   std::vector<size_t> no_clear_winner;    // per target: cases with no clear throughput winner
   std::vector<size_t> generator_limited;  // per target: cases whose figures include one
   std::vector<size_t> compared;           // per target: cases with figures on both sides
+  // Per target: cases whose p99 lay inside both 95 % intervals (left out of the p99 range).
+  std::vector<size_t> p99_within;
   // Per target: where the best throughput was, for the cases with several points ("insert
   // users at 2 clients (mariadb) and 4 clients (postgresql)").
   std::vector<std::vector<std::string>> best_points;
@@ -415,6 +417,7 @@ std::vector<CategoryRow> Categories(const SuiteTable& t) {
                     .no_clear_winner = std::vector<size_t>(t.targets.size(), 0),
                     .generator_limited = std::vector<size_t>(t.targets.size(), 0),
                     .compared = std::vector<size_t>(t.targets.size(), 0),
+                    .p99_within = std::vector<size_t>(t.targets.size(), 0),
                     .best_points = std::vector<std::vector<std::string>>(t.targets.size())};
     for (const std::string& name : case_order) {
       if (category_of[name] != category) continue;
@@ -433,6 +436,10 @@ std::vector<CategoryRow> Categories(const SuiteTable& t) {
                                  PointText(*at_base), " (", t.targets[0], ")"));
         }
         for (size_t m = 0; m < std::size(kMetrics); ++m) {
+          if (BothWithinIntervals(kMetrics[m], *b[0], *b[i])) {
+            ++row.p99_within[i];
+            continue;
+          }
           const double base = (b[0]->*kMetrics[m].field).median;
           const double value = (b[i]->*kMetrics[m].field).median;
           if (base > 0 && value > 0) row.ratios[i][m].push_back(value / base);
@@ -463,8 +470,21 @@ std::string RangePhrase(const std::vector<double>& ratios, const std::string& wh
   return absl::StrCat("from ", lo_words, " to ", hi_words, " ", what);
 }
 
+// A metric's range over a category's cases for target i; the p99 of cases inside both
+// intervals is left out of it (CategoryNotes counts them).
+std::string CategoryPhrase(const CategoryRow& row, size_t i, size_t m) {
+  if (kMetrics[m].p99 && row.ratios[i][m].empty() && row.p99_within[i] > 0) {
+    return absl::StrCat(kMetrics[m].what, " ", kWithinIntervals);
+  }
+  return RangePhrase(row.ratios[i][m], kMetrics[m].what);
+}
+
 std::string CategoryNotes(const CategoryRow& row, size_t i) {
   std::vector<std::string> notes;
+  if (row.p99_within[i] > 0 && row.p99_within[i] < row.compared[i]) {
+    notes.push_back(absl::StrCat("p99 ", kWithinIntervals, " in ", row.p99_within[i], " of ",
+                                 row.compared[i], " cases (left out of its range)"));
+  }
   if (!row.best_points[i].empty()) {
     notes.push_back(absl::StrCat("best throughput: ", absl::StrJoin(row.best_points[i], ", ")));
   }
@@ -594,7 +614,7 @@ std::string RenderText(const v1::SuiteIndex& index, const SuiteTable& t) {
     for (size_t i = 1; i < t.targets.size(); ++i) {
       std::vector<std::string> phrases;
       for (size_t m = 0; m < std::size(kMetrics); ++m) {
-        phrases.push_back(RangePhrase(row.ratios[i][m], kMetrics[m].what));
+        phrases.push_back(CategoryPhrase(row, i, m));
       }
       const std::string notes = CategoryNotes(row, i);
       absl::StrAppend(&out, "    ", t.targets[i], " vs ", t.targets[0], ": ",
@@ -665,7 +685,7 @@ std::string RenderMarkdown(const v1::SuiteIndex& index, const SuiteTable& t) {
                                         MarkdownEscape(t.targets[i])};
       for (size_t m = 0; m < std::size(kMetrics); ++m) {
         cells.push_back(row.compared[i] == 0 ? "—"
-                                             : RangePhrase(row.ratios[i][m], kMetrics[m].what));
+                                             : CategoryPhrase(row, i, m));
       }
       cells.push_back(CategoryNotes(row, i));
       absl::StrAppend(&out, MarkdownRow(cells));
@@ -888,7 +908,7 @@ std::string RenderHtml(const v1::SuiteIndex& index, const SuiteTable& t) {
                         Td(absl::StrJoin(row.cases, ", "), "text"), Td(t.targets[i], "text"));
         for (size_t m = 0; m < std::size(kMetrics); ++m) {
           absl::StrAppend(
-              &out, Td(row.compared[i] == 0 ? "—" : RangePhrase(row.ratios[i][m], kMetrics[m].what),
+              &out, Td(row.compared[i] == 0 ? "—" : CategoryPhrase(row, i, m),
                        "text"));
         }
         absl::StrAppend(&out, Td(CategoryNotes(row, i), "text"), "</tr>\n");
