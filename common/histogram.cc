@@ -111,8 +111,8 @@ double Histogram::Stddev() const {
 
 uint64_t Histogram::RankOfPercentile(double percentile) const {
   // Nearest rank: the smallest sample with at least percentile % of samples at or below it.
-  const uint64_t rank = static_cast<uint64_t>(
-      std::ceil(percentile / 100.0 * static_cast<double>(total_count_)));
+  const uint64_t rank =
+      static_cast<uint64_t>(std::ceil(percentile / 100.0 * static_cast<double>(total_count_)));
   return std::clamp<uint64_t>(rank, 1, std::max<uint64_t>(total_count_, 1));
 }
 

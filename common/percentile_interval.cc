@@ -7,7 +7,7 @@ namespace dbload {
 
 namespace {
 
-constexpr double kTail = 0.025;  // each side of a 95 % interval
+constexpr double kTail = 0.025;           // each side of a 95 % interval
 constexpr double kZ = 1.959963984540054;  // the standard normal's 97.5 % quantile
 
 // Beyond this variance n·q·(1−q) (a standard deviation of 100 ranks) the normal approximation
@@ -42,9 +42,9 @@ RankInterval QuantileRankInterval(uint64_t n, double q) {
   // the ratio of neighbouring terms, until they are negligible.
   const uint64_t mode = std::min<uint64_t>(n, static_cast<uint64_t>(std::floor((nd + 1) * q)));
   const double md = static_cast<double>(mode);
-  const double at_mode = std::exp(std::lgamma(nd + 1) - std::lgamma(md + 1) -
-                                  std::lgamma(nd - md + 1) + md * std::log(q) +
-                                  (nd - md) * std::log1p(-q));
+  const double at_mode =
+      std::exp(std::lgamma(nd + 1) - std::lgamma(md + 1) - std::lgamma(nd - md + 1) +
+               md * std::log(q) + (nd - md) * std::log1p(-q));
   constexpr double kNegligible = 1e-18;
   const double odds = q / (1 - q);
   std::vector<double> below;  // P(B = mode − 1), P(B = mode − 2), …
@@ -116,8 +116,8 @@ std::vector<PercentileBasis> DescribePercentiles(const Histogram& h,
       basis.ci_low_ns = histogram_layout::LowestValueAt(at(interval.lower).index);
     }
     basis.ci_high_open = interval.upper > n;
-    basis.ci_high_ns = basis.ci_high_open ? h.Max()
-                                          : histogram_layout::HighestValueAt(at(interval.upper).index);
+    basis.ci_high_ns =
+        basis.ci_high_open ? h.Max() : histogram_layout::HighestValueAt(at(interval.upper).index);
     out.push_back(basis);
   }
   return out;

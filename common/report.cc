@@ -28,7 +28,6 @@ double Ms(double nanos) { return nanos / 1e6; }
 // ISO 8601 duration with millisecond precision, as the shop comparison prints it: PT10.173S.
 std::string IsoDuration(double seconds) { return absl::StrFormat("PT%.3fS", seconds); }
 
-
 void AppendLatencyBlock(std::string& out, const std::string& title,
                         const v1::LatencySummary& s) {
   absl::StrAppend(&out, title, " (ms): Min ", FormatMs(s.min_ms()), "  Max ", FormatMs(s.max_ms()),
@@ -44,10 +43,10 @@ void AppendLatencyBlock(std::string& out, const std::string& title,
   absl::StrAppend(&out, absl::StrFormat("    %-10s %10s %14s  %s\n", "percentile", "ms",
                                         "samples beyond", "95% interval (ms)"));
   for (const v1::PercentileBasis& b : s.percentiles()) {
-    absl::StrAppend(&out, absl::StrFormat("    %-10s %10s %14d  %s%s\n",
-                                          absl::StrFormat("%g", b.percentile()),
-                                          FormatMs(b.value_ms()), b.samples_beyond(),
-                                          FormatInterval(b), b.few_samples() ? "  *" : ""));
+    absl::StrAppend(
+        &out, absl::StrFormat("    %-10s %10s %14d  %s%s\n", absl::StrFormat("%g", b.percentile()),
+                              FormatMs(b.value_ms()), b.samples_beyond(), FormatInterval(b),
+                              b.few_samples() ? "  *" : ""));
   }
   if (RestsOnFewSamples(s, 99.99)) absl::StrAppend(&out, "  ", kFewSamplesNote, "\n");
 }
@@ -105,10 +104,10 @@ std::string FormatPercentileMs(const v1::LatencySummary& summary, double percent
 }
 
 std::string FormatInterval(const v1::PercentileBasis& b) {
-  return absl::StrCat("[", FormatMs(b.ci_low_ms()), ", ",
-                      b.ci_high_open() ? absl::StrCat(">", FormatMs(b.ci_high_ms()))
-                                       : FormatMs(b.ci_high_ms()),
-                      "]");
+  return absl::StrCat(
+      "[", FormatMs(b.ci_low_ms()), ", ",
+      b.ci_high_open() ? absl::StrCat(">", FormatMs(b.ci_high_ms())) : FormatMs(b.ci_high_ms()),
+      "]");
 }
 
 v1::LatencySummary Summarize(const Histogram& h) {
@@ -266,11 +265,18 @@ std::string RenderIntervalLine(const v1::IntervalSample& s) {
   std::string target = s.target_rate() > 0 ? absl::StrFormat("%.0f/s", s.target_rate())
                        : s.clients() > 0   ? absl::StrFormat("%d clients", s.clients())
                                            : std::string("closed");
+  // An interval keeps no histogram, but at most n − ⌈0.99 n⌉ of its n samples lie beyond its
+  // p99: fewer than kFewSamplesBeyond of those marks the p99 as resting on too few, for certain.
+  const uint64_t n = s.executed();
+  const uint64_t beyond_at_most =
+      n - std::min<uint64_t>(n, static_cast<uint64_t>(std::ceil(0.99 * static_cast<double>(n))));
   return absl::StrFormat(
-      "[%6.1fs]%s%s target %s  achieved %.0f/s  p50 %s ms  p99 %s ms  errors %d  lag p99 %s ms",
+      "[%6.1fs]%s%s target %s  achieved %.0f/s  p50 %s ms  p99 %s%s ms  errors %d  lag p99 %s ms",
       s.elapsed_s(), s.warmup() ? " warm-up" : "",
       s.stage() > 0 ? absl::StrFormat(" stage %d", s.stage()) : "", target, s.achieved_rate(),
-      FormatMs(s.p50_ms()), FormatMs(s.p99_ms()), s.errors(), FormatMs(s.schedule_lag_p99_ms()));
+      FormatMs(s.p50_ms()), FormatMs(s.p99_ms()),
+      n > 0 && beyond_at_most < kFewSamplesBeyond ? "*" : "", s.errors(),
+      FormatMs(s.schedule_lag_p99_ms()));
 }
 
 namespace {

@@ -81,7 +81,8 @@ class RunReportBuilder {
 // The report as the published comparisons print it (Total test duration, Queries duration,
 // Executed queries, Wanted/Actual rate, Min/Max/Mean, percentiles in ms).
 std::string RenderReportText(const dbload::v1::RunReport& report);
-// One line of progress: elapsed, target and achieved rate, p50, p99, errors, schedule lag.
+// One line of progress: elapsed, target and achieved rate, p50, p99, errors, schedule lag. The p99
+// carries "*" when the interval had under 1,000 samples (fewer than 10 beyond its p99).
 std::string RenderIntervalLine(const dbload::v1::IntervalSample& sample);
 // Versioned JSON (proto field names).
 std::string RenderReportJson(const dbload::v1::RunReport& report);

@@ -237,12 +237,10 @@ const Metric kMetrics[] = {
     {"throughput (/s)", "throughput", true, [](const CaseNumbers& n) { return n.throughput; },
      FormatRate},
     {"mean (ms)", "mean latency", false, [](const CaseNumbers& n) { return n.mean_ms; }, FormatMs},
-    {"p50 (ms)", "p50 latency", false, [](const CaseNumbers& n) { return n.p50_ms; }, FormatMs,
-     50},
-    {"p99 (ms)", "p99 latency", false, [](const CaseNumbers& n) { return n.p99_ms; }, FormatMs,
-     99},
-    {"p99.9 (ms)", "p99.9 latency", false, [](const CaseNumbers& n) { return n.p999_ms; },
-     FormatMs, 99.9},
+    {"p50 (ms)", "p50 latency", false, [](const CaseNumbers& n) { return n.p50_ms; }, FormatMs, 50},
+    {"p99 (ms)", "p99 latency", false, [](const CaseNumbers& n) { return n.p99_ms; }, FormatMs, 99},
+    {"p99.9 (ms)", "p99.9 latency", false, [](const CaseNumbers& n) { return n.p999_ms; }, FormatMs,
+     99.9},
     {"errors", nullptr, false, [](const CaseNumbers& n) { return static_cast<double>(n.errors); },
      FormatCount},
 };
@@ -250,8 +248,7 @@ const Metric kMetrics[] = {
 constexpr char kWithinIntervals[] = "within the 95% confidence intervals";
 
 // A percentile metric whose two values lie inside both reports' intervals: no difference shown.
-bool BothWithinIntervals(const Metric& metric, const CaseNumbers& base,
-                         const CaseNumbers& value) {
+bool BothWithinIntervals(const Metric& metric, const CaseNumbers& base, const CaseNumbers& value) {
   if (metric.percentile == 0) return false;
   const v1::PercentileBasis* a = BasisOf(base.response_time, metric.percentile);
   const v1::PercentileBasis* b = BasisOf(value.response_time, metric.percentile);

@@ -51,7 +51,7 @@ void AppendRow(std::string& out, const std::string& scope, const std::string& qu
                uint64_t executed, uint64_t errors, double wanted_rate, double actual_rate,
                double duration_s, const v1::LatencySummary& s, bool generator_limited,
                bool pool_limited) {
-  std::vector<std::string> fields = {CsvField(scope),
+  const std::vector<std::string> fields = {CsvField(scope),
                                            CsvField(query_type),
                                            absl::StrCat(executed),
                                            absl::StrCat(errors),
@@ -71,20 +71,20 @@ void AppendRow(std::string& out, const std::string& scope, const std::string& qu
                                            Number(s.p9999_ms(), 6),
                                            generator_limited ? "true" : "false",
                                            pool_limited ? "true" : "false"};
-  std::vector<std::string> few;
+  std::vector<std::string> basis, few;
   for (const double p : kPublishedPercentiles) {
     const v1::PercentileBasis* b = BasisOf(s, p);
     if (b == nullptr) {
-      fields.insert(fields.end(), {"", "", ""});
+      basis.insert(basis.end(), {"", "", ""});
       continue;
     }
-    fields.push_back(absl::StrCat(b->samples_beyond()));
-    fields.push_back(Number(b->ci_low_ms(), 6));
-    fields.push_back(b->ci_high_open() ? "" : Number(b->ci_high_ms(), 6));
+    basis.push_back(absl::StrCat(b->samples_beyond()));
+    basis.push_back(Number(b->ci_low_ms(), 6));
+    basis.push_back(b->ci_high_open() ? "" : Number(b->ci_high_ms(), 6));
     if (b->few_samples()) few.push_back(absl::StrFormat("p%g", p));
   }
-  fields.push_back(absl::StrJoin(few, " "));
-  absl::StrAppend(&out, absl::StrJoin(fields, ","), "\r\n");
+  basis.push_back(absl::StrJoin(few, " "));
+  absl::StrAppend(&out, absl::StrJoin(fields, ","), ",", absl::StrJoin(basis, ","), "\r\n");
 }
 
 // The "all" row and one per query type of a run or a stage. A query type's rate is its executed

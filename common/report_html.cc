@@ -240,7 +240,7 @@ std::string LatencyRow(absl::string_view name, const v1::LatencySummary& s) {
   for (double ms : {s.min_ms(), s.mean_ms(), s.max_ms(), s.stddev_ms()}) {
     absl::StrAppend(&row, Td(FormatMs(ms)));
   }
-  const double values[] = {s.p50_ms(), s.p75_ms(), s.p90_ms(), s.p95_ms(),
+  const double values[] = {s.p50_ms(), s.p75_ms(),  s.p90_ms(),  s.p95_ms(),
                            s.p99_ms(), s.p999_ms(), s.p9999_ms()};
   for (size_t i = 0; i < kPublishedPercentiles.size(); ++i) {
     absl::StrAppend(&row, PercentileTd(s, kPublishedPercentiles[i], values[i]));
@@ -347,14 +347,13 @@ std::string SummarySection(const v1::RunReport& r) {
     }
   }
   absl::StrAppend(&out, "</table>\n");
-  bool few = RestsOnFewSamples(r.response_time(), 99.99) ||
-             RestsOnFewSamples(r.service_time(), 99.99) ||
-             RestsOnFewSamples(r.schedule_lag(), 99.99) ||
-             RestsOnFewSamples(r.dispatch_lag(), 99.99);
+  bool few =
+      RestsOnFewSamples(r.response_time(), 99.99) || RestsOnFewSamples(r.service_time(), 99.99) ||
+      RestsOnFewSamples(r.schedule_lag(), 99.99) || RestsOnFewSamples(r.dispatch_lag(), 99.99);
   for (const auto& q : r.query_types()) few = few || RestsOnFewSamples(q.response_time(), 99.99);
-  absl::StrAppend(&out, FewSamplesNote(few),
-                  PercentileBasisTable("What the response-time percentiles rest on",
-                                       r.response_time()));
+  absl::StrAppend(
+      &out, FewSamplesNote(few),
+      PercentileBasisTable("What the response-time percentiles rest on", r.response_time()));
   bool any_errors = false;
   for (const auto& q : r.query_types()) any_errors |= q.error_counts_size() > 0;
   if (any_errors) {

@@ -216,13 +216,13 @@ SuiteTable BuildSuiteTable(const v1::SuiteIndex& index, const std::vector<v1::Ru
             figures.has_p99_basis = false;
           } else if (figures.has_p99_basis) {
             const bool first = p99.empty();
-            figures.p99_samples_beyond = first ? basis->samples_beyond()
-                                               : std::min(figures.p99_samples_beyond,
-                                                          basis->samples_beyond());
+            figures.p99_samples_beyond =
+                first ? basis->samples_beyond()
+                      : std::min(figures.p99_samples_beyond, basis->samples_beyond());
             figures.p99_ci_low_ms =
                 first ? basis->ci_low_ms() : std::min(figures.p99_ci_low_ms, basis->ci_low_ms());
-            figures.p99_ci_high_ms = first ? basis->ci_high_ms()
-                                           : std::max(figures.p99_ci_high_ms, basis->ci_high_ms());
+            figures.p99_ci_high_ms =
+                first ? basis->ci_high_ms() : std::max(figures.p99_ci_high_ms, basis->ci_high_ms());
             figures.p99_ci_high_open = figures.p99_ci_high_open || basis->ci_high_open();
           }
           throughput.push_back(r->actual_rate());
@@ -684,8 +684,7 @@ std::string RenderMarkdown(const v1::SuiteIndex& index, const SuiteTable& t) {
       std::vector<std::string> cells = {MarkdownEscape(row.category), absl::StrJoin(names, ", "),
                                         MarkdownEscape(t.targets[i])};
       for (size_t m = 0; m < std::size(kMetrics); ++m) {
-        cells.push_back(row.compared[i] == 0 ? "—"
-                                             : CategoryPhrase(row, i, m));
+        cells.push_back(row.compared[i] == 0 ? "—" : CategoryPhrase(row, i, m));
       }
       cells.push_back(CategoryNotes(row, i));
       absl::StrAppend(&out, MarkdownRow(cells));
@@ -907,9 +906,7 @@ std::string RenderHtml(const v1::SuiteIndex& index, const SuiteTable& t) {
         absl::StrAppend(&out, "<tr>", Td(row.category, "text"),
                         Td(absl::StrJoin(row.cases, ", "), "text"), Td(t.targets[i], "text"));
         for (size_t m = 0; m < std::size(kMetrics); ++m) {
-          absl::StrAppend(
-              &out, Td(row.compared[i] == 0 ? "—" : CategoryPhrase(row, i, m),
-                       "text"));
+          absl::StrAppend(&out, Td(row.compared[i] == 0 ? "—" : CategoryPhrase(row, i, m), "text"));
         }
         absl::StrAppend(&out, Td(CategoryNotes(row, i), "text"), "</tr>\n");
       }

@@ -161,7 +161,7 @@ TEST(DescribePercentilesTest, BucketsBoundTheIntervalAndTiesCountAsNotBeyond) {
   EXPECT_EQ(b[1].value_ns, layout::HighestValueAt(five));
   EXPECT_EQ(b[1].samples_beyond, 5u);
   EXPECT_TRUE(b[1].few_samples());
-  EXPECT_EQ(b[1].ci_low_ns, layout::LowestValueAt(five));   // rank 983
+  EXPECT_EQ(b[1].ci_low_ns, layout::LowestValueAt(five));    // rank 983
   EXPECT_EQ(b[1].ci_high_ns, layout::HighestValueAt(nine));  // rank 997
   EXPECT_EQ(b[2].value_ns, layout::HighestValueAt(nine));
   EXPECT_EQ(b[2].samples_beyond, 0u);

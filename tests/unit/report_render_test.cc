@@ -485,7 +485,6 @@ TEST(ReportBuilderTest, IntervalsCarryP999) {
   EXPECT_NEAR(sample.p99_ms(), 0.990, 0.990 * 0.002);
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // What each percentile rests on
 
@@ -619,6 +618,17 @@ TEST(PercentileBasisTest, ComparisonInsideBothIntervalsClaimsNoDifference) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_THAT(RenderComparisonText(*c),
               HasSubstr("3.00× higher p50 latency, 3.00× higher p99 latency*"));
+}
+
+TEST(PercentileBasisTest, ProgressLineMarksAThinP99) {
+  v1::IntervalSample sample;
+  sample.set_p99_ms(2);
+  sample.set_executed(999);  // at most 9 samples beyond its p99
+  EXPECT_THAT(RenderIntervalLine(sample), HasSubstr("p99 2.000* ms"));
+  sample.set_executed(1000);
+  EXPECT_THAT(RenderIntervalLine(sample), HasSubstr("p99 2.000 ms"));
+  sample.set_executed(0);
+  EXPECT_THAT(RenderIntervalLine(sample), Not(HasSubstr("*")));
 }
 
 TEST(PercentileBasisTest, WithinIntervalsNeedsEachValueInsideTheOther) {
