@@ -230,8 +230,9 @@ std::string PercentileTd(const v1::LatencySummary& s, double percentile, double 
   const v1::PercentileBasis* b = BasisOf(s, percentile);
   if (b == nullptr) return Td(FormatMs(ms));
   return absl::StrCat("<td", b->few_samples() ? " class=\"few\"" : "", " title=\"",
-                      HtmlEscape(absl::StrCat(b->samples_beyond(), " samples beyond; 95% interval ",
-                                              FormatInterval(*b), " ms")),
+                      HtmlEscape(absl::StrCat(b->samples_beyond(),
+                                              b->samples_beyond() == 1 ? " sample" : " samples",
+                                              " beyond; 95% interval ", FormatInterval(*b), " ms")),
                       "\">", HtmlEscape(FormatPercentileMs(s, percentile, ms)), "</td>");
 }
 

@@ -222,12 +222,12 @@ TEST_F(ReportTest, HtmlReportChartsRenderInChromium) {
   // A percentile's cell carries what it rests on as its title.
   const v1::PercentileBasis* p99 = BasisOf(report.response_time(), 99);
   ASSERT_NE(p99, nullptr);
-  EXPECT_THAT(dom,
-              HasSubstr(absl::StrCat(
-                  " title=\"", p99->samples_beyond(), " samples beyond; 95% interval ",
-                  FormatInterval(*p99), " ms\">",
-                  FormatPercentileMs(report.response_time(), 99, report.response_time().p99_ms()),
-                  "</td>")));
+  EXPECT_THAT(dom, HasSubstr(absl::StrCat(" title=\"", p99->samples_beyond(),
+                                          p99->samples_beyond() == 1 ? " sample" : " samples",
+                                          " beyond; 95% interval ", FormatInterval(*p99), " ms\">",
+                                          FormatPercentileMs(report.response_time(), 99,
+                                                             report.response_time().p99_ms()),
+                                          "</td>")));
   EXPECT_THAT(dom, HasSubstr(absl::StrCat("<td class=\"text\">", kHighStageHtml, "</td>")));
 }
 
