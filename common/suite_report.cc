@@ -300,8 +300,11 @@ std::string Cell(const Metric& m, const std::optional<PointFigures>& base,
   std::string cell = FigureText((*value).*m.field, m.format);
   if (FewSamples(m, *value)) cell += "*";
   if (is_baseline || !base) return cell;
-  std::string ratio = RatioText((*base).*m.field, (*value).*m.field);
-  if (!ratio.empty() && ratio != "same" && BothWithinIntervals(m, *base, *value)) {
+  const Spread& b = (*base).*m.field;
+  const Spread& v = (*value).*m.field;
+  std::string ratio = RatioText(b, v);
+  if (!ratio.empty() && RatioWords(b.median, v.median) != "same" &&
+      BothWithinIntervals(m, *base, *value)) {
     ratio = kWithinIntervals;
   }
   return ratio.empty() ? cell : absl::StrCat(cell, " (", ratio, ")");
