@@ -650,6 +650,16 @@ std::string ReportDataJson(const v1::RunReport& r) {
     absl::StatusOr<Histogram> h = Histogram::FromProto(q.response_histogram());
     if (!h.ok() || h->Empty()) continue;
     spectrum.series.push_back(html::SpectrumSeries(q.name(), PercentileSpectrum(*h)));
+    // Right of this percentile fewer than kFewSamplesBeyond samples remain: the curve there is
+    // a handful of samples, not a distribution.
+    const double n = static_cast<double>(h->TotalCount());
+    if (n > kFewSamplesBeyond) {
+      spectrum.vlines.push_back(
+          {.x = 100 * (1 - static_cast<double>(kFewSamplesBeyond) / n),
+           .label = r.query_types_size() > 1 ? absl::StrCat("< 10 samples beyond (", q.name(), ")")
+                                             : "< 10 samples beyond",
+           .css_class = "few-samples"});
+    }
   }
   std::string panels = "[";
   const std::vector<html::ChartSpec> probe = ProbePanels(r);

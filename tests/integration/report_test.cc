@@ -204,6 +204,8 @@ TEST_F(ReportTest, HtmlReportChartsRenderInChromium) {
   EXPECT_GT(points, 10u);
   EXPECT_EQ(Polylines(spectrum), (std::map<std::string, size_t>{{"point_select", points}}));
   EXPECT_THAT(spectrum, HasSubstr(">99.9%<"));  // the 1/(1 − p) axis
+  // Where fewer than 10 samples remain beyond: a line on the same axis.
+  EXPECT_EQ(CountOf(spectrum, "class=\"few-samples\""), 1u);
   // The coordinator's database probe read PostgreSQL during the run: one panel per value it
   // read, a counter drawn as one rate per pair of readings.
   const std::string saturation = ChartSection(dom, "saturation");

@@ -504,6 +504,7 @@ v1::RunReport ReportOf(const Histogram& h, const std::string& name) {
   *r.mutable_service_time() = Summarize(h);
   *r.mutable_query_types(0)->mutable_response_time() = r.response_time();
   r.mutable_query_types(0)->set_executed(h.TotalCount());
+  h.ToProto(r.mutable_query_types(0)->mutable_response_histogram());
   return r;
 }
 
@@ -560,6 +561,11 @@ TEST(PercentileBasisTest, TextJsonHtmlAndCsvShowWhatPercentilesRestOn) {
   EXPECT_THAT(html, HasSubstr("What the response-time percentiles rest on"));
   EXPECT_THAT(html, HasSubstr("<td class=\"few\" title=\"5 samples beyond; 95% interval ["));
   EXPECT_THAT(html, HasSubstr("* too few samples beyond"));
+  // The spectrum marks where fewer than 10 samples remain: 100 × (1 − 10 / 5,100).
+  EXPECT_THAT(html, HasSubstr(absl::StrCat("\"vlines\":[{\"x\":",
+                                           absl::StrFormat("%.10g", 100 * (1 - 10.0 / 5100)),
+                                           ",\"label\":\"\\u003c 10 samples beyond\",\"cls\":"
+                                           "\"few-samples\"}]")));
   EXPECT_THAT(html, HasSubstr(kFewSamplesNote));
 
   const auto rows = ParseCsv(RenderReportCsv(r));
