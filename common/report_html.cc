@@ -654,11 +654,11 @@ std::string ReportDataJson(const v1::RunReport& r) {
     // a handful of samples, not a distribution.
     const double n = static_cast<double>(h->TotalCount());
     if (n > kFewSamplesBeyond) {
-      spectrum.vlines.push_back(
-          {.x = 100 * (1 - static_cast<double>(kFewSamplesBeyond) / n),
-           .label = r.query_types_size() > 1 ? absl::StrCat("< 10 samples beyond (", q.name(), ")")
-                                             : "< 10 samples beyond",
-           .css_class = "few-samples"});
+      spectrum.vlines.push_back({.x = 100 * (1 - static_cast<double>(kFewSamplesBeyond) / n),
+                                 .label = r.query_types_size() > 1
+                                              ? absl::StrCat("< 10 samples beyond (", q.name(), ")")
+                                              : "< 10 samples beyond",
+                                 .css_class = "few-samples"});
     }
   }
   std::string panels = "[";

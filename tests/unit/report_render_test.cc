@@ -562,10 +562,10 @@ TEST(PercentileBasisTest, TextJsonHtmlAndCsvShowWhatPercentilesRestOn) {
   EXPECT_THAT(html, HasSubstr("<td class=\"few\" title=\"5 samples beyond; 95% interval ["));
   EXPECT_THAT(html, HasSubstr("* too few samples beyond"));
   // The spectrum marks where fewer than 10 samples remain: 100 × (1 − 10 / 5,100).
-  EXPECT_THAT(html, HasSubstr(absl::StrCat("\"vlines\":[{\"x\":",
-                                           absl::StrFormat("%.10g", 100 * (1 - 10.0 / 5100)),
-                                           ",\"label\":\"\\u003c 10 samples beyond\",\"cls\":"
-                                           "\"few-samples\"}]")));
+  EXPECT_THAT(html, HasSubstr(absl::StrCat(
+                        "\"vlines\":[{\"x\":", absl::StrFormat("%.10g", 100 * (1 - 10.0 / 5100)),
+                        ",\"label\":\"\\u003c 10 samples beyond\",\"cls\":"
+                        "\"few-samples\"}]")));
   EXPECT_THAT(html, HasSubstr(kFewSamplesNote));
 
   const auto rows = ParseCsv(RenderReportCsv(r));
