@@ -424,7 +424,8 @@ std::string RenderReportText(const v1::RunReport& r) {
                     FormatPercentileMs(dispatch, 99, dispatch.p99_ms()), "  Max ",
                     FormatMs(dispatch.max_ms()), "\n");
   }
-  if (RestsOnFewSamples(lag, 99) || RestsOnFewSamples(dispatch, 99)) {
+  if (RestsOnFewSamples(lag, 99) ||
+      (r.plan().load().has_open() && RestsOnFewSamples(dispatch, 99))) {
     absl::StrAppend(&out, "  ", kFewSamplesNote, "\n");
   }
   if (r.query_types_size() > 1) {
