@@ -109,14 +109,36 @@ double Histogram::Stddev() const {
   return std::sqrt(static_cast<double>(sum_sq / total_count_));
 }
 
+uint64_t Histogram::RankOfPercentile(double percentile) const {
+  // Nearest rank: the smallest sample with at least percentile % of samples at or below it.
+  const uint64_t rank =
+      static_cast<uint64_t>(std::ceil(percentile / 100.0 * static_cast<double>(total_count_)));
+  return std::clamp<uint64_t>(rank, 1, std::max<uint64_t>(total_count_, 1));
+}
+
+std::vector<Histogram::RankedBucket> Histogram::BucketsAtRanks(
+    const std::vector<uint64_t>& ascending_ranks) const {
+  std::vector<RankedBucket> out;
+  out.reserve(ascending_ranks.size());
+  uint64_t seen = 0;
+  int i = min_index_;
+  for (const uint64_t rank : ascending_ranks) {
+    // The bucket that reached the previous rank may hold this one too: advance only past it.
+    while (i <= max_index_ && seen + counts_[i] < rank) seen += counts_[i++];
+    if (i > max_index_) {  // a rank beyond the samples: the last bucket
+      out.push_back({max_index_, total_count_});
+      continue;
+    }
+    out.push_back({i, seen + counts_[i]});
+  }
+  return out;
+}
+
 int64_t Histogram::ValueAtPercentile(double percentile) const {
   if (Empty()) return 0;
   if (percentile <= 0) return Min();
   if (percentile >= 100) return Max();
-  // Nearest rank: the smallest sample with at least percentile % of samples at or below it.
-  uint64_t rank = static_cast<uint64_t>(
-      std::ceil(percentile / 100.0 * static_cast<double>(total_count_)));
-  if (rank == 0) rank = 1;
+  const uint64_t rank = RankOfPercentile(percentile);
   uint64_t seen = 0;
   for (int i = min_index_; i <= max_index_; ++i) {
     seen += counts_[i];

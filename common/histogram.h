@@ -87,6 +87,17 @@ class Histogram {
   // The value at or below which `percentile` % of the samples lie (nearest rank), reported as
   // the highest value of its bucket, so it is never below the exact sample. 0 when empty.
   int64_t ValueAtPercentile(double percentile) const;
+  // The rank (1-based) of the sample ValueAtPercentile reports: nearest rank, at least 1.
+  uint64_t RankOfPercentile(double percentile) const;
+
+  // Where the samples of given ranks lie: for each rank (1-based, ascending, at most
+  // TotalCount()), the bucket holding that sample and how many samples lie in it and below it.
+  // One pass over the span however many ranks are asked for.
+  struct RankedBucket {
+    int index = 0;
+    uint64_t at_or_below = 0;
+  };
+  std::vector<RankedBucket> BucketsAtRanks(const std::vector<uint64_t>& ascending_ranks) const;
 
   uint64_t CountAtIndex(int index) const {
     return index < min_index_ || index > max_index_ ? 0 : counts_[index];

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/db/driver.h"
+#include "common/percentile_interval.h"
 #include "common/stage_program.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -32,10 +33,23 @@ void AppendLatencyBlock(std::string& out, const std::string& title,
                         const v1::LatencySummary& s) {
   absl::StrAppend(&out, title, " (ms): Min ", FormatMs(s.min_ms()), "  Max ", FormatMs(s.max_ms()),
                   "  Mean ", FormatMs(s.mean_ms()), "  Stddev ", FormatMs(s.stddev_ms()), "\n");
-  absl::StrAppend(&out, "  Percentile 50: ", FormatMs(s.p50_ms()), "  75: ", FormatMs(s.p75_ms()),
-                  "  90: ", FormatMs(s.p90_ms()), "  95: ", FormatMs(s.p95_ms()),
-                  "  99: ", FormatMs(s.p99_ms()), "  99.9: ", FormatMs(s.p999_ms()),
-                  "  99.99: ", FormatMs(s.p9999_ms()), "\n");
+  const auto p = [&s](double percentile, double ms) {
+    return FormatPercentileMs(s, percentile, ms);
+  };
+  absl::StrAppend(&out, "  Percentile 50: ", p(50, s.p50_ms()), "  75: ", p(75, s.p75_ms()),
+                  "  90: ", p(90, s.p90_ms()), "  95: ", p(95, s.p95_ms()),
+                  "  99: ", p(99, s.p99_ms()), "  99.9: ", p(99.9, s.p999_ms()),
+                  "  99.99: ", p(99.99, s.p9999_ms()), "\n");
+  if (s.percentiles_size() == 0) return;  // a report from before dbload recorded the basis
+  absl::StrAppend(&out, absl::StrFormat("    %-10s %10s %14s  %s\n", "percentile", "ms",
+                                        "samples beyond", "95% interval (ms)"));
+  for (const v1::PercentileBasis& b : s.percentiles()) {
+    absl::StrAppend(
+        &out, absl::StrFormat("    %-10s %10s %14d  %s%s\n", absl::StrFormat("%g", b.percentile()),
+                              FormatMs(b.value_ms()), b.samples_beyond(), FormatInterval(b),
+                              b.few_samples() ? "  *" : ""));
+  }
+  if (RestsOnFewSamples(s, 99.99)) absl::StrAppend(&out, "  ", kFewSamplesNote, "\n");
 }
 
 std::string DescribeLoad(const v1::Plan& plan) {
@@ -73,6 +87,30 @@ std::string FormatMs(double ms) {
   return absl::StrFormat("%.4f", ms);
 }
 
+const v1::PercentileBasis* BasisOf(const v1::LatencySummary& summary, double percentile) {
+  for (const v1::PercentileBasis& b : summary.percentiles()) {
+    if (std::fabs(b.percentile() - percentile) < 1e-9) return &b;
+  }
+  return nullptr;
+}
+
+bool RestsOnFewSamples(const v1::LatencySummary& summary, double percentile) {
+  const v1::PercentileBasis* b = BasisOf(summary, percentile);
+  return b != nullptr && b->few_samples();
+}
+
+std::string FormatPercentileMs(const v1::LatencySummary& summary, double percentile,
+                               double value_ms) {
+  return absl::StrCat(FormatMs(value_ms), RestsOnFewSamples(summary, percentile) ? "*" : "");
+}
+
+std::string FormatInterval(const v1::PercentileBasis& b) {
+  return absl::StrCat(
+      "[", FormatMs(b.ci_low_ms()), ", ",
+      b.ci_high_open() ? absl::StrCat(">", FormatMs(b.ci_high_ms())) : FormatMs(b.ci_high_ms()),
+      "]");
+}
+
 v1::LatencySummary Summarize(const Histogram& h) {
   v1::LatencySummary s;
   s.set_count(h.TotalCount());
@@ -81,13 +119,25 @@ v1::LatencySummary Summarize(const Histogram& h) {
   s.set_max_ms(Ms(h.Max()));
   s.set_mean_ms(Ms(h.Mean()));
   s.set_stddev_ms(Ms(h.Stddev()));
-  s.set_p50_ms(Ms(h.ValueAtPercentile(50)));
-  s.set_p75_ms(Ms(h.ValueAtPercentile(75)));
-  s.set_p90_ms(Ms(h.ValueAtPercentile(90)));
-  s.set_p95_ms(Ms(h.ValueAtPercentile(95)));
-  s.set_p99_ms(Ms(h.ValueAtPercentile(99)));
-  s.set_p999_ms(Ms(h.ValueAtPercentile(99.9)));
-  s.set_p9999_ms(Ms(h.ValueAtPercentile(99.99)));
+  // Every percentile, its samples beyond and its interval in one pass over the histogram.
+  const std::vector<PercentileBasis> bases = DescribePercentiles(h, kPublishedPercentiles);
+  s.set_p50_ms(Ms(bases[0].value_ns));
+  s.set_p75_ms(Ms(bases[1].value_ns));
+  s.set_p90_ms(Ms(bases[2].value_ns));
+  s.set_p95_ms(Ms(bases[3].value_ns));
+  s.set_p99_ms(Ms(bases[4].value_ns));
+  s.set_p999_ms(Ms(bases[5].value_ns));
+  s.set_p9999_ms(Ms(bases[6].value_ns));
+  for (const PercentileBasis& b : bases) {
+    v1::PercentileBasis* out = s.add_percentiles();
+    out->set_percentile(b.percentile);
+    out->set_value_ms(Ms(b.value_ns));
+    out->set_samples_beyond(b.samples_beyond);
+    out->set_ci_low_ms(Ms(b.ci_low_ns));
+    out->set_ci_high_ms(Ms(b.ci_high_ns));
+    out->set_ci_high_open(b.ci_high_open);
+    out->set_few_samples(b.few_samples());
+  }
   return s;
 }
 
@@ -219,11 +269,18 @@ std::string RenderIntervalLine(const v1::IntervalSample& s) {
   std::string target = s.target_rate() > 0 ? absl::StrFormat("%.0f/s", s.target_rate())
                        : s.clients() > 0   ? absl::StrFormat("%d clients", s.clients())
                                            : std::string("closed");
+  // An interval keeps no histogram, but at most n − ⌈0.99 n⌉ of its n samples lie beyond its
+  // p99: fewer than kFewSamplesBeyond of those marks the p99 as resting on too few, for certain.
+  const uint64_t n = s.executed();
+  const uint64_t beyond_at_most =
+      n - std::min<uint64_t>(n, static_cast<uint64_t>(std::ceil(0.99 * static_cast<double>(n))));
   return absl::StrFormat(
-      "[%6.1fs]%s%s target %s  achieved %.0f/s  p50 %s ms  p99 %s ms  errors %d  lag p99 %s ms",
+      "[%6.1fs]%s%s target %s  achieved %.0f/s  p50 %s ms  p99 %s%s ms  errors %d  lag p99 %s ms",
       s.elapsed_s(), s.warmup() ? " warm-up" : "",
       s.stage() > 0 ? absl::StrFormat(" stage %d", s.stage()) : "", target, s.achieved_rate(),
-      FormatMs(s.p50_ms()), FormatMs(s.p99_ms()), s.errors(), FormatMs(s.schedule_lag_p99_ms()));
+      FormatMs(s.p50_ms()), FormatMs(s.p99_ms()),
+      n > 0 && beyond_at_most < kFewSamplesBeyond ? "*" : "", s.errors(),
+      FormatMs(s.schedule_lag_p99_ms()));
 }
 
 namespace {
@@ -393,14 +450,20 @@ std::string RenderReportText(const v1::RunReport& r) {
   absl::StrAppend(&out, "\n");
   AppendLatencyBlock(out, "Response time, from intended start", r.response_time());
   AppendLatencyBlock(out, "Service time, from actual start", r.service_time());
-  absl::StrAppend(&out, "Schedule lag (ms): p50 ", FormatMs(r.schedule_lag().p50_ms()), "  p99 ",
-                  FormatMs(r.schedule_lag().p99_ms()), "  Max ", FormatMs(r.schedule_lag().max_ms()),
-                  "\n");
+  const v1::LatencySummary& lag = r.schedule_lag();
+  absl::StrAppend(&out, "Schedule lag (ms): p50 ", FormatPercentileMs(lag, 50, lag.p50_ms()),
+                  "  p99 ", FormatPercentileMs(lag, 99, lag.p99_ms()), "  Max ",
+                  FormatMs(lag.max_ms()), "\n");
+  const v1::LatencySummary& dispatch = r.dispatch_lag();
   if (r.plan().load().has_open()) {
     absl::StrAppend(&out, "  of which with a free connection (dispatch lag): p50 ",
-                    FormatMs(r.dispatch_lag().p50_ms()), "  p99 ",
-                    FormatMs(r.dispatch_lag().p99_ms()), "  Max ",
-                    FormatMs(r.dispatch_lag().max_ms()), "\n");
+                    FormatPercentileMs(dispatch, 50, dispatch.p50_ms()), "  p99 ",
+                    FormatPercentileMs(dispatch, 99, dispatch.p99_ms()), "  Max ",
+                    FormatMs(dispatch.max_ms()), "\n");
+  }
+  if (RestsOnFewSamples(lag, 99) ||
+      (r.plan().load().has_open() && RestsOnFewSamples(dispatch, 99))) {
+    absl::StrAppend(&out, "  ", kFewSamplesNote, "\n");
   }
   if (r.response_time().p99_ms() > 0) {
     // How much of the published p99 the agent's own lateness can be.
@@ -431,15 +494,18 @@ std::string RenderReportText(const v1::RunReport& r) {
     absl::StrAppend(&out, absl::StrFormat("  %-20s %10s %7s %9s %8s %8s %8s %8s  %s\n", "name",
                                           "executed", "errors", "measured", "proc cpu", "p50", "p99",
                                           "max", "ended by"));
+    bool few = false;
     for (const v1::AgentSummary& agent : r.agents()) {
+      const v1::LatencySummary& rt = agent.response_time();
       absl::StrAppend(
           &out, absl::StrFormat("  %-20s %10d %7d %8.1fs %7.2fs %8s %8s %8s  %s\n", agent.name(),
                                 agent.executed(), agent.errors(), agent.measured_s(),
-                                agent.cpu_seconds(), FormatMs(agent.response_time().p50_ms()),
-                                FormatMs(agent.response_time().p99_ms()),
-                                FormatMs(agent.response_time().max_ms()),
+                                agent.cpu_seconds(), FormatPercentileMs(rt, 50, rt.p50_ms()),
+                                FormatPercentileMs(rt, 99, rt.p99_ms()), FormatMs(rt.max_ms()),
                                 agent.end_reason().empty() ? "(lost)" : agent.end_reason()));
+      few = few || RestsOnFewSamples(rt, 99);
     }
+    if (few) absl::StrAppend(&out, "  ", kFewSamplesNote, "\n");
   }
   if (r.stages_size() > 0) {
     // One line per stage, each from that stage's merged counts only.
@@ -449,18 +515,21 @@ std::string RenderReportText(const v1::RunReport& r) {
                                           "#", "name", "duration", "executed",
                                           open ? "wanted/s" : "clients", "actual/s", "errors",
                                           "mean", "p50", "p99", "p99.9"));
+    bool few = false;
     for (const v1::StageReport& stage : r.stages()) {
       const std::string load = open ? absl::StrFormat("%.0f", stage.wanted_rate())
                                     : absl::StrCat("<=", stage.max_clients());
+      const v1::LatencySummary& rt = stage.response_time();
       absl::StrAppend(
           &out, absl::StrFormat("  %-3d %-16s %8.1fs %10d %9s %9.0f %7d %8s %8s %8s %8s\n",
                                 stage.index(), stage.name(), stage.duration_s(), stage.executed(),
-                                load, stage.actual_rate(), stage.errors(),
-                                FormatMs(stage.response_time().mean_ms()),
-                                FormatMs(stage.response_time().p50_ms()),
-                                FormatMs(stage.response_time().p99_ms()),
-                                FormatMs(stage.response_time().p999_ms())));
+                                load, stage.actual_rate(), stage.errors(), FormatMs(rt.mean_ms()),
+                                FormatPercentileMs(rt, 50, rt.p50_ms()),
+                                FormatPercentileMs(rt, 99, rt.p99_ms()),
+                                FormatPercentileMs(rt, 99.9, rt.p999_ms())));
+      few = few || RestsOnFewSamples(rt, 99.9);
     }
+    if (few) absl::StrAppend(&out, "  ", kFewSamplesNote, "\n");
     for (const v1::StageReport& stage : r.stages()) {
       if (stage.knee_steps_size() == 0) continue;
       const std::string unit = open ? "/s" : " clients";

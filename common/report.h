@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "common/histogram.h"
 #include "common/interval_snapshot.h"
+#include "common/percentile_interval.h"
 #include "dbload/v1/plan.pb.h"
 #include "dbload/v1/report.pb.h"
 
@@ -17,8 +18,28 @@ inline constexpr uint32_t kReportFormatVersion = 1;
 // Milliseconds as every report prints them: 4 decimals below 1 ms, 3 below 100 ms, then 1.
 std::string FormatMs(double ms);
 
-// Every summary statistic of one histogram, in milliseconds.
+// The percentiles every LatencySummary publishes (p50_ms … p9999_ms), in their field order.
+inline const std::vector<double> kPublishedPercentiles = {50, 75, 90, 95, 99, 99.9, 99.99};
+
+// Every summary statistic of one histogram, in milliseconds, with what each percentile rests on.
 dbload::v1::LatencySummary Summarize(const Histogram& histogram);
+
+// What `percentile` (50, 99.9, …) of the summary rests on; nullptr in reports written before
+// dbload recorded it.
+const dbload::v1::PercentileBasis* BasisOf(const dbload::v1::LatencySummary& summary,
+                                           double percentile);
+// The percentile rests on fewer than kFewSamplesBeyond samples beyond it (false when unknown).
+bool RestsOnFewSamples(const dbload::v1::LatencySummary& summary, double percentile);
+// FormatMs of a percentile's value, with "*" when it rests on too few samples: the mark every
+// table of the reports uses, explained beside the table.
+std::string FormatPercentileMs(const dbload::v1::LatencySummary& summary, double percentile,
+                               double value_ms);
+// A percentile's 95 % confidence interval in ms, "[0.512, 0.530]", or "[32.1, >39.6]" when the
+// samples give no upper bound (the maximum recorded is then only a floor of it).
+std::string FormatInterval(const dbload::v1::PercentileBasis& basis);
+// What the "*" of FormatPercentileMs means, for a note under a table.
+inline constexpr char kFewSamplesNote[] =
+    "* rests on fewer than 10 samples beyond it: an indication, not a measurement";
 
 // Collects a run's intervals and turns them into its report. Totals and percentiles come from
 // the merged histograms of the measured intervals, never from per-interval figures.
@@ -60,7 +81,8 @@ class RunReportBuilder {
 // The report as the published comparisons print it (Total test duration, Queries duration,
 // Executed queries, Wanted/Actual rate, Min/Max/Mean, percentiles in ms).
 std::string RenderReportText(const dbload::v1::RunReport& report);
-// One line of progress: elapsed, target and achieved rate, p50, p99, errors, schedule lag.
+// One line of progress: elapsed, target and achieved rate, p50, p99, errors, schedule lag. The p99
+// carries "*" when the interval had under 1,000 samples (fewer than 10 beyond its p99).
 std::string RenderIntervalLine(const dbload::v1::IntervalSample& sample);
 // Versioned JSON (proto field names).
 std::string RenderReportJson(const dbload::v1::RunReport& report);

@@ -58,7 +58,8 @@ CaseNumbers ScopeNumbers(const Scope& scope) {
           .p99_ms = scope.response_time().p99_ms(),
           .p999_ms = scope.response_time().p999_ms(),
           .executed = scope.executed(),
-          .errors = scope.errors()};
+          .errors = scope.errors(),
+          .response_time = scope.response_time()};
 }
 
 // A query type's numbers within a scope: its rate over the scope's duration.
@@ -73,7 +74,8 @@ std::optional<CaseNumbers> QueryTypeNumbers(
                        .p99_ms = q.response_time().p99_ms(),
                        .p999_ms = q.response_time().p999_ms(),
                        .executed = q.executed(),
-                       .errors = q.errors()};
+                       .errors = q.errors(),
+                       .response_time = q.response_time()};
   }
   return std::nullopt;
 }
@@ -209,6 +211,14 @@ std::string RatioPhrase(double baseline, double value, const std::string& what) 
                       baseline <= 0 ? "the baseline" : "this report", ")");
 }
 
+bool WithinIntervals(const v1::PercentileBasis& a, const v1::PercentileBasis& b) {
+  const auto inside = [](double value, const v1::PercentileBasis& interval) {
+    return value >= interval.ci_low_ms() &&
+           (interval.ci_high_open() || value <= interval.ci_high_ms());
+  };
+  return inside(a.value_ms(), b) && inside(b.value_ms(), a);
+}
+
 namespace {
 
 struct Metric {
@@ -217,6 +227,7 @@ struct Metric {
   bool higher_is_better;
   double (*get)(const CaseNumbers&);
   std::string (*format)(double);
+  double percentile = 0;  // the response-time percentile it is (0: not a percentile)
 };
 
 std::string FormatRate(double v) { return absl::StrFormat("%.0f", v); }
@@ -226,22 +237,55 @@ const Metric kMetrics[] = {
     {"throughput (/s)", "throughput", true, [](const CaseNumbers& n) { return n.throughput; },
      FormatRate},
     {"mean (ms)", "mean latency", false, [](const CaseNumbers& n) { return n.mean_ms; }, FormatMs},
-    {"p50 (ms)", "p50 latency", false, [](const CaseNumbers& n) { return n.p50_ms; }, FormatMs},
-    {"p99 (ms)", "p99 latency", false, [](const CaseNumbers& n) { return n.p99_ms; }, FormatMs},
-    {"p99.9 (ms)", "p99.9 latency", false, [](const CaseNumbers& n) { return n.p999_ms; },
-     FormatMs},
+    {"p50 (ms)", "p50 latency", false, [](const CaseNumbers& n) { return n.p50_ms; }, FormatMs, 50},
+    {"p99 (ms)", "p99 latency", false, [](const CaseNumbers& n) { return n.p99_ms; }, FormatMs, 99},
+    {"p99.9 (ms)", "p99.9 latency", false, [](const CaseNumbers& n) { return n.p999_ms; }, FormatMs,
+     99.9},
     {"errors", nullptr, false, [](const CaseNumbers& n) { return static_cast<double>(n.errors); },
      FormatCount},
 };
 
-// A cell: the value, and for a compared report its ratio to the baseline in parentheses.
+constexpr char kWithinIntervals[] = "within the 95% confidence intervals";
+
+// A percentile metric whose two values lie inside both reports' intervals: no difference shown.
+bool BothWithinIntervals(const Metric& metric, const CaseNumbers& base, const CaseNumbers& value) {
+  if (metric.percentile == 0) return false;
+  const v1::PercentileBasis* a = BasisOf(base.response_time, metric.percentile);
+  const v1::PercentileBasis* b = BasisOf(value.response_time, metric.percentile);
+  return a != nullptr && b != nullptr && WithinIntervals(*a, *b);
+}
+
+bool FewSamples(const Metric& metric, const CaseNumbers& n) {
+  return metric.percentile > 0 && RestsOnFewSamples(n.response_time, metric.percentile);
+}
+
+// The ratio of a compared report's value to the baseline's in words ("" when there is none).
+std::string Difference(const Metric& metric, const CaseNumbers& base, const CaseNumbers& value) {
+  const std::string words = RatioWords(metric.get(base), metric.get(value));
+  if (words.empty() || words == "same") return words;
+  return BothWithinIntervals(metric, base, value) ? kWithinIntervals : words;
+}
+
+// A cell: the value ("*": resting on too few samples), and for a compared report its ratio to
+// the baseline in parentheses.
 std::string Cell(const Metric& metric, const std::optional<CaseNumbers>& base,
                  const std::optional<CaseNumbers>& value, bool is_baseline) {
   if (!value) return "—";
   std::string cell = metric.format(metric.get(*value));
+  if (FewSamples(metric, *value)) cell += "*";
   if (is_baseline || !base || metric.what == nullptr) return cell;
-  const std::string words = RatioWords(metric.get(*base), metric.get(*value));
+  const std::string words = Difference(metric, *base, *value);
   return words.empty() ? cell : absl::StrCat(cell, " (", words, ")");
+}
+
+// Whether the case shows a percentile resting on too few samples (for the note under it).
+bool AnyFewSamples(const ComparisonCase& row) {
+  for (const Metric& m : kMetrics) {
+    for (const auto& n : row.numbers) {
+      if (n && FewSamples(m, *n)) return true;
+    }
+  }
+  return false;
 }
 
 // "LABEL vs BASELINE: 4.87× higher throughput, …; errors 0 vs 3", or "" when either lacks it.
@@ -252,7 +296,13 @@ std::string SummaryLine(const Comparison& c, const ComparisonCase& row, size_t i
   std::vector<std::string> phrases;
   for (const Metric& m : kMetrics) {
     if (m.what == nullptr) continue;
-    phrases.push_back(RatioPhrase(m.get(*row.numbers[0]), m.get(*row.numbers[i]), m.what));
+    const CaseNumbers& base = *row.numbers[0];
+    const CaseNumbers& value = *row.numbers[i];
+    std::string phrase = Difference(m, base, value) == kWithinIntervals
+                             ? absl::StrCat(m.what, " ", kWithinIntervals)
+                             : RatioPhrase(m.get(base), m.get(value), m.what);
+    if (FewSamples(m, base) || FewSamples(m, value)) phrase += "*";
+    phrases.push_back(std::move(phrase));
   }
   const auto name = [label](const std::string& text) {
     return label == nullptr ? text : label(text);
@@ -327,6 +377,7 @@ std::string RenderComparisonText(const Comparison& c) {
       const std::string summary = SummaryLine(c, row, i);
       if (!summary.empty()) absl::StrAppend(&out, "  ", summary, "\n");
     }
+    if (AnyFewSamples(row)) absl::StrAppend(&out, "  ", kFewSamplesNote, "\n");
   }
   return out;
 }
@@ -358,6 +409,7 @@ std::string RenderComparisonMarkdown(const Comparison& c) {
       if (!summary.empty()) absl::StrAppend(&summaries, "- ", summary, "\n");
     }
     if (!summaries.empty()) absl::StrAppend(&out, "\n", summaries);
+    if (AnyFewSamples(row)) absl::StrAppend(&out, "\n", MarkdownEscape(kFewSamplesNote), "\n");
   }
   return out;
 }
@@ -391,8 +443,8 @@ std::string RenderComparisonHtml(const Comparison& c, const std::vector<ReportFi
         std::string css;
         if (i > 0 && m.what != nullptr && row.numbers[0] && row.numbers[i]) {
           const double base = m.get(*row.numbers[0]), value = m.get(*row.numbers[i]);
-          const std::string words = RatioWords(base, value);
-          if (!words.empty() && words != "same") {
+          const std::string words = Difference(m, *row.numbers[0], *row.numbers[i]);
+          if (!words.empty() && words != "same" && words != kWithinIntervals) {
             css = (value > base) == m.higher_is_better ? " class=\"better\"" : " class=\"worse\"";
           }
         }
@@ -406,6 +458,9 @@ std::string RenderComparisonHtml(const Comparison& c, const std::vector<ReportFi
       const std::string summary = SummaryLine(c, row, i);
       if (!summary.empty())
         absl::StrAppend(&out, "<p class=\"summary\">", HtmlEscape(summary), "</p>\n");
+    }
+    if (AnyFewSamples(row)) {
+      absl::StrAppend(&out, "<p class=\"note\">", HtmlEscape(kFewSamplesNote), "</p>\n");
     }
   }
   html::ChartSpec rate{.title = "Achieved rate over time",

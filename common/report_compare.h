@@ -29,7 +29,13 @@ struct CaseNumbers {
   double p999_ms = 0;
   uint64_t executed = 0;
   uint64_t errors = 0;
+  // The whole summary, for what its percentiles rest on (samples beyond, 95 % intervals).
+  dbload::v1::LatencySummary response_time;
 };
+
+// Two measurements of one percentile differ by less than they are known: each value lies inside
+// the other's 95 % confidence interval (false when either report lacks the intervals).
+bool WithinIntervals(const dbload::v1::PercentileBasis& a, const dbload::v1::PercentileBasis& b);
 
 // One row group of a comparison: the whole run or a stage (matched by name), all query types
 // or one of them. `numbers[i]` is report i's, absent when that report has no such case.
@@ -67,7 +73,9 @@ std::string MarkdownEscape(absl::string_view text);
 // the others right-aligned (widths in characters, so "×" and "—" count once).
 std::string FormatTextTable(const std::vector<std::vector<std::string>>& table);
 
-// One line per case and compared report: "LABEL vs BASELINE: 4.87× higher throughput, …".
+// One line per case and compared report: "LABEL vs BASELINE: 4.87× higher throughput, …". A
+// percentile whose two values lie inside both 95 % intervals is "within the 95 % confidence
+// intervals" instead of a ratio, and one resting on too few samples beyond it carries a "*".
 std::string RenderComparisonText(const Comparison& comparison);
 std::string RenderComparisonMarkdown(const Comparison& comparison);
 // One self-contained page (as RenderReportHtml): the tables and, per report, the achieved rate

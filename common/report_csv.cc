@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/report.h"
 
 namespace dbload {
 
@@ -27,6 +28,21 @@ constexpr const char* kColumns[] = {"scope",       "query_type",  "executed",   
                                     "p75_ms",      "p90_ms",      "p95_ms",           "p99_ms",
                                     "p99.9_ms",    "p99.99_ms",   "generator_limited",
                                     "pool_limited", "database_stalled", "dispatch_lag_share"};
+
+// After the columns above, per published percentile: pNN_samples_beyond, pNN_ci_low_ms and
+// pNN_ci_high_ms (empty when the samples give no upper bound, or the report predates them); then
+// few_samples, the percentiles resting on fewer than 10 samples beyond them ("p99.9 p99.99").
+std::vector<std::string> Columns() {
+  std::vector<std::string> columns(std::begin(kColumns), std::end(kColumns));
+  for (const double p : kPublishedPercentiles) {
+    const std::string name = absl::StrFormat("p%g", p);
+    columns.push_back(absl::StrCat(name, "_samples_beyond"));
+    columns.push_back(absl::StrCat(name, "_ci_low_ms"));
+    columns.push_back(absl::StrCat(name, "_ci_high_ms"));
+  }
+  columns.push_back("few_samples");
+  return columns;
+}
 
 std::string Number(double value, int decimals) { return absl::StrFormat("%.*f", decimals, value); }
 
@@ -57,7 +73,20 @@ void AppendRow(std::string& out, const std::string& scope, const std::string& qu
                                            pool_limited ? "true" : "false",
                                            database_stalled ? "true" : "false",
                                            Number(dispatch_lag_share, 4)};
-  absl::StrAppend(&out, absl::StrJoin(fields, ","), "\r\n");
+  std::vector<std::string> basis, few;
+  for (const double p : kPublishedPercentiles) {
+    const v1::PercentileBasis* b = BasisOf(s, p);
+    if (b == nullptr) {
+      basis.insert(basis.end(), {"", "", ""});
+      continue;
+    }
+    basis.push_back(absl::StrCat(b->samples_beyond()));
+    basis.push_back(Number(b->ci_low_ms(), 6));
+    basis.push_back(b->ci_high_open() ? "" : Number(b->ci_high_ms(), 6));
+    if (b->few_samples()) few.push_back(absl::StrFormat("p%g", p));
+  }
+  basis.push_back(absl::StrJoin(few, " "));
+  absl::StrAppend(&out, absl::StrJoin(fields, ","), ",", absl::StrJoin(basis, ","), "\r\n");
 }
 
 // The "all" row and one per query type of a run or a stage. A query type's rate is its executed
@@ -78,7 +107,7 @@ void AppendScope(std::string& out, const std::string& name, const Scope& scope, 
 }  // namespace
 
 std::string RenderReportCsv(const v1::RunReport& report) {
-  std::string out = absl::StrCat(absl::StrJoin(kColumns, ","), "\r\n");
+  std::string out = absl::StrCat(absl::StrJoin(Columns(), ","), "\r\n");
   AppendScope(out, "run", report, report.queries_duration_s());
   for (const v1::StageReport& stage : report.stages()) {
     AppendScope(out, absl::StrCat("stage ", stage.index(), ": ", stage.name()), stage,

@@ -224,13 +224,49 @@ std::string LatencyHeader(absl::string_view first) {
   return row + "</tr>\n";
 }
 
+// A percentile's cell: its value, "*" and class "few" when it rests on too few samples, and what
+// it rests on as the cell's title.
+std::string PercentileTd(const v1::LatencySummary& s, double percentile, double ms) {
+  const v1::PercentileBasis* b = BasisOf(s, percentile);
+  if (b == nullptr) return Td(FormatMs(ms));
+  return absl::StrCat("<td", b->few_samples() ? " class=\"few\"" : "", " title=\"",
+                      HtmlEscape(absl::StrCat(b->samples_beyond(),
+                                              b->samples_beyond() == 1 ? " sample" : " samples",
+                                              " beyond; 95% interval ", FormatInterval(*b), " ms")),
+                      "\">", HtmlEscape(FormatPercentileMs(s, percentile, ms)), "</td>");
+}
+
 std::string LatencyRow(absl::string_view name, const v1::LatencySummary& s) {
   std::string row = absl::StrCat("<tr>", TdText(name), Td(absl::StrCat(s.count())));
-  for (double ms : {s.min_ms(), s.mean_ms(), s.max_ms(), s.stddev_ms(), s.p50_ms(), s.p75_ms(),
-                    s.p90_ms(), s.p95_ms(), s.p99_ms(), s.p999_ms(), s.p9999_ms()}) {
+  for (double ms : {s.min_ms(), s.mean_ms(), s.max_ms(), s.stddev_ms()}) {
     absl::StrAppend(&row, Td(FormatMs(ms)));
   }
+  const double values[] = {s.p50_ms(), s.p75_ms(),  s.p90_ms(),  s.p95_ms(),
+                           s.p99_ms(), s.p999_ms(), s.p9999_ms()};
+  for (size_t i = 0; i < kPublishedPercentiles.size(); ++i) {
+    absl::StrAppend(&row, PercentileTd(s, kPublishedPercentiles[i], values[i]));
+  }
   return row + "</tr>\n";
+}
+
+// What each percentile of a summary rests on: samples beyond it and its 95 % interval.
+std::string PercentileBasisTable(absl::string_view title, const v1::LatencySummary& s) {
+  if (s.percentiles_size() == 0) return "";
+  std::string out = absl::StrCat("<h3>", HtmlEscape(title), "</h3>\n<table class=\"basis\">\n<tr>",
+                                 Th("percentile"), Th("ms"), Th("samples beyond"),
+                                 Th("95% interval (ms)"), ThText(""), "</tr>\n");
+  for (const v1::PercentileBasis& b : s.percentiles()) {
+    absl::StrAppend(&out, "<tr", b.few_samples() ? " class=\"few\"" : "", ">",
+                    Td(absl::StrFormat("p%g", b.percentile())), Td(FormatMs(b.value_ms())),
+                    Td(absl::StrCat(b.samples_beyond())), Td(FormatInterval(b)),
+                    TdText(b.few_samples() ? "* too few samples beyond" : ""), "</tr>\n");
+  }
+  absl::StrAppend(&out, "</table>\n");
+  return out;
+}
+
+std::string FewSamplesNote(bool any) {
+  return any ? absl::StrCat("<p class=\"note\">", HtmlEscape(kFewSamplesNote), "</p>\n") : "";
 }
 
 std::string TargetText(const v1::Target& target) {
@@ -323,6 +359,13 @@ std::string SummarySection(const v1::RunReport& r) {
     }
   }
   absl::StrAppend(&out, "</table>\n");
+  bool few =
+      RestsOnFewSamples(r.response_time(), 99.99) || RestsOnFewSamples(r.service_time(), 99.99) ||
+      RestsOnFewSamples(r.schedule_lag(), 99.99) || RestsOnFewSamples(r.dispatch_lag(), 99.99);
+  for (const auto& q : r.query_types()) few = few || RestsOnFewSamples(q.response_time(), 99.99);
+  absl::StrAppend(
+      &out, FewSamplesNote(few),
+      PercentileBasisTable("What the response-time percentiles rest on", r.response_time()));
   bool any_errors = false;
   for (const auto& q : r.query_types()) any_errors |= q.error_counts_size() > 0;
   if (any_errors) {
@@ -348,6 +391,7 @@ std::string StagesSection(const v1::RunReport& r) {
       Th("#"), ThText("name"), Th("duration"), Th("executed"), Th(open ? "wanted/s" : "clients"),
       Th("actual/s"), Th("errors"), Th("mean"), Th("p50"), Th("p99"), Th("p99.9"), Th("max"),
       ThText("generator"), "</tr>\n");
+  bool few = false;
   for (const v1::StageReport& s : r.stages()) {
     const std::string load =
         open ? absl::StrFormat("%.0f", s.wanted_rate()) : absl::StrCat("&lt;=", s.max_clients());
@@ -356,8 +400,10 @@ std::string StagesSection(const v1::RunReport& r) {
         Td(absl::StrCat(s.index())), TdText(s.name()),
         Td(absl::StrFormat("%.1f s", s.duration_s())), Td(absl::StrCat(s.executed())), "<td>", load,
         "</td>", Td(absl::StrFormat("%.0f", s.actual_rate())), Td(absl::StrCat(s.errors())),
-        Td(FormatMs(s.response_time().mean_ms())), Td(FormatMs(s.response_time().p50_ms())),
-        Td(FormatMs(s.response_time().p99_ms())), Td(FormatMs(s.response_time().p999_ms())),
+        Td(FormatMs(s.response_time().mean_ms())),
+        PercentileTd(s.response_time(), 50, s.response_time().p50_ms()),
+        PercentileTd(s.response_time(), 99, s.response_time().p99_ms()),
+        PercentileTd(s.response_time(), 99.9, s.response_time().p999_ms()),
         Td(FormatMs(s.response_time().max_ms())),
         s.generator_limited()
             ? absl::StrCat("<td class=\"text warn\">&#9888; limited: ",
@@ -367,8 +413,9 @@ std::string StagesSection(const v1::RunReport& r) {
                          ? absl::StrCat("ok; database-stalled: ", s.database_stalled_reason())
                          : "ok"),
         "</tr>\n");
+    few = few || RestsOnFewSamples(s.response_time(), 99.9);
   }
-  absl::StrAppend(&out, "</table>\n");
+  absl::StrAppend(&out, "</table>\n", FewSamplesNote(few));
   for (const v1::StageReport& s : r.stages()) {
     if (s.knee_steps_size() == 0) continue;
     absl::StrAppend(&out, "<h3>Knee search, stage ", s.index(), " (", HtmlEscape(s.name()), "): ",
@@ -474,15 +521,18 @@ std::string AgentsAndRowsSection(const v1::RunReport& r) {
     absl::StrAppend(&out, "<h2>Agents</h2>\n<table>\n<tr>", ThText("name"), Th("executed"),
                     Th("errors"), Th("measured"), Th("process CPU"), Th("p50 ms"), Th("p99 ms"),
                     Th("max ms"), ThText("ended by"), "</tr>\n");
+    bool few = false;
     for (const auto& a : r.agents()) {
       absl::StrAppend(&out, "<tr>", TdText(a.name()), Td(absl::StrCat(a.executed())),
                       Td(absl::StrCat(a.errors())), Td(Seconds(a.measured_s())),
-                      Td(Seconds(a.cpu_seconds())), Td(FormatMs(a.response_time().p50_ms())),
-                      Td(FormatMs(a.response_time().p99_ms())),
+                      Td(Seconds(a.cpu_seconds())),
+                      PercentileTd(a.response_time(), 50, a.response_time().p50_ms()),
+                      PercentileTd(a.response_time(), 99, a.response_time().p99_ms()),
                       Td(FormatMs(a.response_time().max_ms())),
                       TdText(a.end_reason().empty() ? "(lost)" : a.end_reason()), "</tr>\n");
+      few = few || RestsOnFewSamples(a.response_time(), 99);
     }
-    absl::StrAppend(&out, "</table>\n");
+    absl::StrAppend(&out, "</table>\n", FewSamplesNote(few));
   }
   if (r.row_changes_size() > 0) {
     absl::StrAppend(&out, "<h2>Rows changed</h2>\n<table>\n<tr>", ThText("table"),
@@ -613,6 +663,16 @@ std::string ReportDataJson(const v1::RunReport& r) {
     absl::StatusOr<Histogram> h = Histogram::FromProto(q.response_histogram());
     if (!h.ok() || h->Empty()) continue;
     spectrum.series.push_back(html::SpectrumSeries(q.name(), PercentileSpectrum(*h)));
+    // Right of this percentile fewer than kFewSamplesBeyond samples remain: the curve there is
+    // a handful of samples, not a distribution.
+    const double n = static_cast<double>(h->TotalCount());
+    if (n > kFewSamplesBeyond) {
+      spectrum.vlines.push_back({.x = 100 * (1 - static_cast<double>(kFewSamplesBeyond) / n),
+                                 .label = r.query_types_size() > 1
+                                              ? absl::StrCat("< 10 samples beyond (", q.name(), ")")
+                                              : "< 10 samples beyond",
+                                 .css_class = "few-samples"});
+    }
   }
   std::string panels = "[";
   const std::vector<html::ChartSpec> probe = ProbePanels(r);

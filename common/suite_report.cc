@@ -153,6 +153,10 @@ RunStatus StatusOf(const v1::SuiteRun& run, const v1::RunReport* report,
 
 }  // namespace
 
+bool PointFigures::P99FewSamples() const {
+  return has_p99_basis && p99_samples_beyond < kFewSamplesBeyond;
+}
+
 SuiteTable BuildSuiteTable(const v1::SuiteIndex& index, const std::vector<v1::RunReport>& reports,
                            const std::vector<std::string>& problems) {
   SuiteTable table;
@@ -217,7 +221,22 @@ SuiteTable BuildSuiteTable(const v1::SuiteIndex& index, const std::vector<v1::Ru
         std::vector<double> throughput, mean, p50, p99;
         std::map<std::string, std::vector<double>> per_query;
         PointFigures figures;
+        figures.has_p99_basis = true;
         for (const v1::RunReport* r : it->second) {
+          const v1::PercentileBasis* basis = BasisOf(r->response_time(), 99);
+          if (basis == nullptr) {
+            figures.has_p99_basis = false;
+          } else if (figures.has_p99_basis) {
+            const bool first = p99.empty();
+            figures.p99_samples_beyond =
+                first ? basis->samples_beyond()
+                      : std::min(figures.p99_samples_beyond, basis->samples_beyond());
+            figures.p99_ci_low_ms =
+                first ? basis->ci_low_ms() : std::min(figures.p99_ci_low_ms, basis->ci_low_ms());
+            figures.p99_ci_high_ms =
+                first ? basis->ci_high_ms() : std::max(figures.p99_ci_high_ms, basis->ci_high_ms());
+            figures.p99_ci_high_open = figures.p99_ci_high_open || basis->ci_high_open();
+          }
           throughput.push_back(r->actual_rate());
           mean.push_back(r->response_time().mean_ms());
           p50.push_back(r->response_time().p50_ms());
@@ -253,14 +272,28 @@ struct Metric {
   bool higher_is_better;
   Spread PointFigures::*field;
   std::string (*format)(double);
+  bool p99 = false;  // the response-time p99, with what it rests on
 };
+
+// Both medians of the runs' p99 lie inside both targets' 95 % intervals: no difference shown.
+bool BothWithinIntervals(const Metric& m, const PointFigures& base, const PointFigures& value) {
+  if (!m.p99 || !base.has_p99_basis || !value.has_p99_basis) return false;
+  const auto inside = [](double ms, const PointFigures& f) {
+    return ms >= f.p99_ci_low_ms && (f.p99_ci_high_open || ms <= f.p99_ci_high_ms);
+  };
+  return inside(base.p99_ms.median, value) && inside(value.p99_ms.median, base);
+}
+
+bool FewSamples(const Metric& m, const PointFigures& f) { return m.p99 && f.P99FewSamples(); }
+
+constexpr char kWithinIntervals[] = "within the 95% confidence intervals";
 
 std::string FormatRate(double v) { return absl::StrFormat("%.0f", v); }
 
 const Metric kMetrics[] = {
     {"throughput (/s)", "throughput", true, &PointFigures::throughput, FormatRate},
     {"mean (ms)", "mean latency", false, &PointFigures::mean_ms, FormatMs},
-    {"p99 (ms)", "p99 latency", false, &PointFigures::p99_ms, FormatMs},
+    {"p99 (ms)", "p99 latency", false, &PointFigures::p99_ms, FormatMs, true},
 };
 
 // The median, and with several runs their spread: "21338 [20960–21500]".
@@ -280,9 +313,24 @@ std::string Cell(const Metric& m, const std::optional<PointFigures>& base,
                  const std::optional<PointFigures>& value, bool is_baseline) {
   if (!value) return "—";
   std::string cell = FigureText((*value).*m.field, m.format);
+  if (FewSamples(m, *value)) cell += "*";
   if (is_baseline || !base) return cell;
-  const std::string ratio = RatioText((*base).*m.field, (*value).*m.field);
+  const Spread& b = (*base).*m.field;
+  const Spread& v = (*value).*m.field;
+  std::string ratio = RatioText(b, v);
+  if (!ratio.empty() && RatioWords(b.median, v.median) != "same" &&
+      BothWithinIntervals(m, *base, *value)) {
+    ratio = kWithinIntervals;
+  }
   return ratio.empty() ? cell : absl::StrCat(cell, " (", ratio, ")");
+}
+
+// Whether a point shows a p99 resting on too few samples (for the note under it).
+bool AnyFewSamples(const SuitePoint& p) {
+  for (const auto& f : p.targets) {
+    if (f && f->P99FewSamples()) return true;
+  }
+  return false;
 }
 
 std::string RunsCell(const std::optional<PointFigures>& f) {
@@ -322,7 +370,13 @@ std::string SummaryLine(const SuiteTable& t, const SuitePoint& p, size_t i,
     const Spread& base = (*p.targets[0]).*m.field;
     const Spread& value = (*p.targets[i]).*m.field;
     std::string phrase = RatioPhrase(base.median, value.median, m.what);
-    if (NoClearWinner(base, value)) absl::StrAppend(&phrase, " (no clear winner)");
+    if (RatioWords(base.median, value.median) != "same" &&
+        BothWithinIntervals(m, *p.targets[0], *p.targets[i])) {
+      phrase = absl::StrCat(m.what, " ", kWithinIntervals);
+    } else if (NoClearWinner(base, value)) {
+      absl::StrAppend(&phrase, " (no clear winner)");
+    }
+    if (FewSamples(m, *p.targets[0]) || FewSamples(m, *p.targets[i])) phrase += "*";
     phrases.push_back(std::move(phrase));
   }
   std::string line = absl::StrCat(escape(t.targets[i]), " vs ", escape(t.targets[0]), ": ",
@@ -342,6 +396,8 @@ struct CategoryRow {
   std::vector<size_t> no_clear_winner;    // per target: cases with no clear throughput winner
   std::vector<size_t> generator_limited;  // per target: cases whose figures include one
   std::vector<size_t> compared;           // per target: cases with figures on both sides
+  // Per target: cases whose p99 lay inside both 95 % intervals (left out of the p99 range).
+  std::vector<size_t> p99_within;
   // Per target: where the best throughput was, for the cases with several points ("insert
   // users at 2 clients (mariadb) and 4 clients (postgresql)").
   std::vector<std::vector<std::string>> best_points;
@@ -387,6 +443,7 @@ std::vector<CategoryRow> Categories(const SuiteTable& t) {
                     .no_clear_winner = std::vector<size_t>(t.targets.size(), 0),
                     .generator_limited = std::vector<size_t>(t.targets.size(), 0),
                     .compared = std::vector<size_t>(t.targets.size(), 0),
+                    .p99_within = std::vector<size_t>(t.targets.size(), 0),
                     .best_points = std::vector<std::vector<std::string>>(t.targets.size())};
     for (const std::string& name : case_order) {
       if (category_of[name] != category) continue;
@@ -405,6 +462,10 @@ std::vector<CategoryRow> Categories(const SuiteTable& t) {
                                  PointText(*at_base), " (", t.targets[0], ")"));
         }
         for (size_t m = 0; m < std::size(kMetrics); ++m) {
+          if (BothWithinIntervals(kMetrics[m], *b[0], *b[i])) {
+            ++row.p99_within[i];
+            continue;
+          }
           const double base = (b[0]->*kMetrics[m].field).median;
           const double value = (b[i]->*kMetrics[m].field).median;
           if (base > 0 && value > 0) row.ratios[i][m].push_back(value / base);
@@ -435,8 +496,21 @@ std::string RangePhrase(const std::vector<double>& ratios, const std::string& wh
   return absl::StrCat("from ", lo_words, " to ", hi_words, " ", what);
 }
 
+// A metric's range over a category's cases for target i; the p99 of cases inside both
+// intervals is left out of it (CategoryNotes counts them).
+std::string CategoryPhrase(const CategoryRow& row, size_t i, size_t m) {
+  if (kMetrics[m].p99 && row.ratios[i][m].empty() && row.p99_within[i] > 0) {
+    return absl::StrCat(kMetrics[m].what, " ", kWithinIntervals);
+  }
+  return RangePhrase(row.ratios[i][m], kMetrics[m].what);
+}
+
 std::string CategoryNotes(const CategoryRow& row, size_t i) {
   std::vector<std::string> notes;
+  if (row.p99_within[i] > 0 && row.p99_within[i] < row.compared[i]) {
+    notes.push_back(absl::StrCat("p99 ", kWithinIntervals, " in ", row.p99_within[i], " of ",
+                                 row.compared[i], " cases (left out of its range)"));
+  }
   if (!row.best_points[i].empty()) {
     notes.push_back(absl::StrCat("best throughput: ", absl::StrJoin(row.best_points[i], ", ")));
   }
@@ -552,6 +626,7 @@ std::string RenderText(const v1::SuiteIndex& index, const SuiteTable& t) {
       const std::string line = SummaryLine(t, p, i, NoEscape);
       if (!line.empty()) absl::StrAppend(&out, "  ", line, "\n");
     }
+    if (AnyFewSamples(p)) absl::StrAppend(&out, "  ", kFewSamplesNote, "\n");
   }
   if (t.targets.size() < 2) return out;
   absl::StrAppend(&out,
@@ -565,7 +640,7 @@ std::string RenderText(const v1::SuiteIndex& index, const SuiteTable& t) {
     for (size_t i = 1; i < t.targets.size(); ++i) {
       std::vector<std::string> phrases;
       for (size_t m = 0; m < std::size(kMetrics); ++m) {
-        phrases.push_back(RangePhrase(row.ratios[i][m], kMetrics[m].what));
+        phrases.push_back(CategoryPhrase(row, i, m));
       }
       const std::string notes = CategoryNotes(row, i);
       absl::StrAppend(&out, "    ", t.targets[i], " vs ", t.targets[0], ": ",
@@ -619,6 +694,7 @@ std::string RenderMarkdown(const v1::SuiteIndex& index, const SuiteTable& t) {
       if (!line.empty()) absl::StrAppend(&lines, "- ", line, "\n");
     }
     if (!lines.empty()) absl::StrAppend(&out, "\n", lines);
+    if (AnyFewSamples(p)) absl::StrAppend(&out, "\n", MarkdownEscape(kFewSamplesNote), "\n");
   }
   if (t.targets.size() < 2) return out;
   absl::StrAppend(&out,
@@ -634,8 +710,7 @@ std::string RenderMarkdown(const v1::SuiteIndex& index, const SuiteTable& t) {
       std::vector<std::string> cells = {MarkdownEscape(row.category), absl::StrJoin(names, ", "),
                                         MarkdownEscape(t.targets[i])};
       for (size_t m = 0; m < std::size(kMetrics); ++m) {
-        cells.push_back(row.compared[i] == 0 ? "—"
-                                             : RangePhrase(row.ratios[i][m], kMetrics[m].what));
+        cells.push_back(row.compared[i] == 0 ? "—" : CategoryPhrase(row, i, m));
       }
       cells.push_back(CategoryNotes(row, i));
       absl::StrAppend(&out, MarkdownRow(cells));
@@ -662,7 +737,10 @@ std::string RatioCss(const Metric& m, const std::optional<PointFigures>& base,
   const Spread& b = (*base).*m.field;
   const Spread& v = (*value).*m.field;
   const std::string words = RatioWords(b.median, v.median);
-  if (words.empty() || words == "same" || NoClearWinner(b, v)) return "";
+  if (words.empty() || words == "same" || NoClearWinner(b, v) ||
+      BothWithinIntervals(m, *base, *value)) {
+    return "";
+  }
   return (v.median > b.median) == m.higher_is_better ? "better" : "worse";
 }
 
@@ -699,6 +777,9 @@ std::string HtmlPointSection(const SuiteTable& t, const SuitePoint& p) {
   for (size_t i = 1; i < t.targets.size(); ++i) {
     const std::string line = SummaryLine(t, p, i, NoEscape);
     if (!line.empty()) absl::StrAppend(&out, "<p class=\"summary\">", HtmlEscape(line), "</p>\n");
+  }
+  if (AnyFewSamples(p)) {
+    absl::StrAppend(&out, "<p class=\"note\">", HtmlEscape(kFewSamplesNote), "</p>\n");
   }
   // The probe's counters per query, side by side.
   std::vector<std::string> keys;
@@ -851,9 +932,7 @@ std::string RenderHtml(const v1::SuiteIndex& index, const SuiteTable& t) {
         absl::StrAppend(&out, "<tr>", Td(row.category, "text"),
                         Td(absl::StrJoin(row.cases, ", "), "text"), Td(t.targets[i], "text"));
         for (size_t m = 0; m < std::size(kMetrics); ++m) {
-          absl::StrAppend(
-              &out, Td(row.compared[i] == 0 ? "—" : RangePhrase(row.ratios[i][m], kMetrics[m].what),
-                       "text"));
+          absl::StrAppend(&out, Td(row.compared[i] == 0 ? "—" : CategoryPhrase(row, i, m), "text"));
         }
         absl::StrAppend(&out, Td(CategoryNotes(row, i), "text"), "</tr>\n");
       }

@@ -49,6 +49,14 @@ struct PointFigures {
   // The highest dispatch lag p99 ÷ response p99 of the runs: how much of the p99 the
   // generator's own lateness can be.
   double max_dispatch_lag_share = 0;
+  // What the runs' p99 rests on: the fewest samples beyond it in any run, and the union of the
+  // runs' 95 % confidence intervals (has_p99_basis false when a report predates them).
+  bool has_p99_basis = false;
+  uint64_t p99_samples_beyond = 0;
+  double p99_ci_low_ms = 0;
+  double p99_ci_high_ms = 0;
+  bool p99_ci_high_open = false;
+  bool P99FewSamples() const;
   // Saturation per query (the probe's common counters, and process/cpu_seconds), by name.
   std::map<std::string, Spread> per_query;
 };

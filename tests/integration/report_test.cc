@@ -20,11 +20,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/histogram.h"
+#include "common/report_compare.h"
 #include "common/report_html.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -202,6 +204,8 @@ TEST_F(ReportTest, HtmlReportChartsRenderInChromium) {
   EXPECT_GT(points, 10u);
   EXPECT_EQ(Polylines(spectrum), (std::map<std::string, size_t>{{"point_select", points}}));
   EXPECT_THAT(spectrum, HasSubstr(">99.9%<"));  // the 1/(1 − p) axis
+  // Where fewer than 10 samples remain beyond: a line on the same axis.
+  EXPECT_EQ(CountOf(spectrum, "class=\"few-samples\""), 1u);
   // The coordinator's database probe read PostgreSQL during the run: one panel per value it
   // read, a counter drawn as one rate per pair of readings.
   const std::string saturation = ChartSection(dom, "saturation");
@@ -217,8 +221,15 @@ TEST_F(ReportTest, HtmlReportChartsRenderInChromium) {
                 {"per second", static_cast<size_t>(report.probe_samples_size() - 1)}}));
   // The tables: the report's own numbers.
   EXPECT_THAT(dom, HasSubstr(absl::StrCat("<td>", report.executed(), "</td>")));
-  EXPECT_THAT(dom,
-              HasSubstr(absl::StrCat("<td>", FormatMs(report.response_time().p99_ms()), "</td>")));
+  // A percentile's cell carries what it rests on as its title.
+  const v1::PercentileBasis* p99 = BasisOf(report.response_time(), 99);
+  ASSERT_NE(p99, nullptr);
+  EXPECT_THAT(dom, HasSubstr(absl::StrCat(" title=\"", p99->samples_beyond(),
+                                          p99->samples_beyond() == 1 ? " sample" : " samples",
+                                          " beyond; 95% interval ", FormatInterval(*p99), " ms\">",
+                                          FormatPercentileMs(report.response_time(), 99,
+                                                             report.response_time().p99_ms()),
+                                          "</td>")));
   EXPECT_THAT(dom, HasSubstr(absl::StrCat("<td class=\"text\">", kHighStageHtml, "</td>")));
 }
 
@@ -312,11 +323,71 @@ TEST_F(ReportTest, CsvAndJsonCarryTheReportsNumbers) {
   EXPECT_THAT(text.out, HasSubstr(absl::StrCat("Executed queries: ", report.executed(), "\n")));
 }
 
+// What each percentile rests on, against the report's own histograms of a real run: the samples
+// beyond a percentile are the samples in buckets above its value, and its interval holds it.
+TEST_F(ReportTest, PercentilesRestOnTheSamplesOfTheirHistogram) {
+  for (const char* file : {"a.json", "b.json"}) {
+    const v1::RunReport report = Load(file);
+    ASSERT_EQ(report.query_types_size(), 1);
+    const v1::QueryTypeReport& q = report.query_types(0);
+    absl::StatusOr<Histogram> h = Histogram::FromProto(q.response_histogram());
+    ASSERT_TRUE(h.ok()) << h.status();
+    ASSERT_EQ(h->TotalCount(), q.executed());
+    ASSERT_GT(q.executed(), 500u) << file;
+    ASSERT_EQ(q.response_time().percentiles_size(), 7);
+    for (const v1::PercentileBasis& b : q.response_time().percentiles()) {
+      uint64_t above = 0;
+      for (int i = 0; i < histogram_layout::kBucketCount; ++i) {
+        if (histogram_layout::LowestValueAt(i) / 1e6 > b.value_ms()) above += h->CountAtIndex(i);
+      }
+      EXPECT_EQ(b.samples_beyond(), above) << file << " p" << b.percentile();
+      // Nearest rank: at most (1 − q)·n samples lie beyond it.
+      EXPECT_LE(static_cast<double>(b.samples_beyond()),
+                (1 - b.percentile() / 100) * static_cast<double>(q.executed()) + 1e-6)
+          << file << " p" << b.percentile();
+      EXPECT_EQ(b.few_samples(), b.samples_beyond() < kFewSamplesBeyond);
+      EXPECT_LE(b.ci_low_ms(), b.value_ms());
+      EXPECT_GE(b.ci_high_ms(), b.value_ms());
+      EXPECT_LE(b.ci_high_ms(), h->Max() / 1e6);
+    }
+    // Under 10,000 samples the p99.99 is the maximum: nothing beyond, no upper bound; under
+    // 100,000 it rests on fewer than 10 samples. The text says so.
+    const v1::PercentileBasis* top = BasisOf(q.response_time(), 99.99);
+    if (q.executed() < 10000) {
+      EXPECT_EQ(top->samples_beyond(), 0u);
+      EXPECT_TRUE(top->ci_high_open());
+    }
+    const ProcessResult text = RunDbload({"report", Path(file)});
+    ASSERT_EQ(text.exit_code, 0) << text.Describe();
+    EXPECT_THAT(text.out, HasSubstr("samples beyond"));
+    if (q.executed() < 100000) {
+      EXPECT_TRUE(top->few_samples());
+      EXPECT_THAT(text.out, HasSubstr(kFewSamplesNote));
+    }
+  }
+}
+
 std::string Phrase(double baseline, double value, const std::string& what) {
   const double ratio = value / baseline;
   const std::string up = absl::StrFormat("%.2f", ratio), down = absl::StrFormat("%.2f", 1 / ratio);
   if (up == "1.00" || down == "1.00") return absl::StrCat("same ", what);
   return ratio > 1 ? absl::StrCat(up, "× higher ", what) : absl::StrCat(down, "× lower ", what);
+}
+
+// A percentile's phrase: no difference claimed when each value lies in the other's interval, and
+// "*" when either rests on too few samples beyond it.
+std::string PercentilePhrase(const v1::LatencySummary& a, const v1::LatencySummary& b,
+                             double percentile, double va, double vb, const std::string& what) {
+  const v1::PercentileBasis* pa = BasisOf(a, percentile);
+  const v1::PercentileBasis* pb = BasisOf(b, percentile);
+  EXPECT_TRUE(pa != nullptr && pb != nullptr);
+  if (pa == nullptr || pb == nullptr) return "";
+  std::string phrase = Phrase(va, vb, what);
+  if (!absl::StartsWith(phrase, "same") && WithinIntervals(*pa, *pb)) {
+    phrase = absl::StrCat(what, " within the 95% confidence intervals");
+  }
+  if (pa->few_samples() || pb->few_samples()) phrase += "*";
+  return phrase;
 }
 
 TEST_F(ReportTest, ComparisonRatiosAreTheJsonNumbers) {
@@ -329,10 +400,10 @@ TEST_F(ReportTest, ComparisonRatiosAreTheJsonNumbers) {
   EXPECT_THAT(text.out, HasSubstr(absl::StrCat("baseline: ", kHostileName)));
   const auto expect_case = [&](const std::string& title, const v1::LatencySummary& la,
                                const v1::LatencySummary& lb, double ra, double rb) {
-    const std::string phrases = absl::StrCat(Phrase(ra, rb, "throughput"), ", ",
-                                             Phrase(la.mean_ms(), lb.mean_ms(), "mean latency"),
-                                             ", ", Phrase(la.p50_ms(), lb.p50_ms(), "p50 latency"),
-                                             ", ", Phrase(la.p99_ms(), lb.p99_ms(), "p99 latency"));
+    const std::string phrases = absl::StrCat(
+        Phrase(ra, rb, "throughput"), ", ", Phrase(la.mean_ms(), lb.mean_ms(), "mean latency"),
+        ", ", PercentilePhrase(la, lb, 50, la.p50_ms(), lb.p50_ms(), "p50 latency"), ", ",
+        PercentilePhrase(la, lb, 99, la.p99_ms(), lb.p99_ms(), "p99 latency"));
     const size_t at = text.out.find(absl::StrCat("\n", title, "\n"));
     ASSERT_NE(at, std::string::npos) << title << "\n" << text.out;
     const std::string block = text.out.substr(at, text.out.find("\n\n", at + 1) - at);

@@ -111,6 +111,26 @@ class SuiteReportTest : public ::testing::Test {
     Stat p99() const {
       return Of([](const v1::RunReport& r) { return r.response_time().p99_ms(); });
     }
+    // What the runs' p99 rest on, merged as the suite report merges it: the fewest samples
+    // beyond it in any run and the union of the runs' 95 % intervals.
+    bool P99Few() const {
+      return std::any_of(reports.begin(), reports.end(), [](const v1::RunReport& r) {
+        return RestsOnFewSamples(r.response_time(), 99);
+      });
+    }
+    bool P99Inside(double ms) const {
+      double low = 1e300, high = 0;
+      bool open = false;
+      for (const v1::RunReport& r : reports) {
+        const v1::PercentileBasis* b = BasisOf(r.response_time(), 99);
+        EXPECT_NE(b, nullptr);
+        if (b == nullptr) return false;
+        low = std::min(low, b->ci_low_ms());
+        high = std::max(high, b->ci_high_ms());
+        open = open || b->ci_high_open();
+      }
+      return ms >= low && (open || ms <= high);
+    }
     bool limited() const {
       return std::any_of(reports.begin(), reports.end(),
                          [](const v1::RunReport& r) { return r.generator_limited(); });
@@ -282,26 +302,40 @@ TEST_F(SuiteReportTest, TextAndMarkdownFiguresAreTheRunReports) {
         std::string label, what;
         Stat a, b;
         std::string (*format)(double);
+        bool p99 = false;
       };
       const std::vector<Row> rows = {
           {"throughput (/s)", "throughput", base.rate(), other.rate(), Rate},
           {"mean (ms)", "mean latency", base.mean(), other.mean(), FormatMs},
-          {"p99 (ms)", "p99 latency", base.p99(), other.p99(), FormatMs}};
+          {"p99 (ms)", "p99 latency", base.p99(), other.p99(), FormatMs, true}};
       std::vector<std::string> phrases;
       for (const Row& row : rows) {
         const std::string words = Words(row.a.median, row.b.median);
         const bool unclear = NoClearWinner(row.a, row.b);
-        const std::string cell = absl::StrCat(Figure(row.b, row.format), " (", words,
-                                              unclear ? ", no clear winner" : "", ")");
+        // A p99: marked when a run's rests on too few samples; no difference claimed when each
+        // median lies inside the other's intervals.
+        const bool within = row.p99 && words != "same" && base.P99Inside(row.b.median) &&
+                            other.P99Inside(row.a.median);
+        const std::string mark_a = row.p99 && base.P99Few() ? "*" : "";
+        const std::string mark_b = row.p99 && other.P99Few() ? "*" : "";
+        const std::string cell =
+            absl::StrCat(Figure(row.b, row.format), mark_b, " (",
+                         within ? "within the 95% confidence intervals"
+                                : absl::StrCat(words, unclear ? ", no clear winner" : ""),
+                         ")");
         // Text: the row holds the baseline's figure, then the other's with its ratio.
         const size_t at = block.find(absl::StrCat("  ", row.label, " "));
         ASSERT_NE(at, std::string::npos) << block;
         const std::string line = block.substr(at, block.find('\n', at) - at);
-        EXPECT_THAT(line, HasSubstr(absl::StrCat(" ", Figure(row.a, row.format), " "))) << block;
+        EXPECT_THAT(line, HasSubstr(absl::StrCat(" ", Figure(row.a, row.format), mark_a, " ")))
+            << block;
         EXPECT_TRUE(absl::EndsWith(line, cell)) << line << "\nexpected: " << cell;
         EXPECT_THAT(md, HasSubstr(absl::StrCat("| ", row.label, " | ", Figure(row.a, row.format),
-                                               " | ", cell, " |")));
-        phrases.push_back(absl::StrCat(words, " ", row.what, unclear ? " (no clear winner)" : ""));
+                                               mark_a, " | ", cell, " |")));
+        phrases.push_back(absl::StrCat(
+            within ? absl::StrCat(row.what, " within the 95% confidence intervals")
+                   : absl::StrCat(words, " ", row.what, unclear ? " (no clear winner)" : ""),
+            mark_a.empty() && mark_b.empty() ? "" : "*"));
         ++checked;
       }
       const std::string summary =
@@ -335,10 +369,14 @@ TEST_F(SuiteReportTest, TextAndMarkdownFiguresAreTheRunReports) {
     };
     const Group* a = best("postgresql");
     const Group* b = best("mariadb");
+    const std::string p99_words = Words(a->p99().median, b->p99().median);
+    const bool within =
+        p99_words != "same" && a->P99Inside(b->p99().median) && b->P99Inside(a->p99().median);
     const std::string line =
         absl::StrCat("    mariadb vs postgresql: ", Words(a->rate().median, b->rate().median),
                      " throughput, ", Words(a->mean().median, b->mean().median), " mean latency, ",
-                     Words(a->p99().median, b->p99().median), " p99 latency");
+                     within ? "p99 latency within the 95% confidence intervals"
+                            : absl::StrCat(p99_words, " p99 latency"));
     EXPECT_THAT(text.out,
                 HasSubstr(absl::StrCat("  ", c.category, " (1 case: ", c.name, ")\n", line)))
         << text.out;

@@ -3,6 +3,7 @@
 // refusals), and the HTML page (every report string inert, no network, the spectrum's points).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -152,8 +153,11 @@ TEST(CsvTest, OneRowPerScopeAndQueryTypeWithTheReportsNumbers) {
   EXPECT_EQ(rows[0][18], "generator_limited");
   EXPECT_EQ(rows[0][19], "pool_limited");
   EXPECT_EQ(rows[0][20], "database_stalled");
-  EXPECT_EQ(rows[0].back(), "dispatch_lag_share");
-  for (const auto& row : rows) EXPECT_EQ(row.size(), 22u);
+  EXPECT_EQ(rows[0][21], "dispatch_lag_share");
+  // Then per percentile its samples beyond and interval, and the thin ones.
+  EXPECT_EQ(rows[0][22], "p50_samples_beyond");
+  EXPECT_EQ(rows[0].back(), "few_samples");
+  for (const auto& row : rows) EXPECT_EQ(row.size(), 22u + 7 * 3 + 1);
   std::vector<std::string> scopes, types;
   for (size_t i = 1; i < rows.size(); ++i) {
     scopes.push_back(rows[i][0]);
@@ -165,10 +169,11 @@ TEST(CsvTest, OneRowPerScopeAndQueryTypeWithTheReportsNumbers) {
   EXPECT_THAT(types, ElementsAre("all", "read, \"fast\"", "write", "all", "read, \"fast\"", "write",
                                  "all", "read, \"fast\"", "write"));
   // run / all: the report's own numbers.
-  EXPECT_THAT(rows[1], ElementsAre("run", "all", "3000", "7", "200.000", "150.000", "20.000",
-                                   "0.150000", "2.000000", "36.000000", "1.000000", "1.500000",
-                                   "2.250000", "3.000000", "4.500000", "9.000000", "12.000000",
-                                   "24.000000", "true", "false", "false", "0.0000"));
+  EXPECT_THAT(std::vector<std::string>(rows[1].begin(), rows[1].begin() + 22),
+              ElementsAre("run", "all", "3000", "7", "200.000", "150.000", "20.000", "0.150000",
+                          "2.000000", "36.000000", "1.000000", "1.500000", "2.250000", "3.000000",
+                          "4.500000", "9.000000", "12.000000", "24.000000", "true", "false",
+                          "false", "0.0000"));
   // A query type: its executed over the scope's duration, no wanted rate of its own.
   EXPECT_EQ(rows[3][2], "1000");
   EXPECT_EQ(rows[3][3], "4");
@@ -481,6 +486,176 @@ TEST(ReportBuilderTest, IntervalsCarryP999) {
   const v1::IntervalSample sample = builder.AddInterval({.elapsed_s = 1, .length_s = 1}, snapshot);
   EXPECT_NEAR(sample.p999_ms(), 0.999, 0.999 * 0.002);
   EXPECT_NEAR(sample.p99_ms(), 0.990, 0.990 * 0.002);
+}
+
+// ---------------------------------------------------------------------------------------------
+// What each percentile rests on
+
+// As the issue's tenant_orders run: 5,100 samples whose p99.9 has 5 beyond it and whose p99.99
+// is the maximum (none beyond).
+Histogram ThinTail() {
+  Histogram h;
+  h.RecordMany(1'000'000, 5000);  // 1 ms
+  h.RecordMany(10'000'000, 95);   // 10 ms
+  h.RecordMany(30'000'000, 5);    // 30 ms
+  return h;
+}
+
+v1::RunReport ReportOf(const Histogram& h, const std::string& name) {
+  v1::RunReport r = SimpleReport(name, static_cast<double>(h.TotalCount()) / 10, 1, 1);
+  *r.mutable_response_time() = Summarize(h);
+  *r.mutable_service_time() = Summarize(h);
+  *r.mutable_query_types(0)->mutable_response_time() = r.response_time();
+  r.mutable_query_types(0)->set_executed(h.TotalCount());
+  h.ToProto(r.mutable_query_types(0)->mutable_response_histogram());
+  return r;
+}
+
+TEST(PercentileBasisTest, SummaryCarriesSamplesBeyondAndIntervals) {
+  const Histogram h = ThinTail();
+  const v1::LatencySummary s = Summarize(h);
+  ASSERT_EQ(s.percentiles_size(), 7);
+  const v1::PercentileBasis* p50 = BasisOf(s, 50);
+  const v1::PercentileBasis* p99 = BasisOf(s, 99);
+  const v1::PercentileBasis* p999 = BasisOf(s, 99.9);
+  const v1::PercentileBasis* p9999 = BasisOf(s, 99.99);
+  ASSERT_TRUE(p50 && p99 && p999 && p9999);
+  EXPECT_DOUBLE_EQ(p50->value_ms(), s.p50_ms());
+  EXPECT_EQ(p50->samples_beyond(), 100u);
+  EXPECT_FALSE(p50->few_samples());
+  EXPECT_LE(p50->ci_low_ms(), 1.0);
+  EXPECT_GE(p50->ci_high_ms(), 1.0);
+  EXPECT_LT(p50->ci_high_ms(), 1.002);
+  // p99 and p99.9 both fall in the 10 ms bucket: the samples beyond are the five at 30 ms.
+  EXPECT_DOUBLE_EQ(p99->value_ms(), s.p99_ms());
+  EXPECT_EQ(p99->samples_beyond(), 5u);
+  EXPECT_TRUE(p99->few_samples());
+  EXPECT_EQ(p999->samples_beyond(), 5u);
+  EXPECT_TRUE(p999->few_samples());
+  EXPECT_EQ(p9999->samples_beyond(), 0u);
+  EXPECT_TRUE(p9999->ci_high_open());
+  EXPECT_DOUBLE_EQ(p9999->ci_high_ms(), s.max_ms());
+  // An empty histogram publishes no basis.
+  EXPECT_EQ(Summarize(Histogram()).percentiles_size(), 0);
+}
+
+TEST(PercentileBasisTest, TextJsonHtmlAndCsvShowWhatPercentilesRestOn) {
+  const v1::RunReport r = ReportOf(ThinTail(), "thin");
+  const std::string text = RenderReportText(r);
+  EXPECT_THAT(text, HasSubstr("samples beyond"));
+  EXPECT_THAT(text, HasSubstr("99: 10.002*  99.9: 10.002*  99.99: 30.015*"));
+  EXPECT_THAT(text, HasSubstr("    50"));
+  EXPECT_THAT(text, HasSubstr(kFewSamplesNote));
+  // The p99.99 line: its value, no sample beyond, an interval open above, the mark.
+  const std::string p9999 = text.substr(text.find("    99.99 "), 80);
+  EXPECT_THAT(p9999, HasSubstr(" 0  ["));
+  EXPECT_THAT(p9999, HasSubstr(", >30.015]  *"));
+
+  const std::string json = RenderReportJson(r);
+  EXPECT_THAT(json, HasSubstr("\"samples_beyond\": \"5\""));
+  EXPECT_THAT(json, HasSubstr("\"few_samples\": true"));
+  EXPECT_THAT(json, HasSubstr("\"ci_high_open\": true"));
+  absl::StatusOr<v1::RunReport> parsed = ParseReportJson(json);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->response_time().percentiles_size(), 7);
+  EXPECT_EQ(BasisOf(parsed->response_time(), 99.9)->samples_beyond(), 5u);
+
+  const std::string html = RenderReportHtml(r);
+  EXPECT_THAT(html, HasSubstr("What the response-time percentiles rest on"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"few\" title=\"5 samples beyond; 95% interval ["));
+  EXPECT_THAT(html, HasSubstr("* too few samples beyond"));
+  // The spectrum marks where fewer than 10 samples remain: 100 × (1 − 10 / 5,100).
+  EXPECT_THAT(html, HasSubstr(absl::StrCat(
+                        "\"vlines\":[{\"x\":", absl::StrFormat("%.10g", 100 * (1 - 10.0 / 5100)),
+                        ",\"label\":\"\\u003c 10 samples beyond\",\"cls\":"
+                        "\"few-samples\"}]")));
+  EXPECT_THAT(html, HasSubstr(kFewSamplesNote));
+
+  const auto rows = ParseCsv(RenderReportCsv(r));
+  ASSERT_GE(rows.size(), 2u);
+  const auto column = [&rows](const std::string& name) {
+    const auto it = std::find(rows[0].begin(), rows[0].end(), name);
+    EXPECT_NE(it, rows[0].end()) << name;
+    return static_cast<size_t>(it - rows[0].begin());
+  };
+  EXPECT_EQ(rows[1][column("p50_samples_beyond")], "100");
+  EXPECT_EQ(rows[1][column("p99.9_samples_beyond")], "5");
+  EXPECT_EQ(rows[1][column("p99.99_ci_high_ms")], "");  // no upper bound
+  EXPECT_EQ(rows[1][column("few_samples")], "p99 p99.9 p99.99");
+}
+
+TEST(PercentileBasisTest, ReportsWithoutTheBasisRenderAsBefore) {
+  // A report written before the basis existed: no marks, no table, no note.
+  const v1::RunReport old = SimpleReport("old", 100, 1, 5);
+  absl::StatusOr<v1::RunReport> parsed = ParseReportJson(RenderReportJson(old));
+  ASSERT_TRUE(parsed.ok());
+  const std::string text = RenderReportText(*parsed);
+  EXPECT_THAT(text, Not(HasSubstr("samples beyond")));
+  EXPECT_THAT(text, Not(HasSubstr("*")));
+  EXPECT_THAT(RenderReportHtml(*parsed), Not(HasSubstr("rest on")));
+  EXPECT_EQ(ParseCsv(RenderReportCsv(*parsed))[1].back(), "");
+}
+
+TEST(PercentileBasisTest, ComparisonInsideBothIntervalsClaimsNoDifference) {
+  // 100 samples at 1..100 ms against the same 2 % slower: p50 and p99 of one lie inside the
+  // other's interval, though the ratio would read "1.02× higher". The p99.9 (each the maximum)
+  // has a lower bound of x_(99), which the baseline's maximum is below: a difference, but marked.
+  Histogram a, b, far;
+  for (int i = 1; i <= 100; ++i) {
+    a.Record(i * 1'000'000LL);
+    b.Record(i * 1'020'000LL);
+    far.Record(i * 3'000'000LL);
+  }
+  const std::vector<ReportFile> close = {{.path = "a.json", .report = ReportOf(a, "a")},
+                                         {.path = "b.json", .report = ReportOf(b, "b")}};
+  absl::StatusOr<Comparison> c = CompareReports(close);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const std::string text = RenderComparisonText(*c);
+  EXPECT_THAT(text, HasSubstr("b vs a: same throughput, 1.02× higher mean latency, p50 latency "
+                              "within the 95% confidence intervals, p99 latency within the 95% "
+                              "confidence intervals*, 1.02× higher p99.9 latency*"));
+  EXPECT_THAT(text, Not(HasSubstr("higher p99 latency")));
+  EXPECT_THAT(text, HasSubstr(kFewSamplesNote));
+  EXPECT_THAT(RenderComparisonMarkdown(*c), HasSubstr("within the 95% confidence intervals"));
+  const std::string html = RenderComparisonHtml(*c, close);
+  EXPECT_THAT(html, HasSubstr("within the 95% confidence intervals"));
+
+  // Three times slower: outside the intervals, the ratio stands (marked where thin).
+  const std::vector<ReportFile> apart = {{.path = "a.json", .report = ReportOf(a, "a")},
+                                         {.path = "f.json", .report = ReportOf(far, "far")}};
+  c = CompareReports(apart);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(RenderComparisonText(*c),
+              HasSubstr("3.00× higher p50 latency, 3.00× higher p99 latency*"));
+}
+
+TEST(PercentileBasisTest, ProgressLineMarksAThinP99) {
+  v1::IntervalSample sample;
+  sample.set_p99_ms(2);
+  sample.set_executed(999);  // at most 9 samples beyond its p99
+  EXPECT_THAT(RenderIntervalLine(sample), HasSubstr("p99 2.000* ms"));
+  sample.set_executed(1000);
+  EXPECT_THAT(RenderIntervalLine(sample), HasSubstr("p99 2.000 ms"));
+  sample.set_executed(0);
+  EXPECT_THAT(RenderIntervalLine(sample), Not(HasSubstr("*")));
+}
+
+TEST(PercentileBasisTest, WithinIntervalsNeedsEachValueInsideTheOther) {
+  v1::PercentileBasis a, b;
+  a.set_value_ms(10);
+  a.set_ci_low_ms(9);
+  a.set_ci_high_ms(11);
+  b.set_value_ms(10.5);
+  b.set_ci_low_ms(10.2);
+  b.set_ci_high_ms(10.8);
+  EXPECT_FALSE(WithinIntervals(a, b));  // 10 is below b's interval
+  b.set_ci_low_ms(9.9);
+  EXPECT_TRUE(WithinIntervals(a, b));
+  b.set_value_ms(12);
+  b.set_ci_high_ms(12.5);
+  EXPECT_FALSE(WithinIntervals(a, b));  // 12 is above a's interval
+  a.set_ci_high_open(true);
+  EXPECT_TRUE(WithinIntervals(a, b));
 }
 
 }  // namespace

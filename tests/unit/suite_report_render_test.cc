@@ -273,6 +273,40 @@ TEST(SuiteReportTest, HostileNamesStayText) {
   EXPECT_THAT(markdown, HasSubstr("\\</script\\>\\<img src=x onerror=alert(1)\\>\\|x"));
 }
 
+// A p99 with what it rests on: `beyond` samples beyond it, its 95 % interval [low, high].
+void SetP99Basis(v1::RunReport& r, uint64_t beyond, double low, double high) {
+  v1::PercentileBasis* b = r.mutable_response_time()->add_percentiles();
+  b->set_percentile(99);
+  b->set_value_ms(r.response_time().p99_ms());
+  b->set_samples_beyond(beyond);
+  b->set_ci_low_ms(low);
+  b->set_ci_high_ms(high);
+  b->set_few_samples(beyond < 10);
+}
+
+TEST(SuiteReportTest, P99InsideBothIntervalsIsNoDifferenceAndThinP99IsMarked) {
+  SuiteBuilder b({"postgresql", "mariadb"}, 1);
+  b.Case("select users by id", "selects", {}, false);
+  b.Case("insert users", "inserts", {}, false);
+  b.Run("postgresql", "select users by id", 0, 1, {.rate = 1000, .mean = 1, .p99 = 4});
+  b.Run("mariadb", "select users by id", 0, 1, {.rate = 1000, .mean = 1, .p99 = 4.4});
+  b.Run("postgresql", "insert users", 0, 1, {.rate = 1000, .mean = 1, .p99 = 4});
+  b.Run("mariadb", "insert users", 0, 1, {.rate = 1000, .mean = 1, .p99 = 8});
+  SetP99Basis(b.reports()[0], 100, 3.5, 4.6);  // 4.4 inside, and 4 inside [4.1, 4.9]
+  SetP99Basis(b.reports()[1], 100, 3.9, 4.9);
+  SetP99Basis(b.reports()[2], 100, 3.9, 4.1);
+  SetP99Basis(b.reports()[3], 3, 7.5, 9);  // thin
+  const std::string text = b.Render(SuiteFormat::kText);
+  EXPECT_THAT(text, HasSubstr("4.400 (within the 95% confidence intervals)"));
+  EXPECT_THAT(text, HasSubstr("p99 latency within the 95% confidence intervals\n"));
+  EXPECT_THAT(text, Not(HasSubstr("1.10× higher p99")));  // nor in the summary by category
+  EXPECT_THAT(text, HasSubstr("8.000* (2.00× higher)"));
+  EXPECT_THAT(text, HasSubstr("2.00× higher p99 latency*"));
+  EXPECT_THAT(text, HasSubstr(kFewSamplesNote));
+  EXPECT_THAT(b.Render(SuiteFormat::kHtml), HasSubstr("within the 95% confidence intervals"));
+  EXPECT_THAT(b.Render(SuiteFormat::kMarkdown), HasSubstr("| 8.000* (2.00× higher) |"));
+}
+
 TEST(SuiteReportTest, HtmlHasChartsPerCaseWithEveryPoint) {
   SuiteBuilder b = ThreeCases();
   const std::string html = b.Render(SuiteFormat::kHtml);
