@@ -1446,10 +1446,10 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
     if (absl::Status fits = CheckAgentResources(plan, share.connections, explain, resources,
                                                 idle_names[share.agent]);
         !fits.ok()) {
+      // Without the source: the CLI puts the plan's path in front of a refused Submit.
       Log(absl::StrCat("refused plan '", plan.name(), "': ", fits.message()));
       return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          absl::StrCat(source, ": ", FieldOf(fits).value_or(""), ": ",
-                                       fits.message()));
+                          absl::StrCat(FieldOf(fits).value_or(""), ": ", fits.message()));
     }
   }
 

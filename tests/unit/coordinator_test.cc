@@ -1044,7 +1044,7 @@ TEST_F(CoordinatorTest, AShareBeyondAnAgentsRoomIsRefusedBeforeAnyAgentIsAssigne
   const grpc::Status status = Submit(ClosedPlan(40, 1000), response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(status.error_message(),
-            "test.yaml: load.closed.clients: agent a1 cannot run 20 clients: they need 28 threads "
+            "load.closed.clients: agent a1 cannot run 20 clients: they need 28 threads "
             "(one each, plus 8), and it can start 20 more (RLIMIT_NPROC 30, 10 threads of this "
             "user in use); use fewer clients per agent (more agents), or raise the limit");
   EXPECT_FALSE(a0.Next(Kind::kAssign, std::chrono::milliseconds(200)).has_value());
