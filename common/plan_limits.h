@@ -45,7 +45,8 @@ inline constexpr int kMaxQueryTypeScopes = 512;
 // kMaxQueryTypeScopes × 2 × 200 KiB = 200 MiB, plus 16 MiB of workload and headroom for the
 // samples of a day's run (~7 MB): 256 MiB on both ends of the Control and AgentLink channels
 // (and the coordinator's merged histograms stay within (512 + 256) × 2 × 270 KB ≈ 415 MB).
-// The state file of a run is that report serialized once, so it has the same bound.
+// The state file of a run (--state-dir) is that report as JSON, bounded by the same limits
+// (two to three times the binary size: numbers are written out).
 inline constexpr size_t kHistogramWireBytes = size_t{200} << 10;
 inline constexpr int kMaxRpcMessageBytes = 256 << 20;
 
