@@ -131,10 +131,10 @@ AgentResources ComputeAgentResources(const HostLimits& limits) {
             resources.threads, resources.threads_bound, threads_known);
   }
   if (limits.pid_max) {
-    Tighten(Less(*limits.pid_max, in_use),
-            absl::StrCat("kernel.pid_max ", *limits.pid_max, ", ", in_use,
-                         " threads on the machine"),
-            resources.threads, resources.threads_bound, threads_known);
+    Tighten(
+        Less(*limits.pid_max, in_use),
+        absl::StrCat("kernel.pid_max ", *limits.pid_max, ", ", in_use, " threads on the machine"),
+        resources.threads, resources.threads_bound, threads_known);
   }
   if (limits.nproc_limit) {
     const uint64_t used = limits.user_tasks.value_or(0);
@@ -146,8 +146,8 @@ AgentResources ComputeAgentResources(const HostLimits& limits) {
   if (limits.address_space_limit && limits.stack_bytes > 0) {
     const uint64_t used = limits.address_space_used.value_or(0);
     Tighten(Less(*limits.address_space_limit, used) / limits.stack_bytes,
-            absl::StrCat("RLIMIT_AS ", *limits.address_space_limit, " bytes, ", used,
-                         " in use, ", limits.stack_bytes, " per thread's stack"),
+            absl::StrCat("RLIMIT_AS ", *limits.address_space_limit, " bytes, ", used, " in use, ",
+                         limits.stack_bytes, " per thread's stack"),
             resources.threads, resources.threads_bound, threads_known);
   }
   // 0 means "unknown" on the wire: a known bound of none left is sent as 1 (still refused).
@@ -155,8 +155,8 @@ AgentResources ComputeAgentResources(const HostLimits& limits) {
   if (limits.nofile_limit) {
     const uint64_t open = limits.open_files.value_or(0);
     resources.files = std::max<uint64_t>(Less(*limits.nofile_limit, open), 1);
-    resources.files_bound = absl::StrCat("RLIMIT_NOFILE ", *limits.nofile_limit, ", ", open,
-                                         " open");
+    resources.files_bound =
+        absl::StrCat("RLIMIT_NOFILE ", *limits.nofile_limit, ", ", open, " open");
   }
   return resources;
 }

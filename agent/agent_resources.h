@@ -13,16 +13,16 @@ namespace dbload {
 // unlimited rlimit) is a bound that does not apply. Read from /proc and getrlimit by
 // ReadHostLimits; tests fill it in.
 struct HostLimits {
-  std::optional<uint64_t> threads_max;   // /proc/sys/kernel/threads-max
-  std::optional<uint64_t> pid_max;       // /proc/sys/kernel/pid_max
-  std::optional<uint64_t> tasks_in_use;  // threads on the machine (/proc/loadavg)
-  std::optional<uint64_t> nproc_limit;   // RLIMIT_NPROC (soft)
-  std::optional<uint64_t> user_tasks;    // threads of this user's processes
+  std::optional<uint64_t> threads_max;          // /proc/sys/kernel/threads-max
+  std::optional<uint64_t> pid_max;              // /proc/sys/kernel/pid_max
+  std::optional<uint64_t> tasks_in_use;         // threads on the machine (/proc/loadavg)
+  std::optional<uint64_t> nproc_limit;          // RLIMIT_NPROC (soft)
+  std::optional<uint64_t> user_tasks;           // threads of this user's processes
   std::optional<uint64_t> address_space_limit;  // RLIMIT_AS (soft), bytes
   std::optional<uint64_t> address_space_used;   // this process's VmSize, bytes
   uint64_t stack_bytes = 8 << 20;               // a thread's stack (RLIMIT_STACK, glibc's default)
-  std::optional<uint64_t> nofile_limit;  // RLIMIT_NOFILE (soft)
-  std::optional<uint64_t> open_files;    // this process's open descriptors
+  std::optional<uint64_t> nofile_limit;         // RLIMIT_NOFILE (soft)
+  std::optional<uint64_t> open_files;           // this process's open descriptors
 };
 
 HostLimits ReadHostLimits();

@@ -74,9 +74,9 @@ absl::Status CheckWorkloadLimits(const v1::WorkloadSpec& spec) {
     const v1::Scenario& scenario = spec.scenarios(s);
     const std::string path = absl::StrCat("scenarios.", s, ".query_types");
     if (scenario.query_types_size() > kMaxQueryTypes) {
-      return FieldError(path, absl::StrCat(scenario.query_types_size(),
-                                           " query types; a scenario may have at most ",
-                                           kMaxQueryTypes));
+      return FieldError(path,
+                        absl::StrCat(scenario.query_types_size(),
+                                     " query types; a scenario may have at most ", kMaxQueryTypes));
     }
     query_types += scenario.query_types_size();
     if (query_types > kMaxQueryTypes) {
@@ -93,8 +93,8 @@ absl::Status CheckWorkloadLimits(const v1::WorkloadSpec& spec) {
                                                   kMaxStatementsPerQueryType));
       }
       for (int i = 0; i < type.statements_size(); ++i) {
-        if (absl::Status st = count_statements(type.statements(i).sql(),
-                                               absl::StrCat(type_path, ".", i, ".sql"));
+        if (absl::Status st =
+                count_statements(type.statements(i).sql(), absl::StrCat(type_path, ".", i, ".sql"));
             !st.ok()) {
           return st;
         }
@@ -102,8 +102,10 @@ absl::Status CheckWorkloadLimits(const v1::WorkloadSpec& spec) {
     }
   }
   if (const size_t bytes = spec.ByteSizeLong(); bytes > kMaxWorkloadSpecBytes) {
-    return FieldError("", absl::StrCat("the workload is ", bytes, " bytes once read, more than "
-                                       "the ", kMaxWorkloadSpecBytes, " a plan may carry"));
+    return FieldError("", absl::StrCat("the workload is ", bytes,
+                                       " bytes once read, more than "
+                                       "the ",
+                                       kMaxWorkloadSpecBytes, " a plan may carry"));
   }
   return absl::OkStatus();
 }
@@ -119,26 +121,25 @@ absl::Status CheckAgentResources(const v1::Plan& plan, uint64_t workers, bool ex
   const std::string what = plan.load().has_open() ? "connections" : "clients";
   const uint64_t threads = workers + kRunThreadsBesideWorkers;
   if (resources.threads > 0 && threads > resources.threads) {
-    return FieldError(WorkersField(plan),
-                      absl::StrCat("agent ", agent, " cannot run ", workers, " ", what,
-                                   ": they need ", threads, " threads (one each, plus ",
-                                   kRunThreadsBesideWorkers, "), and it can start ",
-                                   resources.threads, " more (", resources.threads_bound,
-                                   "); use fewer ", what, " per agent (more agents), or raise "
-                                   "the limit"));
+    return FieldError(
+        WorkersField(plan),
+        absl::StrCat("agent ", agent, " cannot run ", workers, " ", what, ": they need ", threads,
+                     " threads (one each, plus ", kRunThreadsBesideWorkers, "), and it can start ",
+                     resources.threads, " more (", resources.threads_bound, "); use fewer ", what,
+                     " per agent (more agents), or raise "
+                     "the limit"));
   }
   // The noop driver opens nothing; the others one connection per worker.
   if (plan.target().driver() == "noop") return absl::OkStatus();
   const uint64_t files = workers + (explain ? 1 : 0) + kReservedFiles;
   if (resources.files > 0 && files > resources.files) {
-    return FieldError(WorkersField(plan),
-                      absl::StrCat("agent ", agent, " cannot open ", workers,
-                                   " connections: they need ", files,
-                                   " file descriptors (one each, plus ", kReservedFiles,
-                                   " of its own", explain ? ", plus 1 for EXPLAIN" : "",
-                                   "), and it can open ", resources.files, " more (",
-                                   resources.files_bound, "); use fewer ", what,
-                                   " per agent (more agents), or raise the limit (ulimit -n)"));
+    return FieldError(
+        WorkersField(plan),
+        absl::StrCat("agent ", agent, " cannot open ", workers, " connections: they need ", files,
+                     " file descriptors (one each, plus ", kReservedFiles, " of its own",
+                     explain ? ", plus 1 for EXPLAIN" : "", "), and it can open ", resources.files,
+                     " more (", resources.files_bound, "); use fewer ", what,
+                     " per agent (more agents), or raise the limit (ulimit -n)"));
   }
   return absl::OkStatus();
 }
@@ -148,17 +149,16 @@ absl::Status CheckServerConnections(const v1::Plan& plan, uint64_t connections,
   if (max_connections == 0 || connections + kServerConnectionMargin <= max_connections) {
     return absl::OkStatus();
   }
-  return FieldError(WorkersField(plan),
-                    absl::StrCat("the run needs ", connections,
-                                 " connections over all agents, and the server allows "
-                                 "max_connections ",
-                                 max_connections, ", of which dbload leaves ",
-                                 kServerConnectionMargin,
-                                 " free (its probe, reserved connections): use at most ",
-                                 max_connections > kServerConnectionMargin
-                                     ? max_connections - kServerConnectionMargin
-                                     : 0,
-                                 " connections, or raise max_connections"));
+  return FieldError(
+      WorkersField(plan),
+      absl::StrCat(
+          "the run needs ", connections,
+          " connections over all agents, and the server allows "
+          "max_connections ",
+          max_connections, ", of which dbload leaves ", kServerConnectionMargin,
+          " free (its probe, reserved connections): use at most ",
+          max_connections > kServerConnectionMargin ? max_connections - kServerConnectionMargin : 0,
+          " connections, or raise max_connections"));
 }
 
 }  // namespace dbload

@@ -62,10 +62,10 @@ inline constexpr uint64_t kServerConnectionMargin = 5;
 
 // What an agent can still start, and what bounds it, as the agent measured it.
 struct AgentResources {
-  uint64_t threads = 0;        // more threads it can start; 0: unknown (not checked)
-  std::string threads_bound;   // e.g. "RLIMIT_NPROC 200, 12 threads in use"
-  uint64_t files = 0;          // more file descriptors it can open; 0: unknown
-  std::string files_bound;     // e.g. "RLIMIT_NOFILE 64, 9 open"
+  uint64_t threads = 0;       // more threads it can start; 0: unknown (not checked)
+  std::string threads_bound;  // e.g. "RLIMIT_NPROC 200, 12 threads in use"
+  uint64_t files = 0;         // more file descriptors it can open; 0: unknown
+  std::string files_bound;    // e.g. "RLIMIT_NOFILE 64, 9 open"
 };
 
 // The shape of a workload against the limits above; a FieldError (common/field_error.h) whose

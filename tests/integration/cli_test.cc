@@ -997,8 +997,9 @@ TEST_F(CliTest, ClientsBeyondTheAgentsThreadsAreRefusedBeforeAnyLoad) {
 // PostgreSQL) are refused once the probe has read it, before any agent is assigned.
 TEST_F(CliTest, ConnectionsBeyondTheAgentsFilesOrTheServersMaxConnectionsAreRefused) {
   const PgDatabaseCounters before = PgCounters();
-  const std::string files = WriteFile(
-      "files.yaml", PlanYaml(Direct(Backend::kPostgres), ClosedLoad(40), "stop:\n  duration: 1s\n"));
+  const std::string files =
+      WriteFile("files.yaml",
+                PlanYaml(Direct(Backend::kPostgres), ClosedLoad(40), "stop:\n  duration: 1s\n"));
   ProcessResult run = RunDbloadLimited("--nofile=64:64", {"run", files});
   EXPECT_EQ(run.exit_code, kExitUsage) << run.Describe();
   EXPECT_THAT(run.err, HasSubstr(absl::StrCat(files, ": load.closed.clients: agent ")));

@@ -607,7 +607,8 @@ TEST(PlanLimitsTest, AStatementOrAWorkloadTooLargeIsRefused) {
   }
   EXPECT_THAT(Message(ValidatePlan(plan, "p")),
               HasSubstr("p: workload: the workload is 20971"));
-  EXPECT_THAT(Message(ValidatePlan(plan, "p")), HasSubstr("more than the 16777216 a plan may carry"));
+  EXPECT_THAT(Message(ValidatePlan(plan, "p")),
+              HasSubstr("more than the 16777216 a plan may carry"));
 }
 
 // Aliases in a plan file count every time they are used, before any node is built.
