@@ -18,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "agent/agent_resources.h"
 #include "agent/run_executor.h"
 #include "common/workloads/loader.h"
 #include "common/stage_program.h"
@@ -80,6 +81,9 @@ std::shared_ptr<grpc::Channel> DialCoordinator(const AgentLinkOptions& options) 
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, millis(options.reconnect_backoff_min));
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, millis(options.reconnect_backoff_min));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, millis(options.reconnect_backoff_max));
+  // As the coordinator's server: an assignment carries the workload, a report every query type.
+  args.SetMaxReceiveMessageSize(kMaxRpcMessageBytes);
+  args.SetMaxSendMessageSize(kMaxRpcMessageBytes);
   return DialSecure(options.coordinator, options.security, args);
 }
 
@@ -364,6 +368,10 @@ class AgentLink::Impl {
     }
   }
 
+  AgentResources Resources() const {
+    return options_.resources ? options_.resources() : ReadAgentResources();
+  }
+
   v1::AgentMessage Hello() const {
     v1::AgentMessage message;
     v1::AgentHello& hello = *message.mutable_hello();
@@ -373,6 +381,12 @@ class AgentLink::Impl {
     hello.set_cores(std::thread::hardware_concurrency());
     hello.set_version(DBLOAD_VERSION_STRING);
     hello.set_capacity(options_.capacity);
+    const AgentResources resources = Resources();
+    v1::AgentResources& sent = *hello.mutable_resources();
+    sent.set_threads(resources.threads);
+    sent.set_threads_bound(resources.threads_bound);
+    sent.set_files(resources.files);
+    sent.set_files_bound(resources.files_bound);
     return message;
   }
 
@@ -704,6 +718,13 @@ class AgentLink::Impl {
       return absl::InvalidArgumentError(absl::StrCat(where, "slots ", share.first_slot, " + ",
                                                      workers, " workers exceed total_slots ",
                                                      share.total_slots));
+    }
+    // One thread and one connection per worker: refused here, before any is started, rather
+    // than crash the agent past its limits.
+    if (absl::Status fits = CheckAgentResources(plan, workers, share.explain, Resources(),
+                                                options_.name);
+        !fits.ok()) {
+      return InPlan(fits, source);
     }
     run->slot_capacity = workers;
     run->own_slots_end = share.first_slot + workers;

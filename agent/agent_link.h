@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "common/clock.h"
 #include "common/db/driver.h"
+#include "common/plan_limits.h"
 #include "common/transport_security.h"
 #include "dbload/v1/plan.pb.h"
 
@@ -31,6 +32,10 @@ struct AgentLinkOptions {
   Nanos heartbeat_interval = kSecond;
   Nanos reconnect_backoff_min = 100 * kMillisecond;
   Nanos reconnect_backoff_max = 5 * kSecond;
+  // What the agent can still start (threads, file descriptors), read when it says hello and
+  // again for each assignment, which it refuses when the run's workers do not fit. Empty:
+  // ReadAgentResources (agent/agent_resources.h); tests inject their own.
+  std::function<AgentResources()> resources;
   // One line per event worth telling an operator (connected, run started or ended, coordinator
   // lost, reconnecting, a message ignored). Calls are serialized; may be empty.
   std::function<void(const std::string&)> on_event;

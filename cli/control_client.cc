@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "agent/agent_link.h"
+#include "common/plan_limits.h"
 #include "common/report.h"
 
 namespace dbload {
@@ -44,7 +45,11 @@ absl::StatusOr<std::unique_ptr<v1::Control::Stub>> DialControl(
   if (absl::Status valid = CheckCoordinatorAddress(address, security); !valid.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--coordinator: ", valid.message()));
   }
-  return v1::Control::NewStub(DialSecure(address, security, grpc::ChannelArguments()));
+  // A report as large as the plan limits allow must be readable (gRPC's default is 4 MB).
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxRpcMessageBytes);
+  args.SetMaxSendMessageSize(kMaxRpcMessageBytes);
+  return v1::Control::NewStub(DialSecure(address, security, args));
 }
 
 absl::Status ControlCallError(const std::string& address, const grpc::Status& status) {

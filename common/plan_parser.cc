@@ -28,7 +28,9 @@
 #include "absl/strings/string_view.h"
 #include "common/field_error.h"
 #include "common/loopback.h"
+#include "common/plan_limits.h"
 #include "common/stage_program.h"
+#include "common/yaml_expansion.h"
 #include "common/yaml_text.h"
 #include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/parser.h"
@@ -1463,6 +1465,36 @@ absl::Status ValidateAbort(const Plan& plan, const Locator& where) {
   return absl::OkStatus();
 }
 
+// The limits of common/plan_limits.h that a plan carries: its stages, and its workload (a
+// coordinator or agent receives it as a proto, without the file the parser checked).
+absl::Status ValidateSize(const Plan& plan, const Locator& where) {
+  if (plan.stages_size() > kMaxStages) {
+    return Problem(where, "stages",
+                   absl::StrCat(plan.stages_size(), " stages; a plan may have at most ",
+                                kMaxStages));
+  }
+  if (!plan.has_workload_spec()) return absl::OkStatus();
+  const v1::WorkloadSpec& spec = plan.workload_spec();
+  if (absl::Status limits = CheckWorkloadLimits(spec); !limits.ok()) {
+    const std::string field = FieldOf(limits).value_or("");
+    return Problem(where, field.empty() ? "workload" : absl::StrCat("workload.", field),
+                   limits.message());
+  }
+  for (const v1::Scenario& scenario : spec.scenarios()) {
+    if (scenario.name() != plan.scenario()) continue;
+    const int scopes = scenario.query_types_size() * (1 + plan.stages_size());
+    if (scopes > kMaxQueryTypeScopes) {
+      return Problem(where, "stages",
+                     absl::StrCat(scenario.query_types_size(), " query types in ",
+                                  1 + plan.stages_size(), " scopes (the run and its ",
+                                  plan.stages_size(), " stages) make ", scopes,
+                                  " sets of histograms in the report, more than its ",
+                                  kMaxQueryTypeScopes, "; use fewer stages or query types"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidatePlanAt(const Plan& plan, const Locator& where) {
   if (absl::Status status = ValidateTarget(plan, where); !status.ok()) return status;
   if (plan.workload().empty()) {
@@ -1487,7 +1519,8 @@ absl::Status ValidatePlanAt(const Plan& plan, const Locator& where) {
                    "missing; set stop.duration, stop.queries or both: every run is bounded");
   }
   if (absl::Status status = ValidateStages(plan, where); !status.ok()) return status;
-  return ValidateAbort(plan, where);
+  if (absl::Status status = ValidateAbort(plan, where); !status.ok()) return status;
+  return ValidateSize(plan, where);
 }
 
 absl::StatusOr<Plan> ConvertPlanTree(const YAML::Node& root, absl::string_view source_name,
@@ -1515,6 +1548,10 @@ absl::StatusOr<Plan> ParsePlanTree(const std::string& yaml_text, absl::string_vi
                                    const std::vector<std::string>& overrides,
                                    const PlanCheck& check) {
   if (absl::Status status = CheckStructure(yaml_text, source_name); !status.ok()) return status;
+  if (absl::Status status = CheckYamlExpansion(yaml_text, source_name, kMaxYamlExpandedBytes);
+      !status.ok()) {
+    return status;
+  }
   YAML::Node root = YAML::Load(yaml_text);
   if (!root.IsDefined() || root.IsNull()) {
     return absl::InvalidArgumentError(absl::StrCat(source_name, ": the plan is empty"));
@@ -1541,7 +1578,10 @@ absl::StatusOr<Plan> ConvertPlanNode(const YAML::Node& root, std::string_view so
 }
 
 absl::Status CheckYamlStructure(const std::string& yaml_text, std::string_view source_name) {
-  return CheckStructure(yaml_text, AsAbsl(source_name));
+  if (absl::Status status = CheckStructure(yaml_text, AsAbsl(source_name)); !status.ok()) {
+    return status;
+  }
+  return CheckYamlExpansion(yaml_text, AsAbsl(source_name), kMaxYamlExpandedBytes);
 }
 
 std::string YamlPosition(std::string_view source_name, const YAML::Mark& mark) {

@@ -16,7 +16,9 @@
 #include "absl/time/time.h"
 #include "common/field_error.h"
 #include "common/param_generator.h"
+#include "common/plan_limits.h"
 #include "common/sql_text.h"
+#include "common/yaml_expansion.h"
 #include "common/yaml_text.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
@@ -410,6 +412,10 @@ class Checker {
         return status;
       }
     }
+    // The same limits the plan validator applies to the proto, here with the file's position.
+    if (absl::Status limits = CheckWorkloadLimits(spec); !limits.ok()) {
+      return converter_.ErrorAt(FieldOf(limits).value_or(""), limits.message());
+    }
     return absl::OkStatus();
   }
 
@@ -638,6 +644,12 @@ absl::StatusOr<WorkloadSpec> ParseWorkload(std::string_view yaml_text, std::stri
   }
   YAML::Node root;
   try {
+    // Before any node is built: aliases would otherwise be expanded while converting.
+    if (absl::Status status =
+            CheckYamlExpansion(std::string(yaml_text), source, kMaxYamlExpandedBytes);
+        !status.ok()) {
+      return status;
+    }
     root = YAML::Load(std::string(yaml_text));
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(source, ":", e.mark.line + 1, ":",

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -29,6 +30,7 @@
 #include "common/agent_protocol.h"
 #include "common/field_error.h"
 #include "common/loopback.h"
+#include "common/plan_limits.h"
 #include "common/transport_security.h"
 #include "common/plan_parser.h"
 #include "common/workload.h"
@@ -167,6 +169,10 @@ struct Run {
   // run's counters start from before its load.
   std::vector<std::pair<std::string, v1::CoordinatorMessage>> held_assignments;
   Nanos hold_deadline = 0;
+  // The run's connections to the target over all agents (EXPLAIN's included), checked against
+  // the server's max_connections once the probe has read it; and why the run was refused then.
+  uint64_t connections = 0;
+  std::string refusal;
   v1::RunManifest manifest;
 };
 
@@ -278,6 +284,8 @@ class CoordinatorService::Impl {
   void OnProbeReadings();
   // Sends the held assignments once the probe has read (or failed, or kProbeFirstWait passed).
   void MaybeReleaseAssignmentsLocked(Run& run, bool force = false);
+  // Finishes a run, unstarted, whose connections the server's max_connections cannot take.
+  bool RefusedByServerLocked(Run& run);
   void Log(const std::string& line) const {
     if (options_.log) options_.log(line);
   }
@@ -958,6 +966,7 @@ void CoordinatorService::Impl::MaybeReleaseAssignmentsLocked(Run& run, bool forc
   const bool probe_done = run.probe == nullptr || !run.probe_record.empty() ||
                           !run.probe->error().empty();
   if (!force && !probe_done && now < run.hold_deadline) return;
+  if (RefusedByServerLocked(run)) return;
   // The run's clock starts with its load; the probe's first reading is then slightly negative.
   run.started = now;
   run.last_saved = now;
@@ -968,6 +977,31 @@ void CoordinatorService::Impl::MaybeReleaseAssignmentsLocked(Run& run, bool forc
     }
   }
   run.held_assignments.clear();
+}
+
+bool CoordinatorService::Impl::RefusedByServerLocked(Run& run) {
+  if (run.identity == nullptr) return false;
+  uint64_t max_connections = 0;
+  {
+    std::lock_guard lock(run.identity->mu);
+    auto it = run.identity->server.settings.find("max_connections");
+    if (it == run.identity->server.settings.end() ||
+        !absl::SimpleAtoi(it->second, &max_connections)) {
+      return false;
+    }
+  }
+  const absl::Status fits = CheckServerConnections(run.plan, run.connections, max_connections);
+  if (fits.ok()) return false;
+  // No agent has its assignment yet: none starts, and each is free for the next run at once.
+  for (const auto& [name, message] : run.held_assignments) {
+    auto agent = agents_.find(name);
+    if (agent != agents_.end() && agent->second->run_id == run.id) agent->second->run_id.clear();
+  }
+  run.held_assignments.clear();
+  run.refusal = absl::StrCat("target: ", FieldOf(fits).value_or(""), ": ", fits.message());
+  Log(absl::StrCat("run ", run.id, " refused: ", run.refusal));
+  FinishRunLocked(run);
+  return true;
 }
 
 uint32_t CoordinatorService::Impl::WorkingAgentsLocked(const Run& run) const {
@@ -1091,7 +1125,10 @@ void CoordinatorService::Impl::FinishRunLocked(Run& run) {
     }
   }
   std::string end_reason;
-  if (!run.failure.empty()) {
+  if (!run.refusal.empty()) {
+    end_reason = absl::StrCat("not started: ", run.refusal);
+    run.state = "failed";
+  } else if (!run.failure.empty()) {
     end_reason = absl::StrCat("failed: ", run.failure);
     run.state = "failed";
   } else if (!run.stop_reason.empty()) {
@@ -1399,6 +1436,26 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
   std::vector<double> capacities;
   for (const auto& agent : idle) capacities.push_back(agent->hello.capacity());
   const std::vector<AgentShare> shares = SplitPlan(plan, capacities);
+  // Before any agent hears of the run: each share must fit the room its agent said it has (one
+  // thread and one connection per worker); the agent checks again when it is assigned.
+  uint64_t connections = 0;
+  for (const AgentShare& share : shares) {
+    const bool explain = share.agent_index == 0 && !plan.explain().disabled();
+    connections += share.connections + (explain && share.connections > 0 ? 1 : 0);
+    const v1::AgentResources& room = idle[share.agent]->hello.resources();
+    const AgentResources resources{.threads = room.threads(),
+                                   .threads_bound = room.threads_bound(),
+                                   .files = room.files(),
+                                   .files_bound = room.files_bound()};
+    if (absl::Status fits = CheckAgentResources(plan, share.connections, explain, resources,
+                                                idle_names[share.agent]);
+        !fits.ok()) {
+      // Without the source: the CLI puts the plan's path in front of a refused Submit.
+      Log(absl::StrCat("refused plan '", plan.name(), "': ", fits.message()));
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          absl::StrCat(FieldOf(fits).value_or(""), ": ", fits.message()));
+    }
+  }
 
   auto run = std::make_shared<Run>();
   run->id = NewRunId(++run_counter_);
@@ -1415,6 +1472,7 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
                      .cores = idle[share.agent]->hello.cores()});
   }
   run->query_types = query_types;
+  run->connections = connections;
   run->aggregator.emplace(run->id, plan, query_types, specs);
   const v1::AbortRules& abort = plan.abort();
   if (abort.p99_above_ns() > 0 || abort.error_rate_above() > 0 || abort.achieved_below() > 0) {
@@ -1472,12 +1530,13 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
   runs_[run->id] = run;
   latest_run_ = run->id;
   run->last_saved = run->started;
-  if (options_.run_store != nullptr) {
+  // (A probe quick enough to have read max_connections already may have refused the run.)
+  if (options_.run_store != nullptr && !run->done) {
     v1::RunReport so_far = run->aggregator->ReportSoFar("running", run->started_at);
     so_far.set_state("running");
     SaveLocked(so_far, run->id);
   }
-  if (options_.metrics != nullptr) {
+  if (options_.metrics != nullptr && !run->done) {
     options_.metrics->SetRunState(run->id, plan.scenario(), "running");
   }
   response.set_run_id(run->id);
@@ -1597,6 +1656,9 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(address, ServerCredentials(security), &port);
+  // Reports and assignments as large as the plan limits allow (common/plan_limits.h).
+  builder.SetMaxReceiveMessageSize(kMaxRpcMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxRpcMessageBytes);
   builder.RegisterService(service.agent_link_service());
   builder.RegisterService(service.control_service());
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

@@ -1000,6 +1000,101 @@ TEST(CliHelpTest, DaemonsPrintTheirUsageForHelpAndH) {
       EXPECT_THAT(result.out, HasSubstr("usage: " + name)) << name << " " << help;
     }
   }
+
+// Limits (common/plan_limits.h): plans that would exhaust dbload are refused before any load,
+// with exit status 2 and a message naming the field and the limit.
+
+// `prlimit` around dbload, so that a lowered limit is cheap to reach.
+ProcessResult RunDbloadLimited(const std::string& limit, std::vector<std::string> args) {
+  args.insert(args.begin(), {"/usr/bin/prlimit", limit, DBLOAD_BINARY});
+  return RunProcess(args, kChildTimeout);
+}
+
+TEST_F(CliTest, TooManyQueryTypesAndAnAliasBombAreRefusedNamingTheLine) {
+  std::string types = "name: many\nscenarios:\n  - name: s\n    query_types:\n";
+  for (int q = 0; q < 257; ++q) {
+    absl::StrAppend(&types, "      - {name: q", q, ", statements: [{sql: SELECT 1}]}\n");
+  }
+  const std::string many = WriteFile("many.yaml", types);
+  const std::string plan = WriteFile(
+      "many_plan.yaml",
+      absl::StrCat("name: many\ntarget: {driver: noop}\nworkload: ", many,
+                   "\nscenario: s\nload: {closed: {clients: 1}}\nstop: {duration: 1s}\n"));
+  ProcessResult run = RunDbload({"run", plan});
+  EXPECT_EQ(run.exit_code, kExitUsage) << run.Describe();
+  EXPECT_THAT(run.err, HasSubstr(absl::StrCat(many, ":5:7: scenarios.0.query_types: 257 query "
+                                              "types; a scenario may have at most 256")));
+  EXPECT_EQ(CountLines(run.out, kIntervalLine), 0) << "load started: " << run.out;
+
+  // One 512 KiB statement used 200 times: 100 MB once expanded, from a 513 KB file.
+  std::string bomb = absl::StrCat("name: bomb\nscenarios:\n  - name: s\n    query_types:\n"
+                                  "      - name: q\n        statements:\n          - sql: &big "
+                                  "\"SELECT '",
+                                  std::string(512 << 10, 'x'), "'\"\n");
+  for (int i = 1; i < 200; ++i) bomb += "          - sql: *big\n";
+  const std::string path = WriteFile("bomb.yaml", bomb);
+  const Clock::time_point start = Clock::now();
+  run = RunDbload({"workload", "check", path});
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(run.exit_code, kExitUsage) << run.Describe();
+  EXPECT_THAT(run.err, HasSubstr(absl::StrCat(path, ":38:18: the file expands to more than "
+                                              "16777216 bytes at this alias")));
+}
+
+// Each client is a thread of the agent: past what the agent can start, refused naming the bound.
+// (The kernel exempts root from RLIMIT_NPROC; the agent keeps to it all the same, so that this
+// holds for any user.)
+TEST_F(CliTest, ClientsBeyondTheAgentsThreadsAreRefusedBeforeAnyLoad) {
+  const ProcessResult counted = RunProcess(
+      {"/bin/sh", "-c", "ps -L -u \"$(id -u)\" --no-headers | wc -l"}, kChildTimeout);
+  ASSERT_EQ(counted.exit_code, 0) << counted.Describe();
+  const int64_t user_threads = ToInt(counted.out);
+  ASSERT_GT(user_threads, 0);
+  // Room for dbload's own threads (gRPC, the coordinator), far from 500 clients'.
+  const std::string nproc = absl::StrCat("--nproc=", user_threads + 150);
+  const std::string plan = WriteFile(
+      "threads.yaml", absl::StrCat("name: threads\ntarget: {driver: noop}\nworkload: oltp\n"
+                                   "scenario: point_select\nload: {closed: {clients: 500}}\n"
+                                   "stop: {duration: 1s}\n"));
+  const ProcessResult run = RunDbloadLimited(nproc, {"run", plan});
+  EXPECT_EQ(run.exit_code, kExitUsage) << run.Describe();
+  EXPECT_THAT(run.err, HasSubstr(absl::StrCat(plan, ": load.closed.clients: agent ")));
+  EXPECT_THAT(run.err, HasSubstr("cannot run 500 clients: they need 508 threads (one each, "
+                                 "plus 8), and it can start "));
+  EXPECT_THAT(run.err, HasSubstr(absl::StrCat("(RLIMIT_NPROC ", user_threads + 150, ", ")));
+  EXPECT_EQ(CountLines(run.out, kIntervalLine), 0) << "load started: " << run.out;
+}
+
+// Each connection is a file descriptor: 40 connections under `ulimit -n 64` are refused before
+// any is opened; and connections beyond the server's max_connections (300 on the harness's
+// PostgreSQL) are refused once the probe has read it, before any agent is assigned.
+TEST_F(CliTest, ConnectionsBeyondTheAgentsFilesOrTheServersMaxConnectionsAreRefused) {
+  const PgDatabaseCounters before = PgCounters();
+  const std::string files =
+      WriteFile("files.yaml",
+                PlanYaml(Direct(Backend::kPostgres), ClosedLoad(40), "stop:\n  duration: 1s\n"));
+  ProcessResult run = RunDbloadLimited("--nofile=64:64", {"run", files});
+  EXPECT_EQ(run.exit_code, kExitUsage) << run.Describe();
+  EXPECT_THAT(run.err, HasSubstr(absl::StrCat(files, ": load.closed.clients: agent ")));
+  EXPECT_THAT(run.err, HasSubstr("cannot open 40 connections: they need 73 file descriptors "
+                                 "(one each, plus 32 of its own, plus 1 for EXPLAIN), and it can "
+                                 "open "));
+  EXPECT_THAT(run.err, HasSubstr("(RLIMIT_NOFILE 64, "));
+  EXPECT_EQ(CountLines(run.out, kIntervalLine), 0) << "load started: " << run.out;
+
+  const std::string server = WriteFile(
+      "max_connections.yaml",
+      PlanYaml(Direct(Backend::kPostgres), ClosedLoad(300), "stop:\n  duration: 1s\n"));
+  run = RunDbload({"run", server});
+  EXPECT_EQ(run.exit_code, kExitUsage) << run.Describe();
+  EXPECT_THAT(run.err,
+              HasSubstr(absl::StrCat(server, ": target: load.closed.clients: the run needs 301 "
+                                     "connections over all agents, and the server allows "
+                                     "max_connections 300, of which dbload leaves 5 free")));
+  EXPECT_EQ(CountLines(run.out, kIntervalLine), 0) << "load started: " << run.out;
+  // Nothing reached database bench but the CLI's own checks (a connection or two, not 300).
+  const PgDatabaseCounters after = PgCounters();
+  EXPECT_LE(after.sessions - before.sessions, 4);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "agent/agent_link.h"
+#include "agent/agent_resources.h"
 
 #include <grpcpp/grpcpp.h>
 #include <stdlib.h>
@@ -387,6 +388,7 @@ class AgentLinkTest : public testing::Test {
       std::lock_guard lock(events_mu_);
       events_.push_back(line);
     };
+    if (resources_) options.resources = resources_;
     DriverFactory factory = [this](const v1::Target& target, std::string password,
                                    Clock& clock) -> absl::StatusOr<std::unique_ptr<db::Driver>> {
       ++counters_.drivers_made;
@@ -458,6 +460,7 @@ class AgentLinkTest : public testing::Test {
   std::future<absl::Status> run_ended_;  // what Run() returned
   DatabaseCounters counters_;
   bool fail_connect_ = false;
+  std::function<AgentResources()> resources_;  // empty: the machine's own
   std::mutex events_mu_;
   std::vector<std::string> events_;
 };
@@ -690,6 +693,71 @@ TEST_F(AgentLinkTest, BadPlanGetsAFatalFinalReportAndNoLoad) {
   ASSERT_EQ(greedy_reports.size(), 1u);
   EXPECT_THAT(greedy_reports[0].fatal_error(), HasSubstr("load.rate"));
   EXPECT_EQ(counters_.drivers_made.load(), 0);
+}
+
+// The agent's room is injected: it says it in its hello and keeps to it for each assignment,
+// refusing before it makes a driver or starts a thread (100,000 clients, one thread each, crashed
+// every agent past pid_max).
+TEST_F(AgentLinkTest, AnAssignmentBeyondTheAgentsThreadsIsRefusedBeforeAnyLoad) {
+  resources_ = [] {
+    return AgentResources{.threads = 20,
+                          .threads_bound = "kernel.pid_max 400, 380 threads on the machine",
+                          .files = 500,
+                          .files_bound = "RLIMIT_NOFILE 512, 12 open"};
+  };
+  StartAgent();
+  ASSERT_TRUE(WaitForHellos(1));
+  const v1::AgentHello hello = coordinator().Hellos().front();
+  EXPECT_EQ(hello.resources().threads(), 20u);
+  EXPECT_EQ(hello.resources().files_bound(), "RLIMIT_NOFILE 512, 12 open");
+  v1::Plan plan = OpenPlan(1'000, 2 * kSecond);
+  plan.mutable_target()->set_pool(16);
+  ASSERT_TRUE(coordinator().Send(Assign("big-1", plan)));
+  const std::vector<v1::AgentReport> reports = WaitForFinal("big-1", milliseconds(3000));
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].end_reason(), "not started");
+  EXPECT_EQ(reports[0].fatal_error(),
+            "run big-1 plan: target.pool: agent agent-under-test cannot run 16 connections: they "
+            "need 24 threads (one each, plus 8), and it can start 20 more (kernel.pid_max 400, "
+            "380 threads on the machine); use fewer connections per agent (more agents), or "
+            "raise the limit");
+  EXPECT_EQ(counters_.drivers_made.load(), 0);
+  EXPECT_EQ(counters_.executes.load(), 0u);
+}
+
+TEST(AgentResourcesTest, TheTightestBoundLessWhatIsInUseIsNamed) {
+  HostLimits limits;
+  limits.threads_max = 190'000;
+  limits.pid_max = 32'768;
+  limits.tasks_in_use = 768;
+  AgentResources room = ComputeAgentResources(limits);
+  EXPECT_EQ(room.threads, 32'000u);
+  EXPECT_EQ(room.threads_bound, "kernel.pid_max 32768, 768 threads on the machine");
+  EXPECT_EQ(room.files, 0u);  // no RLIMIT_NOFILE: unknown, not checked
+  limits.nproc_limit = 300;
+  limits.user_tasks = 100;
+  limits.nofile_limit = 64;
+  limits.open_files = 20;
+  room = ComputeAgentResources(limits);
+  EXPECT_EQ(room.threads, 200u);
+  EXPECT_EQ(room.threads_bound, "RLIMIT_NPROC 300, 100 threads of this user in use");
+  EXPECT_EQ(room.files, 44u);
+  EXPECT_EQ(room.files_bound, "RLIMIT_NOFILE 64, 20 open");
+  // Each thread reserves a stack in the address space.
+  limits.address_space_limit = uint64_t{1} << 30;
+  limits.address_space_used = uint64_t{512} << 20;
+  limits.stack_bytes = uint64_t{8} << 20;
+  room = ComputeAgentResources(limits);
+  EXPECT_EQ(room.threads, 64u);
+  EXPECT_THAT(room.threads_bound, HasSubstr("RLIMIT_AS 1073741824 bytes"));
+  // None left is still a known bound (0 on the wire would mean unknown).
+  limits.open_files = 64;
+  EXPECT_EQ(ComputeAgentResources(limits).files, 1u);
+  // This machine's own figures are read.
+  const AgentResources here = ReadAgentResources();
+  EXPECT_GT(here.threads, 0u);
+  EXPECT_GT(here.files, 0u);
+  EXPECT_THAT(here.files_bound, HasSubstr("RLIMIT_NOFILE"));
 }
 
 TEST_F(AgentLinkTest, ConnectFailureIsFatalAndNeverShowsThePassword) {

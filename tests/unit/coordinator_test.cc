@@ -16,9 +16,13 @@
 #include <random>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
+#include "cli/control_client.h"
 #include "common/agent_protocol.h"
 #include "common/histogram.h"
 #include "common/interval_snapshot.h"
+#include "common/plan_limits.h"
+#include "common/transport_security.h"
 #include "coordinator/coordinator_service.h"
 #include "coordinator/metrics_exporter.h"
 #include "dbload/v1/agent.grpc.pb.h"
@@ -37,9 +41,13 @@ constexpr auto kPatience = std::chrono::seconds(10);
 class FakeAgent {
  public:
   FakeAgent(const std::string& address, const std::string& name,
-            uint32_t protocol_version = kAgentProtocolVersion, double capacity = 0) {
-    stub_ =
-        v1::AgentLink::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+            uint32_t protocol_version = kAgentProtocolVersion, double capacity = 0,
+            const v1::AgentResources& resources = {}) {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(kMaxRpcMessageBytes);  // as agents dial (agent_link.cc)
+    args.SetMaxSendMessageSize(kMaxRpcMessageBytes);
+    stub_ = v1::AgentLink::NewStub(
+        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
     stream_ = stub_->Connect(&context_);
     v1::AgentMessage hello;
     hello.mutable_hello()->set_protocol_version(protocol_version);
@@ -48,6 +56,7 @@ class FakeAgent {
     hello.mutable_hello()->set_cores(2);
     hello.mutable_hello()->set_version("test");
     hello.mutable_hello()->set_capacity(capacity);
+    *hello.mutable_hello()->mutable_resources() = resources;
     stream_->Write(hello);
     reader_ = std::thread([this] {
       v1::CoordinatorMessage message;
@@ -1017,6 +1026,86 @@ TEST_F(CoordinatorTest, AnAgentThatCouldNotStartFailsTheRunSayingWhy) {
   ASSERT_FALSE(progress.empty());
   EXPECT_EQ(progress.back().state(), "failed");
   EXPECT_EQ(progress.back().end_reason(), "not started: target: connection refused");
+}
+
+// An agent says in its hello how many threads and descriptors it can still start; a share that
+// does not fit is refused at Submit, before any agent has its assignment.
+TEST_F(CoordinatorTest, AShareBeyondAnAgentsRoomIsRefusedBeforeAnyAgentIsAssigned) {
+  v1::AgentResources tight;
+  tight.set_threads(20);
+  tight.set_threads_bound("RLIMIT_NPROC 30, 10 threads of this user in use");
+  tight.set_files(1000);
+  tight.set_files_bound("RLIMIT_NOFILE 1024, 24 open");
+  FakeAgent& a0 = Connect("a0");
+  agents_.push_back(std::make_unique<FakeAgent>(address_, "a1", kAgentProtocolVersion, 0, tight));
+  FakeAgent& a1 = *agents_.back();
+  ASSERT_TRUE(WaitForAgents(2));
+  v1::SubmitResponse response;
+  const grpc::Status status = Submit(ClosedPlan(40, 1000), response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(status.error_message(),
+            "load.closed.clients: agent a1 cannot run 20 clients: they need 28 threads "
+            "(one each, plus 8), and it can start 20 more (RLIMIT_NPROC 30, 10 threads of this "
+            "user in use); use fewer clients per agent (more agents), or raise the limit");
+  EXPECT_FALSE(a0.Next(Kind::kAssign, std::chrono::milliseconds(200)).has_value());
+  EXPECT_FALSE(a1.Next(Kind::kAssign, std::chrono::milliseconds(200)).has_value());
+  // What fits is accepted, by both.
+  ASSERT_FALSE(SubmitAndAssign(ClosedPlan(24, 1000), {&a0, &a1}).empty());
+}
+
+// A report near what the limits allow (kMaxQueryTypes query types, histograms across the whole
+// layout) goes through both channels: the agent's report in, the run's report out, read the way
+// the CLI reads it. gRPC's default limit of 4 MB made the report of a large run unreadable.
+TEST_F(CoordinatorTest, AReportNearTheLimitsIsRetrievableThroughTheControlApi) {
+  FakeAgent& a0 = Connect("a0");
+  ASSERT_TRUE(WaitForAgents(1));
+  v1::Plan plan = OpenPlan(100);
+  plan.set_workload("big.yaml");
+  plan.set_scenario("s");
+  v1::WorkloadSpec& spec = *plan.mutable_workload_spec();
+  spec.set_name("big");
+  v1::Scenario& scenario = *spec.add_scenarios();
+  scenario.set_name("s");
+  for (int q = 0; q < kMaxQueryTypes; ++q) {
+    v1::QueryType& type = *scenario.add_query_types();
+    type.set_name(absl::StrCat("q", q));
+    type.set_weight(1);
+    type.add_statements()->mutable_sql()->set_any("SELECT 1");
+  }
+  v1::SubmitResponse submitted;
+  const grpc::Status accepted = Submit(plan, submitted);
+  ASSERT_TRUE(accepted.ok()) << accepted.error_message();
+  ASSERT_TRUE(a0.Next(Kind::kAssign).has_value());
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(kMaxQueryTypes);
+  for (auto& type : snapshot.query_types) {
+    // Every fourth bucket: each histogram as wide as the layout, at a quarter of the cost.
+    for (int index = 0; index < histogram_layout::kBucketCount; index += 4) {
+      type.response_time.RecordAtIndex(index, 1000);
+      type.service_time.RecordAtIndex(index, 1000);
+    }
+  }
+  const v1::AgentReport sent = Final(submitted.run_id(), 1, snapshot, 1, "duration");
+  ASSERT_GT(sent.ByteSizeLong(), size_t{12} << 20);  // 3 times gRPC's default limit
+  ASSERT_TRUE(a0.Send(sent));
+  const std::vector<v1::RunProgress> progress = WatchToEnd(submitted.run_id());
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back().state(), "finished") << progress.back().end_reason();
+
+  absl::StatusOr<std::unique_ptr<v1::Control::Stub>> control =
+      DialControl(address_, TransportSecurity{});
+  ASSERT_TRUE(control.ok()) << control.status();
+  grpc::ClientContext context;
+  v1::GetReportRequest request;
+  request.set_run_id(submitted.run_id());
+  v1::RunReport report;
+  const grpc::Status got = (*control)->GetReport(&context, request, &report);
+  ASSERT_TRUE(got.ok()) << got.error_message();
+  EXPECT_GT(report.ByteSizeLong(), size_t{12} << 20);
+  EXPECT_LT(report.ByteSizeLong(), static_cast<size_t>(kMaxRpcMessageBytes));
+  ASSERT_EQ(report.query_types_size(), kMaxQueryTypes);
+  EXPECT_EQ(report.executed(),
+            uint64_t{1000} * (histogram_layout::kBucketCount / 4) * kMaxQueryTypes);
 }
 
 TEST_F(CoordinatorTest, GetReportOfARunningRunIsTheReportSoFar) {

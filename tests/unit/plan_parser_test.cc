@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "common/field_error.h"
+#include "common/plan_limits.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -528,6 +531,130 @@ TEST(ValidatePlanTest, CatchesWhatAProtoCanHoldButAPlanMustNot) {
   plan = ValidOpenPlan();
   plan.clear_stop();
   EXPECT_THAT(Message(ValidatePlan(plan, "p")), StartsWith("p: stop: missing"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Limits (common/plan_limits.h), on the proto: what a coordinator or agent receives.
+
+Plan PlanWithQueryTypes(int query_types) {
+  Plan plan = ValidOpenPlan();
+  plan.set_workload("w.yaml");
+  plan.set_scenario("s");
+  v1::Scenario& scenario = *plan.mutable_workload_spec()->add_scenarios();
+  scenario.set_name("s");
+  for (int q = 0; q < query_types; ++q) {
+    v1::QueryType& type = *scenario.add_query_types();
+    type.set_name(absl::StrCat("q", q));
+    type.add_statements()->mutable_sql()->set_any("SELECT 1");
+  }
+  return plan;
+}
+
+// 100,000 query types took the coordinator to 2.85 GB and made a report nobody could read.
+TEST(PlanLimitsTest, TooManyQueryTypesAreRefusedNamingTheFieldAndTheLimit) {
+  EXPECT_TRUE(ValidatePlan(PlanWithQueryTypes(kMaxQueryTypes), "p").ok());
+  EXPECT_EQ(Message(ValidatePlan(PlanWithQueryTypes(100'000), "p")),
+            "p: workload.scenarios.0.query_types: 100000 query types; a scenario may have at "
+            "most 256");
+  // Over several scenarios too.
+  Plan plan = PlanWithQueryTypes(200);
+  *plan.mutable_workload_spec()->add_scenarios() = plan.workload_spec().scenarios(0);
+  plan.mutable_workload_spec()->mutable_scenarios(1)->set_name("t");
+  EXPECT_THAT(Message(ValidatePlan(plan, "p")),
+              HasSubstr("p: workload.scenarios.1.query_types: the workload has more than 256 "
+                        "query types over its scenarios"));
+}
+
+TEST(PlanLimitsTest, StagesAndQueryTypesPerStageAreBounded) {
+  Plan plan = PlanWithQueryTypes(10);
+  plan.mutable_load()->mutable_open()->clear_rate();  // the stages give it
+  for (int i = 0; i <= kMaxStages; ++i) {
+    v1::Stage& stage = *plan.add_stages();
+    stage.set_duration_ns(kSec);
+    stage.mutable_rate()->set_shape(v1::Level::CONSTANT);
+    stage.mutable_rate()->set_from(10);
+  }
+  EXPECT_EQ(Message(ValidatePlan(plan, "p")), "p: stages: 101 stages; a plan may have at most 100");
+  plan.mutable_stages()->DeleteSubrange(4, kMaxStages + 1 - 4);
+  EXPECT_TRUE(ValidatePlan(plan, "p").ok()) << ValidatePlan(plan, "p");
+  plan = PlanWithQueryTypes(110);
+  plan.mutable_load()->mutable_open()->clear_rate();
+  plan.add_stages();
+  plan.mutable_stages(0)->set_duration_ns(kSec);
+  plan.mutable_stages(0)->mutable_rate()->set_shape(v1::Level::CONSTANT);
+  plan.mutable_stages(0)->mutable_rate()->set_from(10);
+  for (int i = 0; i < 3; ++i) *plan.add_stages() = plan.stages(0);
+  EXPECT_THAT(Message(ValidatePlan(plan, "p")),
+              HasSubstr("p: stages: 110 query types in 5 scopes (the run and its 4 stages) make "
+                        "550 sets of histograms in the report, more than its 512"));
+}
+
+TEST(PlanLimitsTest, AStatementOrAWorkloadTooLargeIsRefused) {
+  Plan plan = PlanWithQueryTypes(1);
+  plan.mutable_workload_spec()
+      ->mutable_scenarios(0)
+      ->mutable_query_types(0)
+      ->mutable_statements(0)
+      ->mutable_sql()
+      ->set_postgresql(std::string(kMaxStatementBytes + 1, 'x'));
+  EXPECT_EQ(Message(ValidatePlan(plan, "p")),
+            "p: workload.scenarios.0.query_types.0.statements.0.sql: the SQL is 1048577 bytes, "
+            "more than the 1048576 one statement may have");
+  plan = PlanWithQueryTypes(20);
+  for (v1::QueryType& type : *plan.mutable_workload_spec()->mutable_scenarios(0)
+                                  ->mutable_query_types()) {
+    type.mutable_statements(0)->mutable_sql()->set_any(std::string(kMaxStatementBytes, 'x'));
+  }
+  EXPECT_THAT(Message(ValidatePlan(plan, "p")),
+              HasSubstr("p: workload: the workload is 20971"));
+  EXPECT_THAT(Message(ValidatePlan(plan, "p")),
+              HasSubstr("more than the 16777216 a plan may carry"));
+}
+
+// Aliases in a plan file count every time they are used, before any node is built.
+TEST(PlanLimitsTest, APlanAliasBombIsRefusedAtTheAlias) {
+  std::string yaml = std::string(kMinimal) + "workload_options:\n  a: &big \"" +
+                     std::string(512 << 10, 'x') + "\"\n";
+  for (int i = 0; i < 40; ++i) absl::StrAppend(&yaml, "  b", i, ": *big\n");
+  EXPECT_THAT(ErrorOf(yaml), HasSubstr("plans/pg.yaml:42:8: the file expands to more than "
+                                       "16777216 bytes at this alias"));
+}
+
+// The agent's room, injected: the numbers an agent measured (agent/agent_resources.h).
+TEST(PlanLimitsTest, WorkersBeyondAnAgentsThreadsOrFilesAreRefusedNamingItsLimit) {
+  Plan plan = ParseOk(kMinimal);
+  const AgentResources room{.threads = 100,
+                            .threads_bound = "RLIMIT_NPROC 120, 20 threads of this user in use",
+                            .files = 50,
+                            .files_bound = "RLIMIT_NOFILE 64, 14 open"};
+  EXPECT_TRUE(CheckAgentResources(plan, 8, true, room, "a1").ok());
+  const absl::Status threads = CheckAgentResources(plan, 93, false, room, "a1");
+  EXPECT_EQ(FieldOf(threads), "load.closed.clients");
+  EXPECT_EQ(Message(threads),
+            "agent a1 cannot run 93 clients: they need 101 threads (one each, plus 8), and it can "
+            "start 100 more (RLIMIT_NPROC 120, 20 threads of this user in use); use fewer clients "
+            "per agent (more agents), or raise the limit");
+  const absl::Status files = CheckAgentResources(plan, 18, true, room, "a1");
+  EXPECT_EQ(Message(files),
+            "agent a1 cannot open 18 connections: they need 51 file descriptors (one each, plus "
+            "32 of its own, plus 1 for EXPLAIN), and it can open 50 more (RLIMIT_NOFILE 64, 14 "
+            "open); use fewer clients per agent (more agents), or raise the limit (ulimit -n)");
+  // Unknown room (an older agent) is not checked; noop sessions hold no descriptor.
+  EXPECT_TRUE(CheckAgentResources(plan, 90'000, false, AgentResources{}, "old").ok());
+  plan.mutable_target()->set_driver("noop");
+  EXPECT_TRUE(CheckAgentResources(plan, 18, true, room, "a1").ok());
+}
+
+TEST(PlanLimitsTest, ConnectionsBeyondTheServersMaxConnectionsAreRefusedWithTheNumbers) {
+  const Plan plan = ParseOk(kMinimal);
+  EXPECT_TRUE(CheckServerConnections(plan, 95, 100).ok());
+  EXPECT_TRUE(CheckServerConnections(plan, 5000, 0).ok());  // unknown
+  const absl::Status refused = CheckServerConnections(plan, 96, 100);
+  EXPECT_EQ(FieldOf(refused), "load.closed.clients");
+  EXPECT_EQ(Message(refused),
+            "the run needs 96 connections over all agents, and the server allows max_connections "
+            "100, of which dbload leaves 5 free (its probe, reserved connections): use at most 95 "
+            "connections, or raise max_connections");
 }
 
 // ---------------------------------------------------------------------------------------------

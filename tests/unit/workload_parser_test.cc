@@ -1,6 +1,10 @@
 #include "common/workload_parser.h"
 
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
 #include "common/field_error.h"
+#include "common/plan_limits.h"
 #include "common/sql_text.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -90,7 +94,7 @@ TEST(WorkloadParserTest, ErrorsNameTheFileLineAndField) {
   };
   for (const Case& c : cases) {
     const absl::Status status = Parse(Replace(kValid, c.from, c.to)).status();
-    EXPECT_THAT(status.message(), HasSubstr(c.expected)) << c.to;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(c.expected)) << c.to;
   }
   EXPECT_THAT(Parse("name: [unclosed").status().message(), HasSubstr("w.yaml:1:"));
 }
@@ -148,6 +152,63 @@ TEST(WorkloadParserTest, TheShopWorkloadHasTheSeventeenCases) {
   EXPECT_EQ(spec->scenarios_size(), 17);
   EXPECT_EQ(spec->tables(0).data().rows(), 1000);
   EXPECT_EQ(spec->tables(2).data().columns(1).generator().uniform().max(), 1000);  // user_id
+}
+
+// A workload whose scenario has `query_types` query types, each with `statements` copies of
+// `sql` (written out, or as aliases of the first when `alias` is set).
+std::string Generated(int query_types, int statements, const std::string& sql, bool alias) {
+  std::string text = "name: big\nscenarios:\n  - name: s\n    query_types:\n";
+  bool anchored = false;
+  for (int q = 0; q < query_types; ++q) {
+    absl::StrAppend(&text, "      - name: q", q, "\n        statements:\n");
+    for (int i = 0; i < statements; ++i) {
+      if (alias && anchored) {
+        text += "          - sql: *big\n";
+      } else {
+        absl::StrAppend(&text, "          - sql: ", alias ? "&big " : "", "\"", sql, "\"\n");
+        anchored = true;
+      }
+    }
+  }
+  return text;
+}
+
+TEST(WorkloadLimitsTest, TooManyQueryTypesAreRefusedAtTheScenariosLine) {
+  ASSERT_TRUE(Parse(Generated(kMaxQueryTypes, 1, "SELECT 1", false)).ok());
+  const absl::Status status =
+      Parse(Generated(kMaxQueryTypes + 1, 1, "SELECT 1", false)).status();
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("w.yaml:5:7: scenarios.0.query_types: 257 query types; a scenario may "
+                        "have at most 256"));
+}
+
+TEST(WorkloadLimitsTest, AStatementPastItsLimitIsRefusedAtItsLine) {
+  const std::string huge = "SELECT '" + std::string(kMaxStatementBytes, 'x') + "'";
+  const absl::Status status = Parse(Generated(1, 1, huge, false)).status();
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("w.yaml:7:18: scenarios.0.query_types.0.statements.0.sql: the SQL is "
+                        "1048585 bytes, more than the 1048576 one statement may have"));
+}
+
+// The measured case was one 1 MB statement aliased 10,000 times (6 GB, then std::bad_alloc).
+// Here 512 KiB aliased 200 times: 100 MB once expanded, which the old code read (slowly, into
+// several copies) and accepted; the limit stops it at the alias that crosses 16 MiB, having
+// built nothing.
+TEST(WorkloadLimitsTest, AnAliasBombIsRefusedAtTheAliasBeforeAnythingIsExpanded) {
+  const std::string statement = "SELECT '" + std::string(512 << 10, 'x') + "'";
+  const std::string bomb = Generated(1, 200, statement, /*alias=*/true);
+  ASSERT_LT(bomb.size(), size_t{600} << 10);  // a small file
+  const auto start = std::chrono::steady_clock::now();
+  const absl::Status status = Parse(bomb).status();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // 32 copies of 512 KiB and the YAML around them pass 16 MiB: the 32nd, on line 7 + 31.
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("w.yaml:38:18: the file expands to more than 16777216 bytes at this "
+                        "alias (each use of an alias counts its anchor's text again)"));
+  EXPECT_LT(seconds, 5.0);  // a pass over 600 KB of text, even on a loaded machine
+  // Below the limit the same aliases are fine.
+  EXPECT_TRUE(Parse(Generated(1, 20, statement, true)).ok());
 }
 
 TEST(SqlTextTest, PlaceholdersOutsideQuotesAndComments) {
