@@ -1000,7 +1000,9 @@ TEST(CliHelpTest, DaemonsPrintTheirUsageForHelpAndH) {
       EXPECT_THAT(result.out, HasSubstr("usage: " + name)) << name << " " << help;
     }
   }
+}
 
+// ---------------------------------------------------------------------------------------------
 // Limits (common/plan_limits.h): plans that would exhaust dbload are refused before any load,
 // with exit status 2 and a message naming the field and the limit.
 
