@@ -107,8 +107,8 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
   }
   options.max_connections = std::max<size_t>(1, options.max_connections);
   options.max_request_bytes = std::max<size_t>(64, options.max_request_bytes);
-  return std::unique_ptr<MetricsHttpServer>(new MetricsHttpServer(
-      fd, wake[0], wake[1], ntohs(bound.sin_port), std::move(page), options));
+  return std::unique_ptr<MetricsHttpServer>(
+      new MetricsHttpServer(fd, wake[0], wake[1], ntohs(bound.sin_port), std::move(page), options));
 }
 
 MetricsHttpServer::MetricsHttpServer(int listen_fd, int wake_fd_read, int wake_fd_write, int port,
@@ -215,8 +215,7 @@ void MetricsHttpServer::Loop() {
           }
         }
       } else if (!c.out.empty() && (events & (POLLOUT | POLLHUP | POLLERR)) != 0) {
-        const ssize_t sent =
-            send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+        const ssize_t sent = send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
         if (sent > 0) c.sent += static_cast<size_t>(sent);
         if (sent < 0 && errno != EAGAIN && errno != EINTR) {
           done = true;
@@ -259,8 +258,8 @@ void MetricsHttpServer::Loop() {
           close(connections.front().fd);
           connections.pop_front();
         }
-        connections.push_back({.fd = fd, .deadline = now + request_timeout, .in = {}, .out = {},
-                               .sent = 0});
+        connections.push_back(
+            {.fd = fd, .deadline = now + request_timeout, .in = {}, .out = {}, .sent = 0});
       }
     }
   }

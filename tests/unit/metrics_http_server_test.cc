@@ -36,8 +36,8 @@ class Socket {
     address.sin_family = AF_INET;
     address.sin_port = htons(static_cast<uint16_t>(port));
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = fd_ >= 0 &&
-                 connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+    connected_ =
+        fd_ >= 0 && connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
   }
   ~Socket() {
     if (fd_ >= 0) close(fd_);
@@ -54,8 +54,8 @@ class Socket {
     std::string got;
     const auto deadline = Steady::now() + timeout;
     while (true) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                              Steady::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now());
       if (left.count() <= 0) break;
       pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
       if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -81,13 +81,13 @@ constexpr char kScrape[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: 
 
 std::unique_ptr<MetricsHttpServer> StartServer(MetricsHttpServer::Options options,
                                                std::atomic<int>* pages = nullptr) {
-  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> server =
-      MetricsHttpServer::Start("127.0.0.1:0",
-                               [pages] {
-                                 if (pages != nullptr) ++*pages;
-                                 return std::string(kPage);
-                               },
-                               options);
+  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> server = MetricsHttpServer::Start(
+      "127.0.0.1:0",
+      [pages] {
+        if (pages != nullptr) ++*pages;
+        return std::string(kPage);
+      },
+      options);
   EXPECT_TRUE(server.ok()) << server.status();
   return server.ok() ? *std::move(server) : nullptr;
 }
@@ -111,7 +111,8 @@ TEST(MetricsHttpServerTest, ServesThePageAsPrometheusText) {
   EXPECT_GT(server->port(), 0);
   const std::string response = Scrape(server->port());
   EXPECT_THAT(response, StartsWith("HTTP/1.1 200 OK\r\n"));
-  EXPECT_THAT(response, HasSubstr("\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
+  EXPECT_THAT(response,
+              HasSubstr("\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
   EXPECT_THAT(response, HasSubstr(absl::StrCat("\r\nContent-Length: ", sizeof(kPage) - 1, "\r\n")));
   EXPECT_TRUE(absl::EndsWith(response, absl::StrCat("\r\n\r\n", kPage))) << response;
   // HTTP/1.0 (as the tests' HttpGet speaks), a query string, HEAD.
@@ -182,10 +183,10 @@ TEST(MetricsHttpServerTest, RefusesWhatIsNotAScrapeOfTheMetrics) {
   EXPECT_THAT(Scrape(port, nullptr, "hello\r\n\r\n"), StartsWith("HTTP/1.1 400 "));
   // Too large, with or without an end: 400 as soon as it passes the limit.
   EXPECT_THAT(Scrape(port, nullptr, std::string(2000, 'G')), StartsWith("HTTP/1.1 400 "));
-  EXPECT_THAT(Scrape(port, nullptr,
-                     absl::StrCat("GET /metrics HTTP/1.1\r\nX: ", std::string(2000, 'a'),
-                                  "\r\n\r\n")),
-              StartsWith("HTTP/1.1 400 "));
+  EXPECT_THAT(
+      Scrape(port, nullptr,
+             absl::StrCat("GET /metrics HTTP/1.1\r\nX: ", std::string(2000, 'a'), "\r\n\r\n")),
+      StartsWith("HTTP/1.1 400 "));
   EXPECT_EQ(pages.load(), 0) << "rendered the page for a refused request";
   EXPECT_THAT(Scrape(port), StartsWith("HTTP/1.1 200 OK\r\n"));
   EXPECT_EQ(pages.load(), 1);
