@@ -46,6 +46,13 @@ struct ProbeValue {
   bool gauge = false;
 };
 
+// Whether a cumulative counter read as `previous` and then `value` was reset (its server restarted
+// and counts from zero again): it fell below half. Such a value is counted from zero, as
+// Prometheus' rate() does. A smaller dip is not a reset and counts nothing: the process source's
+// CPU time dips when a child is reaped between reading the parent and the child, and counting
+// the whole value again would add the server's lifetime CPU.
+inline bool CounterWasReset(double previous, double value) { return value < previous / 2; }
+
 // What the server says it is, for the report's manifest.
 struct ServerIdentity {
   std::string product;  // "PostgreSQL", "MariaDB", "MySQL"

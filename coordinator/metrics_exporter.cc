@@ -182,11 +182,16 @@ void MetricsExporter::OnProbeReading(const std::string& run_id, const std::strin
     // A restarted server counts from zero again. The exported counter stays monotonic (what
     // was counted before the reset is kept as an offset), so that a scrape across the restart
     // and the report's deltas agree: both count the new value from zero, as rate() does.
+    // A dip that is no reset (CounterWasReset) is exported as the highest value read.
     ProbeCounter& counter = run.probe_counters[absl::StrCat(value.source, "/", value.name)];
-    if (counter.read && value.value < counter.last) counter.offset += counter.last;
+    if (!counter.read || value.value >= counter.last) {
+      counter.last = value.value;
+    } else if (CounterWasReset(counter.last, value.value)) {
+      counter.offset += counter.last;
+      counter.last = value.value;
+    }
     counter.read = true;
-    counter.last = value.value;
-    value.value += counter.offset;
+    value.value = counter.offset + counter.last;
   }
 }
 

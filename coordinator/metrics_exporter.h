@@ -101,7 +101,7 @@ class MetricsExporter final : public prometheus::Collectable {
     std::map<std::pair<std::string, std::string>, uint64_t> errors;  // (class, code)
     std::deque<SparseCounts> window;  // response time, newest last
   };
-  // A probe counter as the server last counted it, and what it had counted before its resets.
+  // A probe counter's highest value since its last reset, and what it counted before its resets.
   struct ProbeCounter {
     bool read = false;
     double last = 0;

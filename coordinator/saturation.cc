@@ -84,14 +84,20 @@ void ProbeRecord::AddSpan(size_t first, size_t last, uint64_t queries,
     } else {
       if (std::isnan(at(first)) || std::isnan(at(last))) continue;
       // Summed reading by reading, so that a counter reset (a restarted server counts from
-      // zero) is handled as Prometheus' rate() does: a decrease means the new value was counted
-      // from zero, not that work was undone.
+      // zero) is handled as Prometheus' rate() does: the new value was counted from zero, no
+      // work was undone. A dip that is no reset counts nothing until the counter passes its
+      // highest reading again (CounterWasReset).
       double sum = 0, previous = at(first);
       for (size_t row = first + 1; row <= last; ++row) {
         const double value = at(row);
         if (std::isnan(value)) continue;
-        sum += value >= previous ? value - previous : value;
-        previous = value;
+        if (value >= previous) {
+          sum += value - previous;
+          previous = value;
+        } else if (CounterWasReset(previous, value)) {
+          sum += value;
+          previous = value;
+        }
       }
       delta.set_delta(sum);
       if (queries > 0) delta.set_per_query(sum / static_cast<double>(queries));

@@ -136,6 +136,21 @@ TEST(ProbeRecordTest, ACounterResetCountsTheNewValueFromZero) {
   }
 }
 
+// A small dip is not a reset: the server's CPU time dips when a backend is reaped between
+// reading the postmaster and its children. Counting the dipped value from zero would add the
+// server's whole lifetime CPU; it counts nothing until the counter passes its high mark.
+TEST(ProbeRecordTest, ADipThatIsNoResetCountsNothing) {
+  ProbeRecord record;
+  record.Add(1.02, Reading(1000, 1));
+  record.Add(3.02, Reading(1003, 1));
+  record.Add(4.02, Reading(1002.5, 1));
+  record.Add(5.03, Reading(1005, 1));
+  v1::RunReport report = TwoStageReport();
+  record.FillReport(report);
+  EXPECT_EQ(Named(report.saturation(), "commits").delta(), 5);
+  EXPECT_EQ(Named(report.stages(1).saturation(), "commits").delta(), 2);
+}
+
 // "Per executed transaction" means per transaction completed without error; failed ones are
 // reported apart (their share), not mixed into the divisor.
 TEST(ProbeRecordTest, PerQueryDividesByExecutedTransactionsOnly) {
