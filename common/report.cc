@@ -371,6 +371,22 @@ std::string RenderGeneratorAndProbe(const v1::RunReport& r) {
     absl::StrAppend(&header, absl::StrFormat(" %18s", absl::StrCat(stage.index(), " ", stage.name())));
   }
   absl::StrAppend(&out, header, "\n");
+  // Failed transactions' work is in the counters but not in the divisor: say how many there were.
+  if (r.errors() > 0 || std::any_of(r.stages().begin(), r.stages().end(),
+                                    [](const v1::StageReport& s) { return s.errors() > 0; })) {
+    auto share = [](uint64_t executed, uint64_t errors) {
+      return absl::StrFormat("%.3g%%", executed + errors == 0
+                                           ? 0.0
+                                           : 100.0 * static_cast<double>(errors) /
+                                                 static_cast<double>(executed + errors));
+    };
+    std::string line = absl::StrFormat("  %-40s %18s", "failed transactions (share, not divided)",
+                                       share(r.executed(), r.errors()));
+    for (const v1::StageReport& stage : r.stages()) {
+      absl::StrAppend(&line, absl::StrFormat(" %18s", share(stage.executed(), stage.errors())));
+    }
+    absl::StrAppend(&out, line, "\n");
+  }
   for (const v1::SaturationDelta& d : r.saturation()) {
     if (!ShownInText(d)) continue;
     std::string line =

@@ -470,9 +470,28 @@ std::string SaturationTable(const v1::RunReport& r) {
   };
   std::string out = absl::StrCat(
       "<h3>Saturation deltas</h3>\n<p class=\"note\">Counters: the change over the span and per "
-      "query executed; gauges (levels): the last reading and the range.</p>\n"
-      "<table class=\"saturation\">\n<tr>",
-      ThText("value"), ThText("kind"), "<th colspan=\"2\">run</th>");
+      "transaction executed (completed without error); gauges (levels): the last reading and "
+      "the range.</p>\n");
+  // Failed transactions' work is in the counters, not in the divisor: their share, apart.
+  const auto share = [](uint64_t executed, uint64_t errors) {
+    return absl::StrFormat("%.3g%%", executed + errors == 0
+                                         ? 0.0
+                                         : 100.0 * static_cast<double>(errors) /
+                                               static_cast<double>(executed + errors));
+  };
+  bool failed = r.errors() > 0;
+  std::string shares = absl::StrCat("run ", share(r.executed(), r.errors()));
+  for (const auto& s : r.stages()) {
+    failed = failed || s.errors() > 0;
+    absl::StrAppend(&shares, ", stage ", s.index(), " ", share(s.executed(), s.errors()));
+  }
+  if (failed) {
+    absl::StrAppend(&out, "<p class=\"note\">Failed transactions, as a share of those attempted: ",
+                    HtmlEscape(shares), ". Their work is in the counters but not in the "
+                    "per-transaction figures' divisor.</p>\n");
+  }
+  absl::StrAppend(&out, "<table class=\"saturation\">\n<tr>", ThText("value"), ThText("kind"),
+                  "<th colspan=\"2\">run</th>");
   for (const auto& s : r.stages()) {
     absl::StrAppend(&out, "<th colspan=\"2\">", HtmlEscape(absl::StrCat(s.index(), ": ", s.name())),
                     "</th>");

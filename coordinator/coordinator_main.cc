@@ -2,7 +2,6 @@
 // merges their reports. Exit codes: 0 after a clean shutdown, 2 bad arguments or cannot listen.
 #include <csignal>
 #include <cstdio>
-#include <exception>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -19,7 +18,7 @@
 #include "coordinator/coordinator_service.h"
 #include "coordinator/run_store.h"
 #include "coordinator/metrics_exporter.h"
-#include "prometheus/exposer.h"
+#include "coordinator/metrics_http_server.h"
 
 namespace dbload {
 namespace {
@@ -42,7 +41,8 @@ across the connected agents and merges their reports.
                     one), or unix:PATH. Without TLS only loopback addresses (127.0.0.0/8, [::1],
                     localhost) unless --allow-insecure-remote.
   --metrics ADDR    Serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (port 0
-                    picks one). IPv4 only (prometheus-cpp's server here does not bind IPv6);
+                    picks one). IPv4 only. Scrapes are served at once however many
+                    clients sit idle on the port (each must send its request within 10 s);
                     an address off loopback (e.g. 0.0.0.0:9464, for a Prometheus on another
                     machine) needs --allow-insecure-remote: the page has no TLS or token (it
                     holds run ids, scenario names and figures, never a password).
@@ -199,28 +199,27 @@ int Main(int argc, char** argv) {
     }
   }
 
-  // The exporter outlives the service (which publishes into it) and the exposer (which collects
-  // from it); the exposer stops serving before either goes.
+  // The exporter outlives the service (which publishes into it) and the HTTP server (which
+  // collects from it); the server stops serving before either goes.
   auto exporter = std::make_shared<MetricsExporter>();
-  std::unique_ptr<prometheus::Exposer> exposer;
+  std::unique_ptr<MetricsHttpServer> metrics_server;
   int metrics_port = 0;
   if (!metrics.empty()) {
-    try {
-      exposer = std::make_unique<prometheus::Exposer>(metrics, /*num_threads=*/1);
-    } catch (const std::exception& e) {
-      std::cerr << "dbload-coordinator: cannot serve metrics on '" << metrics << "': " << e.what()
-                << "\n";
+    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> started = MetricsHttpServer::Start(
+        metrics, [exporter = exporter.get()] { return PrometheusText(*exporter); });
+    if (!started.ok()) {
+      std::cerr << "dbload-coordinator: cannot serve metrics on '" << metrics
+                << "': " << started.status().message() << "\n";
       return kExitUsage;
     }
-    exposer->RegisterCollectable(exporter);
-    const std::vector<int> ports = exposer->GetListeningPorts();
-    metrics_port = ports.empty() ? 0 : ports.front();
+    metrics_server = *std::move(started);
+    metrics_port = metrics_server->port();
   }
 
   SteadyClock clock;
   CoordinatorOptions options;
   options.log = LogLine;
-  if (exposer != nullptr) options.metrics = exporter.get();
+  if (metrics_server != nullptr) options.metrics = exporter.get();
   options.run_store = run_store.get();
   options.max_rate = max_rate_value;
   options.max_clients = max_clients_value;
@@ -247,7 +246,7 @@ int Main(int argc, char** argv) {
   std::printf("listening on %s\n",
               unix_socket ? listen.c_str()
                           : WithPort(listen, (*server)->port()).c_str());
-  if (exposer != nullptr) {
+  if (metrics_server != nullptr) {
     const std::string where = WithPort(metrics, metrics_port);
     std::printf("metrics on http://%s/metrics\n", where.c_str());
     LogLine(absl::StrCat("metrics on http://", where, "/metrics"));
@@ -258,7 +257,7 @@ int Main(int argc, char** argv) {
   LogLine("shutting down: stopping runs and waiting for their final reports");
   service.Shutdown(kShutdownGrace);
   (*server)->Shutdown();
-  exposer.reset();
+  metrics_server.reset();
   LogLine("stopped");
   return kExitOk;
 }

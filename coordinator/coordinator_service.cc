@@ -928,8 +928,9 @@ void CoordinatorService::Impl::TakeProbeReadingsLocked(Run& run) {
       options_.metrics->OnProbeReading(run.id, run.plan.scenario(), reading.values);
     }
   }
-  const std::string error = run.probe->error();
-  if (!error.empty()) run.probe_error = error;
+  // The probe's state now: a successful reading after an outage (a restarted server) clears the
+  // error, so that the report does not blame a probe that recovered.
+  run.probe_error = run.probe->error();
   if (options_.metrics != nullptr) {
     options_.metrics->SetProbeUp(run.id, run.plan.scenario(), run.probe->up());
   }

@@ -26,11 +26,13 @@ namespace dbload {
 // waits), and a saturated database looks different from a saturated generator.
 //
 // Values are named by their source ("postgresql", "mysql", "haproxy", "process") and either the
-// server's own name (xact_commit, Innodb_data_read) or one of the common names every database
-// source provides, so that one dashboard panel serves both:
-//   counters: commits, rollbacks, read_bytes, written_bytes, rows_inserted, rows_updated,
-//             rows_deleted, deadlocks, lock_waits
-//   gauges:   connections, connections_active, database_size_bytes
+// server's own name (xact_commit, Innodb_data_read) or one of the common names, which mean the
+// same on every server that has them, so that one dashboard panel serves both:
+//   counters: read_bytes, written_bytes, rows_inserted, rows_updated, rows_deleted, deadlocks
+//             commits, rollbacks: transactions, one each however many statements they had
+//             (PostgreSQL only: xact_commit / xact_rollback; MySQL counts no such thing, see
+//             SqlProbeSource::Read, so its Handler_commit / Com_commit keep their own names)
+//   gauges:   connections, connections_active, lock_waiting, database_size_bytes
 // PostgreSQL's read_bytes are blocks read (not found in shared buffers) × block size; its
 // written_bytes are the buffers written by checkpoints, the background writer and backends ×
 // block size (pg_stat_bgwriter, whole server). MySQL's are Innodb_data_read / _written.
@@ -43,6 +45,13 @@ struct ProbeValue {
   double value = 0;
   bool gauge = false;
 };
+
+// Whether a cumulative counter read as `previous` and then `value` was reset (its server restarted
+// and counts from zero again): it fell below half. Such a value is counted from zero, as
+// Prometheus' rate() does. A smaller dip is not a reset and counts nothing: the process source's
+// CPU time dips when a child is reaped between reading the parent and the child, and counting
+// the whole value again would add the server's lifetime CPU.
+inline bool CounterWasReset(double previous, double value) { return value < previous / 2; }
 
 // What the server says it is, for the report's manifest.
 struct ServerIdentity {

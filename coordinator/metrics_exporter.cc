@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace dbload {
@@ -176,7 +177,24 @@ void MetricsExporter::OnInterval(const RunInterval& interval) {
 void MetricsExporter::OnProbeReading(const std::string& run_id, const std::string& scenario,
                                      const std::vector<ProbeValue>& values) {
   std::lock_guard lock(mu_);
-  SeriesFor(run_id, scenario).probe_values = values;
+  RunSeries& run = SeriesFor(run_id, scenario);
+  run.probe_values = values;
+  for (ProbeValue& value : run.probe_values) {
+    if (value.gauge) continue;
+    // A restarted server counts from zero again. The exported counter stays monotonic (what
+    // was counted before the reset is kept as an offset), so that a scrape across the restart
+    // and the report's deltas agree: both count the new value from zero, as rate() does.
+    // A dip that is no reset (CounterWasReset) is exported as the highest value read.
+    ProbeCounter& counter = run.probe_counters[absl::StrCat(value.source, "/", value.name)];
+    if (!counter.read || value.value >= counter.last) {
+      counter.last = value.value;
+    } else if (CounterWasReset(counter.last, value.value)) {
+      counter.offset += counter.last;
+      counter.last = value.value;
+    }
+    counter.read = true;
+    value.value = counter.offset + counter.last;
+  }
 }
 
 void MetricsExporter::SetProbeUp(const std::string& run_id, const std::string& scenario,

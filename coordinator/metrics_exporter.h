@@ -87,6 +87,7 @@ class MetricsExporter final : public prometheus::Collectable {
   void SetAgentsConnected(int agents);
   void SetAgentsLost(const std::string& run_id, const std::string& scenario, int lost);
   // The database probe's latest reading of a run (replaces the previous one), and its health.
+  // Counters are exported monotonic across server restarts (a reset adds an offset).
   void OnProbeReading(const std::string& run_id, const std::string& scenario,
                       const std::vector<ProbeValue>& values);
   void SetProbeUp(const std::string& run_id, const std::string& scenario, bool up);
@@ -110,6 +111,12 @@ class MetricsExporter final : public prometheus::Collectable {
     std::map<std::pair<std::string, std::string>, uint64_t> errors;  // (class, code)
     std::deque<SparseCounts> window;  // response time, newest last
   };
+  // A probe counter's highest value since its last reset, and what it counted before its resets.
+  struct ProbeCounter {
+    bool read = false;
+    double last = 0;
+    double offset = 0;
+  };
   struct RunSeries {
     std::string scenario;
     std::string state = "running";
@@ -127,7 +134,8 @@ class MetricsExporter final : public prometheus::Collectable {
     bool pool_limited = false;
     bool database_stalled = false;
     double dispatch_lag_share = 0;
-    std::vector<ProbeValue> probe_values;
+    std::vector<ProbeValue> probe_values;  // counters with their offsets added
+    std::map<std::string, ProbeCounter> probe_counters;  // by "source/name"
     std::optional<bool> probe_up;  // unset: the run has no probe
     uint64_t order = 0;
   };

@@ -83,10 +83,25 @@ void ProbeRecord::AddSpan(size_t first, size_t last, uint64_t queries,
       delta.set_min(low);
       delta.set_max(high);
     } else {
-      const double before = at(first), after = at(last);
-      if (std::isnan(before) || std::isnan(after)) continue;
-      delta.set_delta(after - before);
-      if (queries > 0) delta.set_per_query((after - before) / static_cast<double>(queries));
+      if (std::isnan(at(first)) || std::isnan(at(last))) continue;
+      // Summed reading by reading, so that a counter reset (a restarted server counts from
+      // zero) is handled as Prometheus' rate() does: the new value was counted from zero, no
+      // work was undone. A dip that is no reset counts nothing until the counter passes its
+      // highest reading again (CounterWasReset).
+      double sum = 0, previous = at(first);
+      for (size_t row = first + 1; row <= last; ++row) {
+        const double value = at(row);
+        if (std::isnan(value)) continue;
+        if (value >= previous) {
+          sum += value - previous;
+          previous = value;
+        } else if (CounterWasReset(previous, value)) {
+          sum += value;
+          previous = value;
+        }
+      }
+      delta.set_delta(sum);
+      if (queries > 0) delta.set_per_query(sum / static_cast<double>(queries));
     }
     *out.Add() = std::move(delta);
   }
@@ -112,7 +127,7 @@ void ProbeRecord::FillReport(v1::RunReport& report) const {
   const Spans spans = SpansOf(report);
   const size_t start = ReadingAtOrAfter(spans.warmup_end_s);
   const size_t newest = rows_.size() - 1;
-  AddSpan(start, newest, report.executed() + report.errors(), *report.mutable_saturation());
+  AddSpan(start, newest, report.executed(), *report.mutable_saturation());
   size_t stage_start = start;
   uint32_t last_stage = 0;
   for (const auto& [stage, end_s] : spans.stage_end_s) last_stage = std::max(last_stage, stage);
@@ -120,7 +135,7 @@ void ProbeRecord::FillReport(v1::RunReport& report) const {
     auto end = spans.stage_end_s.find(stage.index());
     if (end == spans.stage_end_s.end()) continue;  // never reached
     const size_t stage_end = stage.index() == last_stage ? newest : ReadingAtOrAfter(end->second);
-    AddSpan(stage_start, stage_end, stage.executed() + stage.errors(), *stage.mutable_saturation());
+    AddSpan(stage_start, stage_end, stage.executed(), *stage.mutable_saturation());
     stage_start = stage_end;
   }
 }

@@ -276,6 +276,160 @@ TEST_F(ProbeTest, AnImpossibleRateIsMarkedGeneratorLimitedAndAnEasyOneIsNot) {
   }
 }
 
+// A workload of one query type: a transaction of 3 statements (BEGIN … COMMIT around them).
+std::string ThreeStatementWorkload(testing::ScratchDir& dir) {
+  return dir.Write("three.yaml", R"(name: three
+tables:
+  - name: probe_three
+    create: CREATE TABLE probe_three (id INT PRIMARY KEY, v INT NOT NULL)
+    data:
+      rows: 10
+      columns:
+        id: {row: true}
+        v: {uniform: {min: 0, max: 0}}
+scenarios:
+  - name: txn
+    query_types:
+      - name: three
+        transaction: true
+        statements:
+          - sql: SELECT v FROM probe_three WHERE id = ?
+            params: [{uniform: {min: 1, max: 5}}]
+          - sql: UPDATE probe_three SET v = v + 1 WHERE id = ?
+            params: [{uniform: {min: 1, max: 5}}]
+          - sql: SELECT COUNT(*) FROM probe_three
+)");
+}
+
+// `commits` means committed transactions wherever it is given: N transactions of 3 statements
+// are N commits on PostgreSQL (xact_commit of bench; the probe's own statements run in database
+// postgres, so only the load's connections' start-up adds a few). MariaDB counts no such thing
+// (its Handler_commit, which `commits` used to be, counts 4 per such transaction): it has no
+// `commits`, and its own counters say what they count.
+TEST_F(ProbeTest, CommitsAreTransactionsOnBothServers) {
+  constexpr int kTransactions = 300;
+  const std::string workload = ThreeStatementWorkload(*dir_);
+  const std::string rest =
+      absl::StrCat("scenario: txn\nload: {closed: {clients: 1}}\nstop: {queries: ", kTransactions,
+                   "}\n");
+  const std::string pg_plan = WriteFile(
+      "pg_three.yaml",
+      absl::StrCat("name: pg_three\ntarget:\n  driver: postgresql\n  host: 127.0.0.1\n  port: ",
+                   servers().GetInt("PG_PORT"), "\n  user: bench\n  database: bench\n  pool: 1\n  ",
+                   PgPassword(), "\nworkload: ", workload, "\n", rest));
+  const v1::RunReport pg = RunFresh(pg_plan, {});
+  ASSERT_EQ(pg.executed(), static_cast<uint64_t>(kTransactions));
+  ASSERT_EQ(pg.errors(), 0u);
+  const double pg_commits = DeltaOf(pg.saturation(), "postgresql", "commits");
+  EXPECT_GE(pg_commits, kTransactions);
+  // One per transaction, plus a few that the load's connection (start-up, preparing its 3
+  // statements) and EXPLAIN's connection commit: 11 here, far from 4 per transaction.
+  EXPECT_LE(pg_commits, kTransactions + 20);
+  EXPECT_NEAR(Find(pg.saturation(), "postgresql", "commits")->per_query(), 1.0, 0.05);
+
+  const std::string my_plan = WriteFile(
+      "my_three.yaml",
+      absl::StrCat("name: my_three\ntarget:\n  driver: mysql\n  host: 127.0.0.1\n  port: ",
+                   servers().GetInt("MARIADB_PORT"), "\n  user: bench\n  database: bench\n",
+                   "  pool: 1\n  password_file: ", servers().Get("MARIADB_PASSWORD_FILE"),
+                   "\nworkload: ", workload, "\n", rest));
+  const v1::RunReport my = RunFresh(my_plan, {});
+  ASSERT_EQ(my.executed(), static_cast<uint64_t>(kTransactions));
+  ASSERT_EQ(my.errors(), 0u);
+  for (const v1::SaturationDelta& delta : my.saturation()) {
+    EXPECT_NE(delta.name(), "commits") << "MariaDB has no counter of transactions";
+    EXPECT_NE(delta.name(), "rollbacks");
+  }
+  // The server's own names, for what they count (the probe commits nothing; its reads are
+  // SELECTs of status tables, which add no Handler_commit).
+  EXPECT_EQ(DeltaOf(my.saturation(), "mysql", "Com_commit"), kTransactions);
+  EXPECT_GE(DeltaOf(my.saturation(), "mysql", "Handler_commit"), 4 * kTransactions);
+  std::cout << "figures: " << kTransactions << " transactions of 3 statements: postgresql/commits "
+            << pg_commits << "; mysql/Com_commit "
+            << DeltaOf(my.saturation(), "mysql", "Com_commit") << ", mysql/Handler_commit "
+            << DeltaOf(my.saturation(), "mysql", "Handler_commit") << "\n";
+}
+
+// A server restart in the middle of a run: the probe loses its connection, says so while the
+// server is down, and reads again once it is back. The report must not keep the stale error,
+// and MariaDB's counters, which restart from zero, must not give negative deltas.
+TEST_F(ProbeTest, AMariaDbRestartLeavesNoStaleErrorAndNoNegativeCounter) {
+  const std::string plan = Plan(
+      "my_restart", "mysql", servers().GetInt("MARIADB_PORT"),
+      absl::StrCat("password_file: ", servers().Get("MARIADB_PASSWORD_FILE"), "\n  pool: 2"),
+      "scenario: insert\nload: {closed: {clients: 2, think_time: 2ms}}\n"
+      "stop: {duration: 9s}\n");
+  ASSERT_EQ(RunDbload({"cleanup", plan}).exit_code, 0);
+  const ProcessResult prepare = RunDbload({"prepare", plan});
+  ASSERT_EQ(prepare.exit_code, 0) << prepare.Describe();
+  const std::string report_path = plan + ".json";
+  Child run({DBLOAD_BINARY, "run", plan, "--report", report_path});
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  const ProcessResult restart =
+      RunProcess({"/bin/bash", TestServers::DbenvPath(), "restart", servers().dir(), "mariadb",
+                  "--down", "1.5"},
+                 std::chrono::seconds(60));
+  ASSERT_EQ(restart.exit_code, 0) << restart.Describe();
+  const ProcessResult done = run.Wait(std::chrono::seconds(60));
+  ASSERT_FALSE(done.timed_out) << done.Describe();
+  const v1::RunReport report = ReadReport(report_path);
+  ASSERT_GT(report.executed(), 100u) << done.Describe();
+
+  // The restart happened inside the probe's readings: Questions went back, and there are
+  // readings after it.
+  bool went_back = false;
+  double previous = -1;
+  size_t after_restart = 0;
+  for (const v1::ProbeSample& sample : report.probe_samples()) {
+    const auto it = sample.values().find("mysql/Questions");
+    if (it == sample.values().end()) continue;
+    if (went_back) ++after_restart;
+    if (previous >= 0 && it->second < previous) went_back = true;
+    previous = it->second;
+  }
+  ASSERT_TRUE(went_back) << "the restart did not fall between two readings";
+  EXPECT_GE(after_restart, 2u);
+  // The run's delta is what the readings show the server counted, a reset counting the new
+  // value from zero (Prometheus' rate() rule), not the last reading minus the first.
+  const size_t first = [&] {
+    for (size_t i = 0; i < static_cast<size_t>(report.probe_samples_size()); ++i) {
+      if (report.probe_samples(i).elapsed_s() >= Find(report.saturation(), "mysql", "Questions")
+                                                     ->from_s()) {
+        return i;
+      }
+    }
+    return size_t{0};
+  }();
+  double counted = 0;
+  previous = -1;
+  for (size_t i = first; i < static_cast<size_t>(report.probe_samples_size()); ++i) {
+    const auto it = report.probe_samples(i).values().find("mysql/Questions");
+    if (it == report.probe_samples(i).values().end()) continue;
+    if (previous >= 0) counted += it->second >= previous ? it->second - previous : it->second;
+    previous = it->second;
+  }
+  EXPECT_EQ(DeltaOf(report.saturation(), "mysql", "Questions"), counted);
+  std::cout << "figures: readings " << report.probe_samples_size() << " (" << after_restart
+            << " after the restart); mysql/Questions delta " << counted
+            << " (last reading minus first: " << previous - report.probe_samples(first)
+                                                              .values().at("mysql/Questions")
+            << "); executed " << report.executed() << ", errors " << report.errors()
+            << "; probe_error '" << report.probe_error() << "'\n";
+  EXPECT_TRUE(report.probe_error().empty())
+      << "the probe read again after the restart but still says: " << report.probe_error();
+  EXPECT_THAT(done.out, Not(HasSubstr("Database probe:")));
+  for (const v1::SaturationDelta& delta : report.saturation()) {
+    EXPECT_GE(delta.delta(), 0) << delta.source() << "/" << delta.name();
+  }
+  // What the server counted, before and after its restart. The rows written between the last
+  // reading before the shutdown and the shutdown are lost with the server's counters (up to a
+  // probe interval's worth); otherwise every insert that succeeded wrote a row, and the ones
+  // in flight at the shutdown may have been written without their answer.
+  const double written = DeltaOf(report.saturation(), "mysql", "Handler_write");
+  EXPECT_GE(written, 0.6 * static_cast<double>(report.executed()));
+  EXPECT_LE(written, report.executed() + report.errors() + 4);
+}
+
 // A coordinator daemon that cannot read a plan's password runs the plan without a probe and
 // says why; with a password it can read, /metrics carries what the probe read.
 TEST_F(ProbeTest, CoordinatorWithoutThePasswordSaysSoAndMetricsCarryTheProbe) {

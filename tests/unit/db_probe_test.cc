@@ -8,9 +8,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace dbload {
 namespace {
@@ -171,6 +174,57 @@ TEST(HaproxyProbeSourceTest, NamesTheSocketItCannotReach) {
   absl::Status status = source.Read(out);
   EXPECT_FALSE(status.ok());
   EXPECT_THAT(status.message(), HasSubstr("/nonexistent/haproxy.sock"));
+}
+
+// A source that reads a counter, as a server that may be down would.
+class FlakySource final : public ProbeSource {
+ public:
+  explicit FlakySource(std::atomic<bool>& down) : down_(down) {}
+  std::string name() const override { return "mysql"; }
+  absl::Status Read(std::vector<ProbeValue>& out) override {
+    if (down_.load()) return absl::UnavailableError("cannot connect");
+    out.push_back({.source = "mysql", .name = "Questions", .value = 1, .gauge = false});
+    return absl::OkStatus();
+  }
+
+ private:
+  std::atomic<bool>& down_;
+};
+
+// The coordinator reports the probe's error as the probe has it now: after a server restart the
+// first successful reading clears "cannot connect" (the probe opens its sources again).
+TEST(DatabaseProbeTest, ASuccessfulReadingAfterAnOutageClearsTheError) {
+  std::atomic<bool> down = false;
+  std::atomic<int> opened = 0;
+  SteadyClock clock;
+  DatabaseProbe probe(
+      clock,
+      [&]() -> absl::StatusOr<std::vector<std::unique_ptr<ProbeSource>>> {
+        ++opened;
+        if (down.load()) return absl::UnavailableError("cannot connect to the server");
+        std::vector<std::unique_ptr<ProbeSource>> sources;
+        sources.push_back(std::make_unique<FlakySource>(down));
+        return sources;
+      },
+      {.interval = 5 * kMillisecond, .on_reading = {}, .thread_start = {}, .thread_end = {}});
+  auto wait_for = [&](auto condition) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!condition() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return condition();
+  };
+  ASSERT_TRUE(wait_for([&] { return probe.up(); }));
+  down = true;
+  ASSERT_TRUE(wait_for([&] { return !probe.up() && !probe.error().empty(); }));
+  EXPECT_THAT(probe.error(), HasSubstr("cannot connect"));
+  const int opened_while_down = opened.load();
+  down = false;
+  ASSERT_TRUE(wait_for([&] { return probe.up(); }));
+  EXPECT_EQ(probe.error(), "");
+  EXPECT_GT(opened.load(), opened_while_down) << "the sources were not opened again";
+  probe.Stop();
+  EXPECT_FALSE(probe.TakeReadings().empty());
 }
 
 }  // namespace

@@ -184,6 +184,30 @@ TEST(MetricsExporterProbeTest, ProbeReadingsAreCountersAndGaugesOfTheRun) {
   EXPECT_EQ(up.metric[0].gauge.value, 1);
 }
 
+// A restarted server counts from zero: the exported counter keeps what was counted before (an
+// offset), so that it never goes down; gauges are exported as read.
+TEST(MetricsExporterProbeTest, ProbeCountersStayMonotonicAcrossAServerRestart) {
+  MetricsExporter exporter(3);
+  auto read = [&](double commits, double connections) {
+    exporter.OnProbeReading(
+        "r1", "s",
+        {{.source = "mysql", .name = "Handler_commit", .value = commits, .gauge = false},
+         {.source = "mysql", .name = "connections", .value = connections, .gauge = true}});
+    const std::vector<MetricFamily> families = exporter.Collect();
+    return std::make_pair(FamilyNamed(families, "dbload_db_counter_total").metric.at(0).counter.value,
+                          FamilyNamed(families, "dbload_db_gauge").metric.at(0).gauge.value);
+  };
+  EXPECT_EQ(read(100, 5), std::make_pair(100.0, 5.0));
+  EXPECT_EQ(read(250, 5), std::make_pair(250.0, 5.0));
+  EXPECT_EQ(read(20, 1), std::make_pair(270.0, 1.0));  // restarted: 20 counted since
+  EXPECT_EQ(read(60, 2), std::make_pair(310.0, 2.0));
+  EXPECT_EQ(read(5, 2), std::make_pair(315.0, 2.0));   // and again
+  // A dip to more than half is no reset (CPU time of a child reaped mid-reading): the highest
+  // value stands until the counter passes it.
+  EXPECT_EQ(read(4, 2), std::make_pair(315.0, 2.0));
+  EXPECT_EQ(read(7, 2), std::make_pair(317.0, 2.0));
+}
+
 TEST(MetricsExporterProbeTest, GeneratorLimitAndAgentCpuFollowTheLastInterval) {
   MetricsExporter exporter(3);
   std::mt19937_64 random(3);

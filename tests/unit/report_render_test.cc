@@ -419,6 +419,34 @@ TEST(HtmlTest, ManifestStagesAndPlansAreShown) {
   EXPECT_THAT(RenderReportHtml(SimpleReport("bare", 1, 1, 1)), Not(HasSubstr("Manifest")));
 }
 
+// Probe counters are per executed transaction; failed ones' share is shown apart, per scope.
+TEST(TextTest, ProbeFiguresShowTheFailedTransactionsShareApart) {
+  v1::RunReport r;
+  r.set_executed(900);
+  r.set_errors(100);
+  v1::StageReport* stage = r.add_stages();
+  stage->set_index(1);
+  stage->set_name("only");
+  stage->set_executed(900);
+  stage->set_errors(100);
+  for (auto* deltas : {r.mutable_saturation(), stage->mutable_saturation()}) {
+    v1::SaturationDelta* delta = deltas->Add();
+    delta->set_source("postgresql");
+    delta->set_name("commits");
+    delta->set_delta(1000);
+    delta->set_per_query(1000.0 / 900);
+  }
+  const std::string text = RenderReportText(r);
+  EXPECT_THAT(text, HasSubstr("per executed transaction"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("failed transactions \\(share, not divided\\) +10% +10%"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("postgresql/commits +1.111 +1.111"));
+  EXPECT_THAT(RenderReportHtml(r),
+              HasSubstr("Failed transactions, as a share of those attempted: run 10%, stage 1 10%."));
+  r.set_errors(0);
+  r.mutable_stages(0)->set_errors(0);
+  EXPECT_THAT(RenderReportText(r), Not(HasSubstr("failed transactions")));
+}
+
 TEST(TextTest, PlansAreListedPerStageWithTheirStatementsAndIndentedPlans) {
   v1::RunReport r;
   r.mutable_plan()->set_name("plans");

@@ -115,6 +115,62 @@ TEST(ProbeRecordTest, AValueMissingFromAReadingIsLeftOutNotZeroed) {
   EXPECT_EQ(report.probe_samples(1).values().at("haproxy/sessions"), 7);
 }
 
+// A MariaDB restart in the second stage: its counters start again from zero. The span counts
+// what the server counted (Prometheus' rate() rule: after a decrease the new value is counted
+// from zero), never a negative delta.
+TEST(ProbeRecordTest, ACounterResetCountsTheNewValueFromZero) {
+  ProbeRecord record;
+  record.Add(1.02, Reading(50, 4));
+  record.Add(3.02, Reading(160, 5));  // the end of stage 1
+  record.Add(4.02, Reading(200, 5));  // then the server restarted
+  record.Add(4.52, Reading(30, 2));   // 30 counted since the restart
+  record.Add(5.03, Reading(90, 2));
+  v1::RunReport report = TwoStageReport();
+  record.FillReport(report);
+  const v1::SaturationDelta& run = Named(report.saturation(), "commits");
+  EXPECT_EQ(run.delta(), (200 - 50) + 30 + (90 - 30));
+  EXPECT_DOUBLE_EQ(run.per_query(), 240.0 / 400);
+  const v1::SaturationDelta& first = Named(report.stages(0).saturation(), "commits");
+  const v1::SaturationDelta& second = Named(report.stages(1).saturation(), "commits");
+  EXPECT_EQ(first.delta(), 110);
+  EXPECT_EQ(second.delta(), 40 + 30 + 60);
+  EXPECT_EQ(first.delta() + second.delta(), run.delta());
+  for (const auto* deltas : {&report.saturation(), &report.stages(0).saturation(),
+                             &report.stages(1).saturation()}) {
+    for (const v1::SaturationDelta& delta : *deltas) EXPECT_GE(delta.delta(), 0) << delta.name();
+  }
+}
+
+// A small dip is not a reset: the server's CPU time dips when a backend is reaped between
+// reading the postmaster and its children. Counting the dipped value from zero would add the
+// server's whole lifetime CPU; it counts nothing until the counter passes its high mark.
+TEST(ProbeRecordTest, ADipThatIsNoResetCountsNothing) {
+  ProbeRecord record;
+  record.Add(1.02, Reading(1000, 1));
+  record.Add(3.02, Reading(1003, 1));
+  record.Add(4.02, Reading(1002.5, 1));
+  record.Add(5.03, Reading(1005, 1));
+  v1::RunReport report = TwoStageReport();
+  record.FillReport(report);
+  EXPECT_EQ(Named(report.saturation(), "commits").delta(), 5);
+  EXPECT_EQ(Named(report.stages(1).saturation(), "commits").delta(), 2);
+}
+
+// "Per executed transaction" means per transaction completed without error; failed ones are
+// reported apart (their share), not mixed into the divisor.
+TEST(ProbeRecordTest, PerQueryDividesByExecutedTransactionsOnly) {
+  ProbeRecord record;
+  record.Add(1.02, Reading(0, 1));
+  record.Add(3.02, Reading(100, 1));
+  record.Add(5.03, Reading(400, 1));
+  v1::RunReport report = TwoStageReport();
+  report.set_errors(100);  // 400 executed and 100 failed
+  report.mutable_stages(0)->set_errors(25);
+  record.FillReport(report);
+  EXPECT_DOUBLE_EQ(Named(report.saturation(), "commits").per_query(), 400.0 / 400);
+  EXPECT_DOUBLE_EQ(Named(report.stages(0).saturation(), "commits").per_query(), 100.0 / 100);
+}
+
 TEST(ProbeRecordTest, NoReadingsLeaveTheReportWithoutSaturation) {
   ProbeRecord record;
   v1::RunReport report = TwoStageReport();
