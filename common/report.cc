@@ -324,23 +324,24 @@ void AppendPlans(std::string& out, const std::string& title,
 // database's commit count against the report's.
 std::string RenderLostAgents(const v1::RunReport& r) {
   std::string out;
-  if (r.lost_agents_size() > 0) {
-    absl::StrAppend(&out, "\nDEGRADED: ", r.lost_agents_size(),
-                    " agent(s) lost before their final report; what they ran after their last "
-                    "report is not counted above:\n");
-    for (const v1::LostAgent& lost : r.lost_agents()) {
-      absl::StrAppend(
-          &out, absl::StrFormat("  %s (%s): last report at %.2f s, lost at %.2f s; ", lost.name(),
-                                lost.why(), lost.last_report_s(), lost.lost_s()));
-      if (lost.bound_known()) {
-        absl::StrAppend(&out, absl::StrFormat("at most %d transactions uncounted if it stopped "
-                                              "when lost, %d if it ran until its dead-man timeout "
-                                              "(%.1f s)\n    (%s)\n",
-                                              lost.unreported_if_stopped(), lost.unreported_max(),
-                                              lost.dead_man_s(), lost.bound_note()));
-      } else {
-        absl::StrAppend(&out, "uncounted transactions: ", lost.bound_note(), "\n");
-      }
+  // Printed for degraded runs only (the JSON always has the reconciliation): without a loss
+  // the counter's other commits (EXPLAIN, setup reads, other sessions) are no news.
+  if (r.lost_agents_size() == 0) return out;
+  absl::StrAppend(&out, "\nDEGRADED: ", r.lost_agents_size(),
+                  " agent(s) lost before their final report; what they ran after their last "
+                  "report is not counted above:\n");
+  for (const v1::LostAgent& lost : r.lost_agents()) {
+    absl::StrAppend(
+        &out, absl::StrFormat("  %s (%s): last report at %.2f s, lost at %.2f s; ", lost.name(),
+                              lost.why(), lost.last_report_s(), lost.lost_s()));
+    if (lost.bound_known()) {
+      absl::StrAppend(&out, absl::StrFormat("at most %d transactions uncounted if it stopped "
+                                            "when lost, %d if it ran until its dead-man timeout "
+                                            "(%.1f s)\n    (%s)\n",
+                                            lost.unreported_if_stopped(), lost.unreported_max(),
+                                            lost.dead_man_s(), lost.bound_note()));
+    } else {
+      absl::StrAppend(&out, "uncounted transactions: ", lost.bound_note(), "\n");
     }
   }
   const v1::CommitReconciliation& c = r.commit_reconciliation();
@@ -351,12 +352,10 @@ std::string RenderLostAgents(const v1::RunReport& r) {
                         "connections' set-up; difference %+d: %s",
                         c.database_commits(), c.counter(), c.report_commits(),
                         c.connection_commits(), c.difference(), c.verdict()));
-    if (r.lost_agents_size() > 0) {
-      absl::StrAppend(&out, absl::StrFormat(" (bound %d; %d if they stopped when lost)",
-                                            c.lost_bound(), c.lost_bound_if_stopped()));
-    }
+    absl::StrAppend(&out, absl::StrFormat(" (bound %d; %d if they stopped when lost)",
+                                          c.lost_bound(), c.lost_bound_if_stopped()));
     absl::StrAppend(&out, "\n  (", c.note(), ")\n");
-  } else if (r.lost_agents_size() > 0 && !c.note().empty()) {
+  } else if (!c.note().empty()) {
     absl::StrAppend(&out, "Commits not reconciled: ", c.note(), "\n");
   }
   return out;

@@ -135,6 +135,10 @@ struct Run {
   std::map<std::string, double> rate_of;
   // Statements prepared on each connection (PostgreSQL commits 2 for each, and 1 per start-up).
   uint32_t statements = 0;
+  // The probe read before the assignments went out: its first reading precedes the load (it is
+  // stamped against the time of the submit, not of the load's start, so its elapsed time alone
+  // does not tell).
+  bool probe_read_before_load = false;
   // Plans without stages: each agent's clients now (closed loops), and the spare slots not yet
   // handed out (from next_spare_slot to total_slots), for moving a lost agent's clients and for
   // agents that join.
@@ -1005,6 +1009,7 @@ void CoordinatorService::Impl::MaybeReleaseAssignmentsLocked(Run& run, bool forc
                           !run.probe->error().empty();
   if (!force && !probe_done && now < run.hold_deadline) return;
   // The run's clock starts with its load; the probe's first reading is then slightly negative.
+  run.probe_read_before_load = run.probe != nullptr && !run.probe_record.empty();
   run.started = now;
   run.last_saved = now;
   for (auto& [name, message] : run.held_assignments) {
@@ -1181,7 +1186,7 @@ void CoordinatorService::Impl::FinishRunLocked(Run& run) {
       connection_commits +=
           static_cast<int64_t>(progress.max_connections) * (1 + 2 * run.statements);
     }
-    ReconcileCommits(reported, connection_commits,
+    ReconcileCommits(reported, connection_commits, run.probe_read_before_load,
                      Seconds(run.load_ended_at.value_or(now) - run.started), run.report);
   }
   for (const auto& [stage, search] : run.knees) {

@@ -81,8 +81,8 @@ double BestPerClientRate(const v1::RunReport& report) {
   return best;
 }
 
-void ReconcileCommits(int64_t report_commits, int64_t connection_commits, double load_end_s,
-                      v1::RunReport& report) {
+void ReconcileCommits(int64_t report_commits, int64_t connection_commits, bool first_before_load,
+                      double load_end_s, v1::RunReport& report) {
   v1::CommitReconciliation& out = *report.mutable_commit_reconciliation();
   out.Clear();
   const std::string& driver = report.plan().target().driver();
@@ -109,9 +109,8 @@ void ReconcileCommits(int64_t report_commits, int64_t connection_commits, double
                               report.probe_error().empty() ? "" : ": ", report.probe_error()));
     return;
   }
-  if (first->elapsed_s() > 0) {
-    out.set_note(absl::StrFormat("the probe's first reading came %.1f s after the load started",
-                                 first->elapsed_s()));
+  if (!first_before_load) {
+    out.set_note("the probe's first reading came after the load started");
     return;
   }
   if (last->elapsed_s() < load_end_s) {
