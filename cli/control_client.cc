@@ -188,7 +188,7 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
     std::cerr << "dbload: "
               << InPlan(options, absl::StrCat("run degraded: ", report.lost_agents_size(),
                                               " agent(s) lost before their final report; see "
-                                              "\"Lost agents\" in the report"))
+                                              "DEGRADED in the report (JSON: lost_agents)"))
               << "\n";
     return kExitDegraded;
   }

@@ -121,8 +121,9 @@ They, and prepare --coordinator, take the link's TLS and token options:
 Exit codes: 0 success; 1 the run ended by a fatal database error (or failed); 2 bad input or
 set-up failure (plan, database unreachable, wrong password, missing table, coordinator
 unreachable, unknown run); 3 the plan's abort rules ended the run; 4 degraded: the run
-finished but lost an agent before its final report (the report's "Lost agents" bounds what it ran
-uncounted; a suite: some run degraded, none failed); 130 interrupted or stopped.
+finished but lost an agent before its final report (the report's DEGRADED block, JSON
+lost_agents, bounds what it ran uncounted; a suite: some run degraded, none failed);
+130 interrupted or stopped.
 )";
 
 // Options and positional arguments of one command. `--name value` and `--name=value` both work.
