@@ -347,11 +347,10 @@ std::string RenderLostAgents(const v1::RunReport& r) {
   const v1::CommitReconciliation& c = r.commit_reconciliation();
   if (c.available()) {
     absl::StrAppend(
-        &out,
-        absl::StrFormat("\nCommits: the database counted %d (%s), the report %d + %d of the "
-                        "connections' set-up; difference %+d: %s",
-                        c.database_commits(), c.counter(), c.report_commits(),
-                        c.connection_commits(), c.difference(), c.verdict()));
+        &out, absl::StrFormat("\nCommits: the database counted %d (%s), the report %d + %d of the "
+                              "connections' set-up; difference %+d: %s",
+                              c.database_commits(), c.counter(), c.report_commits(),
+                              c.connection_commits(), c.difference(), c.verdict()));
     absl::StrAppend(&out, absl::StrFormat(" (bound %d; %d if they stopped when lost)",
                                           c.lost_bound(), c.lost_bound_if_stopped()));
     absl::StrAppend(&out, "\n  (", c.note(), ")\n");

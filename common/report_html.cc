@@ -631,13 +631,13 @@ std::string LostAgentsHtml(const v1::RunReport& r) {
   absl::StrAppend(&out, "</ul>\n");
   const v1::CommitReconciliation& c = r.commit_reconciliation();
   if (c.available()) {
-    absl::StrAppend(&out, "<p>", HtmlEscape(absl::StrFormat(
-                                     "Commits: the database counted %d, the report %d + %d of the "
-                                     "connections' set-up; difference %+d: %s (bound %d).",
-                                     c.database_commits(), c.report_commits(),
-                                     c.connection_commits(), c.difference(), c.verdict(),
-                                     c.lost_bound())),
-                    "</p>\n");
+    absl::StrAppend(
+        &out, "<p>",
+        HtmlEscape(absl::StrFormat("Commits: the database counted %d, the report %d + %d of the "
+                                   "connections' set-up; difference %+d: %s (bound %d).",
+                                   c.database_commits(), c.report_commits(), c.connection_commits(),
+                                   c.difference(), c.verdict(), c.lost_bound())),
+        "</p>\n");
   }
   return out;
 }

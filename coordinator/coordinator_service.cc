@@ -976,8 +976,8 @@ void CoordinatorService::Impl::AddLostAgentsLocked(const Run& run, v1::RunReport
         .open_loop = open,
         .poisson = open && run.plan.load().open().arrival() == v1::OpenLoad::POISSON,
         .wanted_arrivals = progress.wanted_arrivals,
-        .completed = progress.executed + progress.errors + progress.warmup_executed +
-                     progress.warmup_errors,
+        .completed =
+            progress.executed + progress.errors + progress.warmup_executed + progress.warmup_errors,
         .in_flight = progress.in_flight,
         .per_client_rate = per_client_rate};
     if (auto at = run.lost_at.find(name); at != run.lost_at.end()) {

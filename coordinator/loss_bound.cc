@@ -128,8 +128,8 @@ void ReconcileCommits(int64_t report_commits, int64_t connection_commits, bool f
       "reconnects add more), the scenario's setup reads, EXPLAIN, and other clients'; not the "
       "probe's own (it reads from database postgres). A backend publishes its counts when idle, "
       "at most once a second, and when it exits"));
-  const int64_t database = static_cast<int64_t>(std::llround(last->values().at(kCounter) -
-                                                             first->values().at(kCounter)));
+  const int64_t database = static_cast<int64_t>(
+      std::llround(last->values().at(kCounter) - first->values().at(kCounter)));
   out.set_database_commits(database);
   out.set_report_commits(report_commits);
   out.set_connection_commits(connection_commits);

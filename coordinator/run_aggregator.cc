@@ -266,10 +266,9 @@ bool RunAggregator::AllFinal() const {
 double RunAggregator::MeasuredSeconds(bool closed_only) const {
   double measured = 0;
   for (const auto& [name, progress] : agents_) {
-    const double agent_measured =
-        closed_only ? std::max(0.0, progress.closed_elapsed_s - warmup_s_)
-        : progress.final ? progress.measured_s
-                         : std::max(0.0, progress.elapsed_s - warmup_s_);
+    const double agent_measured = closed_only ? std::max(0.0, progress.closed_elapsed_s - warmup_s_)
+                                  : progress.final ? progress.measured_s
+                                                   : std::max(0.0, progress.elapsed_s - warmup_s_);
     measured = std::max(measured, agent_measured);
   }
   return measured;
@@ -307,7 +306,7 @@ void RunAggregator::AddAgentSummaries(v1::RunReport& report, bool closed_only) c
     agent.set_name(name);
     agent.set_executed(closed_only ? progress.closed_executed : progress.executed);
     agent.set_errors(closed_only ? progress.closed_errors : progress.errors);
-    agent.set_measured_s(closed_only    ? std::max(0.0, progress.closed_elapsed_s - warmup_s_)
+    agent.set_measured_s(closed_only      ? std::max(0.0, progress.closed_elapsed_s - warmup_s_)
                          : progress.final ? progress.measured_s
                                           : std::max(0.0, progress.elapsed_s - warmup_s_));
     agent.set_end_reason(progress.end_reason);
@@ -344,9 +343,8 @@ void RunAggregator::AddPlans(v1::RunReport& report) const {
 
 v1::RunReport RunAggregator::ReportSoFar(const std::string& end_reason,
                                          const std::string& started_at) const {
-  v1::RunReport report = builder_.Finish(MeasuredSeconds(/*closed_only=*/true) + setup_s_,
-                                         setup_s_, NotStarted(), end_reason, started_at,
-                                         StageSeconds());
+  v1::RunReport report = builder_.Finish(MeasuredSeconds(/*closed_only=*/true) + setup_s_, setup_s_,
+                                         NotStarted(), end_reason, started_at, StageSeconds());
   AddAgentSummaries(report, /*closed_only=*/true);
   AddPlans(report);
   return report;
@@ -356,9 +354,9 @@ v1::RunReport RunAggregator::Finish(double elapsed_s, const std::string& end_rea
                                     const std::string& started_at,
                                     const IntervalObserver& observer) {
   CloseInterval(elapsed_s, observer);
-  v1::RunReport report = builder_.Finish(MeasuredSeconds(/*closed_only=*/false) + setup_s_,
-                                         setup_s_, NotStarted(), end_reason, started_at,
-                                         StageSeconds());
+  v1::RunReport report =
+      builder_.Finish(MeasuredSeconds(/*closed_only=*/false) + setup_s_, setup_s_, NotStarted(),
+                      end_reason, started_at, StageSeconds());
   AddAgentSummaries(report, /*closed_only=*/false);
   AddPlans(report);
   return report;

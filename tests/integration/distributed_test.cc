@@ -584,9 +584,9 @@ TEST_F(DistributedTest, AKilledAgentIsBoundedReconciledAndTheRunExitsDegraded) {
   Child submit({DBLOAD_BINARY, "submit", plan, "--coordinator", address, "--min-agents", "3",
                 "--wait", "--report", report_path});
   // Killed between two of its reports, 3.4 s into the load.
-  ASSERT_TRUE(submit.PumpUntil(
-      [](const std::string& out) { return absl::StrContains(out, "[   3.0s]"); },
-      std::chrono::seconds(15)))
+  ASSERT_TRUE(
+      submit.PumpUntil([](const std::string& out) { return absl::StrContains(out, "[   3.0s]"); },
+                       std::chrono::seconds(15)))
       << submit.out() << submit.err();
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   agents[2]->Signal(SIGKILL);
@@ -623,8 +623,7 @@ TEST_F(DistributedTest, AKilledAgentIsBoundedReconciledAndTheRunExitsDegraded) {
   EXPECT_EQ(reconciled.report_commits(), static_cast<int64_t>(report->executed()));
   EXPECT_EQ(reconciled.connection_commits(), overhead);
   EXPECT_EQ(reconciled.difference(), uncounted);
-  EXPECT_EQ(reconciled.verdict(),
-            uncounted == 0 ? "matches" : "within the lost agents' bound");
+  EXPECT_EQ(reconciled.verdict(), uncounted == 0 ? "matches" : "within the lost agents' bound");
   EXPECT_THAT(run.out, HasSubstr("Commits: the database counted"));
   std::cout << "killed agent l3: uncounted by the report " << uncounted
             << " transactions; bound if stopped when lost " << lost.unreported_if_stopped()
@@ -913,8 +912,7 @@ TEST_F(DistributedTest, ASilentPartitionStopsTheLoadWithinTheDeadManTimeout) {
 
   // Cut off, the agent ran on after the coordinator lost it, until its dead-man timeout: what
   // the database counted beyond the report is within the bound that allows for that timeout.
-  const ProcessResult fetched =
-      RunDbload({"report", "--coordinator", address, "--format", "json"});
+  const ProcessResult fetched = RunDbload({"report", "--coordinator", address, "--format", "json"});
   ASSERT_EQ(fetched.exit_code, kExitOk) << fetched.Describe();
   absl::StatusOr<v1::RunReport> report = ParseReportJson(fetched.out);
   ASSERT_TRUE(report.ok()) << report.status();
