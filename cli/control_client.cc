@@ -143,7 +143,8 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
     std::cout << "run " << last.run_id() << " " << last.state() << ": " << end_reason << std::endl;
     if (last.state() == "interrupted") return kExitInterrupted;
     if (last.state() == "aborted") return kExitAborted;
-    return last.state() == "failed" ? kExitRunFailed : kExitOk;
+    if (last.state() == "failed") return kExitRunFailed;
+    return last.degraded() ? kExitDegraded : kExitOk;
   }
   grpc::ClientContext report_context;
   report_context.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
@@ -160,7 +161,8 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
     return kExitUsage;
   }
   absl::Status completed;
-  if (options.complete_report && last.state() == "finished") {
+  // A degraded run's rows cannot match: the lost agent's last transactions are not in it.
+  if (options.complete_report && last.state() == "finished" && !last.degraded()) {
     completed = options.complete_report(report);
   }
   if (options.print_report) std::cout << "\n" << RenderReportText(report);
@@ -186,6 +188,14 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
     // The report above says it too, but a script reading stderr must not miss it.
     std::cerr << "dbload: " << InPlan(options, absl::StrCat("run ended by ", end_reason)) << "\n";
     return kExitRunFailed;
+  }
+  if (last.degraded() || report.degraded()) {
+    std::cerr << "dbload: "
+              << InPlan(options, absl::StrCat("run degraded: ", report.lost_agents_size(),
+                                              " agent(s) lost before their final report; see "
+                                              "DEGRADED in the report (JSON: lost_agents)"))
+              << "\n";
+    return kExitDegraded;
   }
   return kExitOk;
 }

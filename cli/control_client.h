@@ -20,6 +20,9 @@ inline constexpr int kExitUsage = 2;
 // The plan's abort rules ended the run (p99, error rate or achieved rate out of bounds): the
 // report holds what was measured until then.
 inline constexpr int kExitAborted = 3;
+// The run finished but lost an agent before its final report: what that agent ran after its
+// last report is not counted (the report bounds it: RunReport.lost_agents).
+inline constexpr int kExitDegraded = 4;
 inline constexpr int kExitInterrupted = 130;
 
 // A Control stub for a coordinator at `address` (HOST:PORT; off this machine only with TLS or
@@ -50,9 +53,10 @@ struct FollowOptions {
 
 // Follows a submitted run to its end: one line per interval (RenderIntervalLine), then the
 // report (RenderReportText, and --report JSON), and returns the exit code:
-//   0 the run finished; 1 it ended by a fatal database error (or failed); 130 it was stopped or
-//   interrupted; 2 it never started (unreachable database, wrong password, missing table: the
-//   agents' one-line reason goes to stderr, no report) or the coordinator was lost.
+//   0 the run finished; 1 it ended by a fatal database error (or failed); 4 it finished but
+//   lost an agent (degraded); 130 it was stopped or interrupted; 2 it never started
+//   (unreachable database, wrong password, missing table: the agents' one-line reason goes to
+//   stderr, no report) or the coordinator was lost.
 int FollowRun(dbload::v1::Control::Stub& stub, const std::string& run_id,
               const FollowOptions& options);
 

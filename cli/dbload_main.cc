@@ -1,7 +1,8 @@
 // The `dbload` command. Subcommands parse their own arguments; every failure is reported as
 // one line naming what was wrong and where, and the exit code says what happened:
 // 0 success, 1 a run that ended with a fatal database error, 2 bad input or set-up failure,
-// 3 aborted by the plan's abort rules, 130 interrupted.
+// 3 aborted by the plan's abort rules, 4 degraded (the run finished but lost an agent before its
+// final report; a suite with a degraded run and nothing worse), 130 interrupted.
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
@@ -122,7 +123,10 @@ They, and prepare --coordinator, take the link's TLS and token options:
 
 Exit codes: 0 success; 1 the run ended by a fatal database error (or failed); 2 bad input or
 set-up failure (plan, database unreachable, wrong password, missing table, coordinator
-unreachable, unknown run); 3 the plan's abort rules ended the run; 130 interrupted or stopped.
+unreachable, unknown run); 3 the plan's abort rules ended the run; 4 degraded: the run
+finished but lost an agent before its final report (the report's DEGRADED block, JSON
+lost_agents, bounds what it ran uncounted; a suite: some run degraded, none failed);
+130 interrupted or stopped.
 )";
 
 // The usage of one command, from kUsage's entries (a line indented by two spaces that names the

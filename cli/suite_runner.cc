@@ -43,6 +43,8 @@ std::string StateOf(int exit_code) {
       return "finished";
     case kExitAborted:
       return "aborted";
+    case kExitDegraded:
+      return "degraded";
     case kExitInterrupted:
       return "interrupted";
     default:
@@ -84,7 +86,7 @@ std::vector<v1::Plan> DataPlans(const v1::Suite& suite, const std::vector<v1::Su
 }  // namespace
 
 bool SuiteRunDone(const v1::SuiteRun& run) {
-  return run.state() == "finished" || run.state() == "aborted";
+  return run.state() == "finished" || run.state() == "aborted" || run.state() == "degraded";
 }
 
 int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecutor& executor) {
@@ -158,6 +160,7 @@ int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecut
   };
 
   bool some_failed = false;
+  bool some_degraded = false;  // finished, but lost an agent
   for (size_t first = 0; first < runs.size();) {
     const std::string target = runs[first].target();
     size_t end = first;
@@ -230,7 +233,11 @@ int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecut
       }
       if (!save()) return kExitUsage;
       if (run.state() == "interrupted") return kExitInterrupted;
-      if (run.state() != "finished") some_failed = true;
+      if (run.state() == "degraded") {
+        some_degraded = true;  // its report stands, marked; the suite goes on
+      } else if (run.state() != "finished") {
+        some_failed = true;
+      }
     }
     if (suite.settings().cleanup() && prepared) {
       for (const v1::Plan& plan : data) {
@@ -249,7 +256,10 @@ int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecut
   for (const v1::SuiteRun& run : index.runs()) finished += run.state() == "finished";
   out << "suite: " << suite.name() << ": " << finished << " of " << index.runs_size()
       << " runs finished; index " << index_path << std::endl;
-  return some_failed ? kExitRunFailed : kExitOk;
+  // Degraded runs of an earlier invocation (--resume does not run them again) count too.
+  for (const v1::SuiteRun& run : index.runs()) some_degraded |= run.state() == "degraded";
+  if (some_failed) return kExitRunFailed;
+  return some_degraded ? kExitDegraded : kExitOk;
 }
 
 }  // namespace dbload

@@ -38,8 +38,8 @@ struct SuiteRunOptions {
   std::function<std::string()> now;
 };
 
-// A run that is done (skipped by --resume): it finished, or the plan's abort rules ended it.
-// Failed and interrupted runs are run again.
+// A run that is done (skipped by --resume): it finished (degraded or not), or the plan's abort
+// rules ended it. Failed and interrupted runs are run again.
 bool SuiteRunDone(const dbload::v1::SuiteRun& run);
 
 // Runs the suite's runs in ExpandSuite's order: per target, Prepare of each distinct workload
@@ -48,8 +48,10 @@ bool SuiteRunDone(const dbload::v1::SuiteRun& run);
 // DIR/suite.json before the first run and after each, and each run's report where the index
 // says. A failed run is recorded and the suite goes on; Ctrl-C records the current run as
 // interrupted and stops. A target whose prepare fails has its runs recorded as failed, and the
-// suite goes on with the next target. Returns the exit code: 0 every run finished; 1 some
-// failed or were aborted; 2 set-up failure (DIR, --resume of another suite); 130 interrupted.
+// suite goes on with the next target. A degraded run (it lost an agent: exit code 4) is
+// recorded as "degraded" and the suite goes on. Returns the exit code: 0 every run finished; 1
+// some failed or were aborted; 4 none did but some were degraded; 2 set-up failure (DIR,
+// --resume of another suite); 130 interrupted.
 int RunSuite(const dbload::v1::Suite& suite, const SuiteRunOptions& options,
              SuiteExecutor& executor);
 

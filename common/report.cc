@@ -165,6 +165,7 @@ v1::IntervalSample RunReportBuilder::AddInterval(const IntervalInfo& info,
   sample.set_p999_ms(Ms(response.ValueAtPercentile(99.9)));
   sample.set_schedule_lag_p99_ms(Ms(snapshot.schedule_lag.ValueAtPercentile(99)));
   sample.set_dispatch_lag_p99_ms(Ms(snapshot.dispatch_lag.ValueAtPercentile(99)));
+  sample.set_length_s(info.length_s);
   sample.set_warmup(info.warmup);
   sample.set_stage(info.stage);
   sample.set_clients(info.clients);
@@ -429,6 +430,46 @@ void AppendPlans(std::string& out, const std::string& title,
   }
 }
 
+// Agents lost before their final reports, the bound on what they ran uncounted, and the
+// database's commit count against the report's.
+std::string RenderLostAgents(const v1::RunReport& r) {
+  std::string out;
+  // Printed for degraded runs only (the JSON always has the reconciliation): without a loss
+  // the counter's other commits (EXPLAIN, setup reads, other sessions) are no news.
+  if (r.lost_agents_size() == 0) return out;
+  absl::StrAppend(&out, "\nDEGRADED: ", r.lost_agents_size(),
+                  " agent(s) lost before their final report; what they ran after their last "
+                  "report is not counted above:\n");
+  for (const v1::LostAgent& lost : r.lost_agents()) {
+    absl::StrAppend(
+        &out, absl::StrFormat("  %s (%s): last report at %.2f s, lost at %.2f s; ", lost.name(),
+                              lost.why(), lost.last_report_s(), lost.lost_s()));
+    if (lost.bound_known()) {
+      absl::StrAppend(&out, absl::StrFormat("at most %d transactions uncounted if it stopped "
+                                            "when lost, %d if it ran until its dead-man timeout "
+                                            "(%.1f s)\n    (%s)\n",
+                                            lost.unreported_if_stopped(), lost.unreported_max(),
+                                            lost.dead_man_s(), lost.bound_note()));
+    } else {
+      absl::StrAppend(&out, "uncounted transactions: ", lost.bound_note(), "\n");
+    }
+  }
+  const v1::CommitReconciliation& c = r.commit_reconciliation();
+  if (c.available()) {
+    absl::StrAppend(
+        &out, absl::StrFormat("\nCommits: the database counted %d (%s), the report %d + %d of the "
+                              "connections' set-up; difference %+d: %s",
+                              c.database_commits(), c.counter(), c.report_commits(),
+                              c.connection_commits(), c.difference(), c.verdict()));
+    absl::StrAppend(&out, absl::StrFormat(" (bound %d; %d if they stopped when lost)",
+                                          c.lost_bound(), c.lost_bound_if_stopped()));
+    absl::StrAppend(&out, "\n  (", c.note(), ")\n");
+  } else if (!c.note().empty()) {
+    absl::StrAppend(&out, "Commits not reconciled: ", c.note(), "\n");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RenderReportText(const v1::RunReport& r) {
@@ -568,6 +609,7 @@ std::string RenderReportText(const v1::RunReport& r) {
       }
     }
   }
+  absl::StrAppend(&out, RenderLostAgents(r));
   absl::StrAppend(&out, RenderGeneratorAndProbe(r));
   AppendPlans(out, "EXPLAIN (captured as the measured part started)", r.explains());
   for (const v1::StageReport& stage : r.stages()) {

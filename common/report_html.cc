@@ -704,6 +704,36 @@ std::string ReportDataJson(const v1::RunReport& r) {
       ",\"spectrum\":", html::ChartJson(spectrum), ",\"saturation\":", panels, "}}");
 }
 
+// A degraded run: the lost agents, the bound on what they ran uncounted, the commit check.
+std::string LostAgentsHtml(const v1::RunReport& r) {
+  if (r.lost_agents_size() == 0) return "";
+  std::string out = absl::StrCat("<p class=\"warn\">Degraded: ", r.lost_agents_size(),
+                                 " agent(s) lost before their final report; what they ran after "
+                                 "their last report is not counted.</p>\n<ul>\n");
+  for (const v1::LostAgent& lost : r.lost_agents()) {
+    absl::StrAppend(
+        &out, "<li>", HtmlEscape(lost.name()), " (", HtmlEscape(lost.why()), "): ",
+        lost.bound_known()
+            ? absl::StrFormat("at most %d transactions uncounted if it stopped when lost, %d if "
+                              "it ran until its dead-man timeout",
+                              lost.unreported_if_stopped(), lost.unreported_max())
+            : std::string("no bound"),
+        " (", HtmlEscape(lost.bound_note()), ")</li>\n");
+  }
+  absl::StrAppend(&out, "</ul>\n");
+  const v1::CommitReconciliation& c = r.commit_reconciliation();
+  if (c.available()) {
+    absl::StrAppend(
+        &out, "<p>",
+        HtmlEscape(absl::StrFormat("Commits: the database counted %d, the report %d + %d of the "
+                                   "connections' set-up; difference %+d: %s (bound %d).",
+                                   c.database_commits(), c.report_commits(), c.connection_commits(),
+                                   c.difference(), c.verdict(), c.lost_bound())),
+        "</p>\n");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RenderReportHtml(const v1::RunReport& r) {
@@ -719,6 +749,7 @@ std::string RenderReportHtml(const v1::RunReport& r) {
       &out, MetaRow("Workload", absl::StrCat(r.plan().workload(), " / ", r.plan().scenario())));
   absl::StrAppend(&out, MetaRow("dbload", r.dbload_version()));
   absl::StrAppend(&out, "</table>\n");
+  absl::StrAppend(&out, LostAgentsHtml(r));
   if (r.has_manifest()) absl::StrAppend(&out, ManifestSection(r.manifest()));
   absl::StrAppend(&out, SummarySection(r), StagesSection(r));
   absl::StrAppend(&out, "<h2>Charts</h2>\n", html::ChartDiv("rate", "No intervals in this report."),

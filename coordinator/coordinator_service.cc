@@ -40,6 +40,7 @@
 #include "coordinator/saturation.h"
 #include "coordinator/abort_monitor.h"
 #include "coordinator/knee_search.h"
+#include "coordinator/loss_bound.h"
 #include "coordinator/run_store.h"
 #include "coordinator/planner.h"
 #include "coordinator/run_aggregator.h"
@@ -132,6 +133,17 @@ struct Run {
   std::optional<AbortMonitor> abort_monitor;  // when the plan has abort rules
   std::map<uint32_t, KneeSearch> knees;        // by 1-based stage, for knee-search stages
   std::map<std::string, std::string> lost;  // agent -> why, for those lost before their final
+  // For the bound on what lost agents ran unreported: when each was declared lost, its clients
+  // then (closed loop), and the highest rate each participant was given (open loop).
+  std::map<std::string, Nanos> lost_at;
+  std::map<std::string, uint32_t> lost_clients;
+  std::map<std::string, double> rate_of;
+  // Statements prepared on each connection (PostgreSQL commits 2 for each, and 1 per start-up).
+  uint32_t statements = 0;
+  // The probe read before the assignments went out: its first reading precedes the load (it is
+  // stamped against the time of the submit, not of the load's start, so its elapsed time alone
+  // does not tell).
+  bool probe_read_before_load = false;
   // Plans without stages: each agent's clients now (closed loops), and the spare slots not yet
   // handed out (from next_spare_slot to total_slots), for moving a lost agent's clients and for
   // agents that join.
@@ -281,6 +293,8 @@ class CoordinatorService::Impl {
   void TakeProbeReadingsLocked(Run& run);
   // The probe's readings, the generator's limits and the manifest, into a report of the run.
   void CompleteReportLocked(Run& run, v1::RunReport& report);
+  // The agents lost before their final reports, with the bound on what they ran unreported.
+  void AddLostAgentsLocked(const Run& run, v1::RunReport& report) const;
   void OnProbeReadings();
   // Sends the held assignments once the probe has read (or failed, or kProbeFirstWait passed).
   void MaybeReleaseAssignmentsLocked(Run& run, bool force = false);
@@ -501,6 +515,8 @@ void CoordinatorService::Impl::AgentGoneLocked(const std::string& agent_name, Ag
     gauges->second.connections = 0;
   }
   if (run->lost.emplace(name, why).second) {
+    run->lost_at.emplace(name, clock_.Now());
+    run->lost_clients[name] = run->clients_of[name];
     Log(absl::StrCat("run ", run->id, ": agent ", name, " lost (", why, "); the run is degraded"));
     if (options_.metrics != nullptr) {
       options_.metrics->SetAgentsLost(run->id, run->plan.scenario(),
@@ -542,6 +558,7 @@ void CoordinatorService::Impl::ResplitLocked(Run& run) {
     v1::CoordinatorMessage message;
     message.mutable_change()->set_run_id(run.id);
     message.mutable_change()->mutable_load()->set_rate(rates[i]);
+    run.rate_of[survivors[i]] = std::max(run.rate_of[survivors[i]], rates[i]);
     EnqueueLocked(*ParticipantConnLocked(run, survivors[i]), std::move(message));
   }
   Log(absl::StrCat("run ", run.id, ": the rate ", run.plan.load().open().rate(),
@@ -593,6 +610,7 @@ void CoordinatorService::Impl::RestoreRuns() {
     progress.set_run_id(run->id);
     progress.set_state(run->state);
     progress.set_end_reason(run->report.end_reason());
+    progress.set_degraded(run->report.degraded());
     PushProgressLocked(*run, std::move(progress));
     if (run->started_at >= latest_started_at) {
       latest_started_at = run->started_at;
@@ -714,6 +732,7 @@ bool CoordinatorService::Impl::JoinLocked(Run& run, const std::string& name, Age
     const std::vector<double> rates = SplitRate(plan.load().open().rate(), capacities);
     for (size_t i = 0; i < survivors.size(); ++i) {
       changes[i].mutable_change()->mutable_load()->set_rate(rates[i]);
+      run.rate_of[survivors[i]] = std::max(run.rate_of[survivors[i]], rates[i]);
     }
     joiner_load.set_rate(rates.back());
     joiner_slots = spare_needed = plan.target().pool();
@@ -771,6 +790,7 @@ bool CoordinatorService::Impl::JoinLocked(Run& run, const std::string& name, Age
   run.connection_of[participant] = name;
   run.joined_at_s[participant] = Seconds(elapsed);
   if (!open) run.clients_of[participant] = joiner_slots;
+  if (open) run.rate_of[participant] = joiner_load.rate();
   run.aggregator->AddAgent(
       {.name = participant, .query_budget = queries, .cores = agent.hello.cores()});
   agent.run_id = run.id;
@@ -937,6 +957,7 @@ void CoordinatorService::Impl::TakeProbeReadingsLocked(Run& run) {
 }
 
 void CoordinatorService::Impl::CompleteReportLocked(Run& run, v1::RunReport& report) {
+  AddLostAgentsLocked(run, report);
   run.probe_record.FillReport(report);
   report.set_probe_error(run.probe_error);
   MarkGeneratorLimits(run.plan.generator(), report);
@@ -948,6 +969,38 @@ void CoordinatorService::Impl::CompleteReportLocked(Run& run, v1::RunReport& rep
     report.mutable_manifest()->set_server_version(server.version);
     report.mutable_manifest()->mutable_server_settings()->insert(server.settings.begin(),
                                                                  server.settings.end());
+  }
+}
+
+void CoordinatorService::Impl::AddLostAgentsLocked(const Run& run, v1::RunReport& report) const {
+  report.clear_lost_agents();
+  report.set_degraded(!run.lost.empty());
+  if (run.lost.empty() || !run.aggregator) return;
+  const bool open = run.plan.load().has_open();
+  const double per_client_rate = open ? 0 : BestPerClientRate(report);
+  for (const auto& [name, why] : run.lost) {
+    const AgentProgress& progress = run.aggregator->agents().at(name);
+    LostAgentFacts facts{
+        .name = name,
+        .why = why,
+        .last_report_s = progress.elapsed_s,
+        .dead_man_s = Seconds(options_.dead_man_timeout),
+        .open_loop = open,
+        .poisson = open && run.plan.load().open().arrival() == v1::OpenLoad::POISSON,
+        .wanted_arrivals = progress.wanted_arrivals,
+        .completed =
+            progress.executed + progress.errors + progress.warmup_executed + progress.warmup_errors,
+        .in_flight = progress.in_flight,
+        .per_client_rate = per_client_rate};
+    if (auto at = run.lost_at.find(name); at != run.lost_at.end()) {
+      facts.lost_s = std::max(progress.elapsed_s, Seconds(at->second - run.started));
+    }
+    if (auto rate = run.rate_of.find(name); rate != run.rate_of.end()) facts.rate = rate->second;
+    if (auto clients = run.lost_clients.find(name); clients != run.lost_clients.end()) {
+      facts.clients = clients->second;
+    }
+    facts.clients = std::max(facts.clients, progress.clients);
+    *report.add_lost_agents() = BoundLostAgent(facts);
   }
 }
 
@@ -969,6 +1022,7 @@ void CoordinatorService::Impl::MaybeReleaseAssignmentsLocked(Run& run, bool forc
   if (!force && !probe_done && now < run.hold_deadline) return;
   if (RefusedByServerLocked(run)) return;
   // The run's clock starts with its load; the probe's first reading is then slightly negative.
+  run.probe_read_before_load = run.probe != nullptr && !run.probe_record.empty();
   run.started = now;
   run.last_saved = now;
   for (auto& [name, message] : run.held_assignments) {
@@ -1072,14 +1126,6 @@ void CoordinatorService::Impl::PublishAgentsLocked() {
 }
 
 void CoordinatorService::Impl::PushIntervalsLocked(Run& run, Nanos now) {
-  if (options_.run_store != nullptr && !run.done && now - run.last_saved >= kSaveEvery) {
-    // What a restart would have to show: the report so far, marked running.
-    run.last_saved = now;
-    v1::RunReport so_far = run.aggregator->ReportSoFar("running", run.started_at);
-    so_far.set_state("running");
-    CompleteReportLocked(run, so_far);
-    SaveLocked(so_far, run.id);
-  }
   for (v1::IntervalSample& sample :
        run.aggregator->CloseInterval(Seconds(now - run.started), MetricsObserverLocked(run))) {
     if (run.abort_monitor && run.stop_reason.empty() && !run.done) {
@@ -1096,7 +1142,18 @@ void CoordinatorService::Impl::PushIntervalsLocked(Run& run, Nanos now) {
     progress.set_state("running");
     *progress.mutable_interval() = std::move(sample);
     progress.set_agents(WorkingAgentsLocked(run));
+    progress.set_degraded(!run.lost.empty());
     PushProgressLocked(run, std::move(progress));
+  }
+  // Saved after this tick's intervals are closed, so that the report so far holds every report
+  // received until now (it counts closed intervals only, and its duration is theirs).
+  if (options_.run_store != nullptr && !run.done && now - run.last_saved >= kSaveEvery) {
+    // What a restart would have to show: the report so far, marked running.
+    run.last_saved = now;
+    v1::RunReport so_far = run.aggregator->ReportSoFar("running", run.started_at);
+    so_far.set_state("running");
+    CompleteReportLocked(run, so_far);
+    SaveLocked(so_far, run.id);
   }
 }
 
@@ -1163,6 +1220,17 @@ void CoordinatorService::Impl::FinishRunLocked(Run& run) {
     retired_probes_.push_back(std::move(run.probe));
   }
   CompleteReportLocked(run, run.report);
+  {
+    // The database's count of commits against the agents' (and their connections' own).
+    int64_t reported = 0, connection_commits = 0;
+    for (const auto& [name, progress] : run.aggregator->agents()) {
+      reported += static_cast<int64_t>(progress.executed + progress.warmup_executed);
+      connection_commits +=
+          static_cast<int64_t>(progress.max_connections) * (1 + 2 * run.statements);
+    }
+    ReconcileCommits(reported, connection_commits, run.probe_read_before_load,
+                     Seconds(run.load_ended_at.value_or(now) - run.started), run.report);
+  }
   for (const auto& [stage, search] : run.knees) {
     v1::StageReport& out = *run.report.mutable_stages(static_cast<int>(stage) - 1);
     out.set_knee(search.knee());
@@ -1178,6 +1246,7 @@ void CoordinatorService::Impl::FinishRunLocked(Run& run) {
   progress.set_state(run.state);
   progress.set_agents(WorkingAgentsLocked(run));
   progress.set_end_reason(end_reason);
+  progress.set_degraded(!run.lost.empty());
   PushProgressLocked(run, std::move(progress));
   if (options_.metrics != nullptr) {
     // The metrics tell a stop asked for ("stopped") from a coordinator shutting down
@@ -1226,6 +1295,7 @@ void CoordinatorService::Impl::Tick() {
           run->lost.emplace(name,
                             absl::StrCat("no final report within ",
                                          FormatDurationNanos(options_.stop_grace), " of the stop"));
+          run->lost_at.emplace(name, now);
         }
       }
     }
@@ -1287,6 +1357,7 @@ void CoordinatorService::Impl::Shutdown(Nanos grace) {
     for (const std::string& name : run->agents) {
       if (!run->aggregator->agents().at(name).final) {
         run->lost.emplace(name, "no final report before the coordinator shut down");
+        run->lost_at.emplace(name, clock_.Now());
       }
     }
     FinishRunLocked(*run);
@@ -1390,6 +1461,7 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
   // The workload judges its own name, options and scenario, and names the query types that the
   // agents' reports index.
   std::vector<std::string> query_types;
+  uint32_t statements = 0;
   {
     auto field_error = [&source](const absl::Status& status, const char* default_field) {
       const std::string field = FieldOf(status).value_or(std::string(default_field));
@@ -1401,6 +1473,7 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
     absl::StatusOr<std::unique_ptr<Scenario>> scenario = (*workload)->MakeScenario(plan.scenario());
     if (!scenario.ok()) return field_error(scenario.status(), "scenario");
     query_types = (*scenario)->query_types();
+    statements = static_cast<uint32_t>((*scenario)->Statements(db::Dialect::kPostgreSql).size());
   }
 
   // The plan's own requirement and the request's: the stricter of each.
@@ -1474,6 +1547,14 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
   }
   run->query_types = query_types;
   run->connections = connections;
+  run->statements = statements;
+  if (plan.load().has_open()) {
+    const double peak = PeakOf(plan, /*rate=*/true).value;
+    for (const AgentShare& share : shares) {
+      run->rate_of[idle_names[share.agent]] =
+          plan.stages_size() > 0 ? share.rate_fraction * peak : share.rate;
+    }
+  }
   run->aggregator.emplace(run->id, plan, query_types, specs);
   const v1::AbortRules& abort = plan.abort();
   if (abort.p99_above_ns() > 0 || abort.error_rate_above() > 0 || abort.achieved_below() > 0) {

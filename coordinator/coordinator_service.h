@@ -81,8 +81,9 @@ struct CoordinatorOptions {
 // Runs: Submit validates the plan, waits for min_agents idle agents, splits the load with the
 // planner, sends each agent its Assignment and aggregates their reports (RunAggregator). A run
 // ends when every assigned agent has sent its final report or has been lost (then the run is
-// marked degraded in its end reason; re-splitting the target across the survivors is not done
-// yet), or after Stop once the agents confirm (or stop_grace passes). An agent report that
+// marked degraded in its end reason and its report's `degraded` and `lost_agents`, which bound
+// what each lost agent ran after its last report; the load is split again over the survivors),
+// or after Stop once the agents confirm (or stop_grace passes). An agent report that
 // cannot be merged exactly (a gap, an unknown query type) fails the run and stops its load.
 // Finished runs' reports are kept in memory.
 //

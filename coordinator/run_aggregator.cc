@@ -124,6 +124,12 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
   progress.cpu_seconds += report.cpu_seconds();
   if (used != nullptr) *used += executed + errors;
   progress.elapsed_s = report.elapsed_s();
+  progress.wanted_arrivals += report.target_rate() * report.interval_s();
+  if (!empty) {  // a final report carries no gauges
+    progress.in_flight = report.in_flight();
+    if (report.clients() > 0) progress.clients = report.clients();
+  }
+  progress.max_connections = std::max(progress.max_connections, report.connections());
   if (report.warmup()) {
     progress.warmup_executed += executed;
     progress.warmup_errors += errors;
@@ -153,6 +159,12 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
     }
   }
   pending.any = true;
+  Pending::AgentPart& part = pending.agent_parts[agent];
+  if (!report.warmup()) {
+    part.executed += executed;
+    part.errors += errors;
+  }
+  part.elapsed_s = std::max(part.elapsed_s, report.elapsed_s());
   if (report.interval_s() > 0) {
     pending.agents_elapsed_s = std::max(pending.agents_elapsed_s, report.elapsed_s());
     auto& [agent_executed, agent_seconds] = pending.agent_time[agent];
@@ -220,6 +232,13 @@ v1::IntervalSample RunAggregator::ClosePending(Pending& pending, PendingKey key,
                                                     .max_agent_cpu = max_agent_cpu},
                                                    pending.snapshot);
   if (observer) observer(ClosedInterval{sample, pending.snapshot, length_s});
+  for (const auto& [agent, part] : pending.agent_parts) {
+    AgentProgress& progress = agents_.at(agent);
+    progress.closed_executed += part.executed;
+    progress.closed_errors += part.errors;
+    progress.closed_elapsed_s = std::max(progress.closed_elapsed_s, part.elapsed_s);
+  }
+  pending.agent_parts.clear();
   ResetSnapshot(pending.snapshot);
   pending.agent_time.clear();
   pending.agent_cpu_seconds.clear();
@@ -245,11 +264,12 @@ bool RunAggregator::AllFinal() const {
                      [](const auto& entry) { return entry.second.final; });
 }
 
-double RunAggregator::MeasuredSeconds() const {
+double RunAggregator::MeasuredSeconds(bool closed_only) const {
   double measured = 0;
   for (const auto& [name, progress] : agents_) {
-    const double agent_measured =
-        progress.final ? progress.measured_s : std::max(0.0, progress.elapsed_s - warmup_s_);
+    const double agent_measured = closed_only ? std::max(0.0, progress.closed_elapsed_s - warmup_s_)
+                                  : progress.final ? progress.measured_s
+                                                   : std::max(0.0, progress.elapsed_s - warmup_s_);
     measured = std::max(measured, agent_measured);
   }
   return measured;
@@ -281,14 +301,15 @@ std::vector<double> RunAggregator::StageSeconds() const {
   return longest;
 }
 
-void RunAggregator::AddAgentSummaries(v1::RunReport& report) const {
+void RunAggregator::AddAgentSummaries(v1::RunReport& report, bool closed_only) const {
   for (const auto& [name, progress] : agents_) {
     v1::AgentSummary& agent = *report.add_agents();
     agent.set_name(name);
-    agent.set_executed(progress.executed);
-    agent.set_errors(progress.errors);
-    agent.set_measured_s(progress.final ? progress.measured_s
-                                        : std::max(0.0, progress.elapsed_s - warmup_s_));
+    agent.set_executed(closed_only ? progress.closed_executed : progress.executed);
+    agent.set_errors(closed_only ? progress.closed_errors : progress.errors);
+    agent.set_measured_s(closed_only      ? std::max(0.0, progress.closed_elapsed_s - warmup_s_)
+                         : progress.final ? progress.measured_s
+                                          : std::max(0.0, progress.elapsed_s - warmup_s_));
     agent.set_end_reason(progress.end_reason);
     agent.set_cpu_seconds(progress.cpu_seconds);
     *agent.mutable_response_time() = Summarize(progress.response_time);
@@ -323,9 +344,9 @@ void RunAggregator::AddPlans(v1::RunReport& report) const {
 
 v1::RunReport RunAggregator::ReportSoFar(const std::string& end_reason,
                                          const std::string& started_at) const {
-  v1::RunReport report = builder_.Finish(MeasuredSeconds() + setup_s_, setup_s_, NotStarted(), end_reason,
-                                         started_at, StageSeconds());
-  AddAgentSummaries(report);
+  v1::RunReport report = builder_.Finish(MeasuredSeconds(/*closed_only=*/true) + setup_s_, setup_s_,
+                                         NotStarted(), end_reason, started_at, StageSeconds());
+  AddAgentSummaries(report, /*closed_only=*/true);
   AddPlans(report);
   return report;
 }
@@ -334,9 +355,10 @@ v1::RunReport RunAggregator::Finish(double elapsed_s, const std::string& end_rea
                                     const std::string& started_at,
                                     const IntervalObserver& observer) {
   CloseInterval(elapsed_s, observer);
-  v1::RunReport report = builder_.Finish(MeasuredSeconds() + setup_s_, setup_s_, NotStarted(), end_reason,
-                                         started_at, StageSeconds());
-  AddAgentSummaries(report);
+  v1::RunReport report =
+      builder_.Finish(MeasuredSeconds(/*closed_only=*/false) + setup_s_, setup_s_, NotStarted(),
+                      end_reason, started_at, StageSeconds());
+  AddAgentSummaries(report, /*closed_only=*/false);
   AddPlans(report);
   return report;
 }

@@ -39,6 +39,18 @@ struct AgentProgress {
   std::string fatal_error;
   // Measured response times over all query types: the per-agent percentiles of the report.
   Histogram response_time;
+  // What of it is in closed intervals (the report so far counts only those): measured executed
+  // and errors, and the elapsed time of its latest report in one.
+  uint64_t closed_executed = 0;
+  uint64_t closed_errors = 0;
+  double closed_elapsed_s = 0;
+  // For the bound on what a lost agent ran after its last report: open loop, the arrivals its
+  // reports say it wanted (target rate × interval, warm-up included); its in-flight
+  // transactions and clients by its latest report; the most connections it reported.
+  double wanted_arrivals = 0;
+  uint32_t in_flight = 0;
+  uint32_t clients = 0;
+  uint32_t max_connections = 0;
 };
 
 // Merges one run's AgentReports, from any agent in any order, into the run's report, exactly:
@@ -107,7 +119,9 @@ class RunAggregator {
   // True when every agent of the run has sent its final report.
   bool AllFinal() const;
 
-  // The report so far: totals of the closed intervals, measured time of the furthest agent.
+  // The report so far: totals of the closed intervals, and the measured time of the furthest
+  // agent in them (reports received since the last CloseInterval count in neither, so that the
+  // rate is that of the intervals whose counts are shown).
   dbload::v1::RunReport ReportSoFar(const std::string& end_reason,
                                     const std::string& started_at) const;
 
@@ -134,8 +148,9 @@ class RunAggregator {
   uint64_t executed() const;  // measured, over all agents
 
  private:
-  double MeasuredSeconds() const;
-  void AddAgentSummaries(dbload::v1::RunReport& report) const;
+  // `closed_only`: of the closed intervals only (the report so far).
+  double MeasuredSeconds(bool closed_only) const;
+  void AddAgentSummaries(dbload::v1::RunReport& report, bool closed_only) const;
   // The first plan of each (stage, query type), from whichever agent sent it; a plan naming no
   // stage of the plan is dropped (plans inform, they never refuse a report).
   void KeepPlan(const dbload::v1::CapturedPlan& captured);
@@ -161,6 +176,13 @@ class RunAggregator {
     std::map<std::string, double> agent_cpu_seconds;
     // Plans with stages, per agent: its target rate and clients in its latest report.
     std::map<std::string, std::pair<double, uint32_t>> agent_target;
+    // Per agent: measured executed and errors, and its latest report's elapsed time.
+    struct AgentPart {
+      uint64_t executed = 0;
+      uint64_t errors = 0;
+      double elapsed_s = 0;
+    };
+    std::map<std::string, AgentPart> agent_parts;
     // When the agents' intervals ended, by their own clocks (the latest of them): the sample's
     // time. The coordinator's tick comes up to a second after the agents' seconds end, so
     // stamping with it would shift the whole time series by that much.

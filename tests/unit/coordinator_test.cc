@@ -22,6 +22,7 @@
 #include "common/histogram.h"
 #include "common/interval_snapshot.h"
 #include "common/plan_limits.h"
+#include "common/report.h"
 #include "common/transport_security.h"
 #include "coordinator/coordinator_service.h"
 #include "coordinator/metrics_exporter.h"
@@ -759,10 +760,16 @@ TEST_F(CoordinatorTest, SilentAgentIsLostAndTheRunIsMarkedDegraded) {
   std::mt19937_64 random(5);
   Union all;
   ASSERT_TRUE(a0.Send(Final(run_id, 1, RandomSnapshot(random, 40, all), 10, "duration")));
-  ASSERT_TRUE(a1.Send(Report(run_id, 1, RandomSnapshot(random, 60, all))));
+  // a1's share is 50/s; its report (its first second) wanted 50 arrivals, completed 60 (the
+  // uniform schedule's phase) and left 2 in flight.
+  v1::AgentReport a1_report = Report(run_id, 1, RandomSnapshot(random, 60, all));
+  a1_report.set_target_rate(50);
+  a1_report.set_in_flight(2);
+  ASSERT_TRUE(a1.Send(a1_report));
   // Both reports are in once ticks (at the same simulated time: nobody is silent yet) have
   // closed an interval with them.
   ASSERT_TRUE(TickUntilExecuted(run_id, 100));
+  EXPECT_FALSE(GetReport(run_id).degraded());
   // a1 has said nothing for 4 s (a0 neither, but it is no longer in the run).
   clock_.Advance(4 * kSecond);
   service_->Tick();
@@ -777,6 +784,26 @@ TEST_F(CoordinatorTest, SilentAgentIsLostAndTheRunIsMarkedDegraded) {
   EXPECT_EQ(report.end_reason(), "duration; degraded: agent a1 lost (silent for 4.0s)");
   // What a1 reported before it went silent is in.
   EXPECT_EQ(report.executed(), 100u);
+  // Degraded, in the progress (for the CLI's exit code) and the report, with a bound on what a1
+  // ran after its last report (at 1 s) until it was lost (at 4 s): its 2 in flight, 50/s × 3 s,
+  // and 1 for the schedule's rounding; or, had it run on cut off, 50/s × (3 + 5 s of dead-man
+  // timeout + 0.1 s).
+  EXPECT_TRUE(progress.back().degraded());
+  EXPECT_TRUE(report.degraded());
+  ASSERT_EQ(report.lost_agents_size(), 1);
+  const v1::LostAgent& lost = report.lost_agents(0);
+  EXPECT_EQ(lost.name(), "a1");
+  EXPECT_EQ(lost.why(), "silent for 4.0s");
+  EXPECT_DOUBLE_EQ(lost.last_report_s(), 1);
+  EXPECT_DOUBLE_EQ(lost.lost_s(), 4);
+  EXPECT_DOUBLE_EQ(lost.dead_man_s(), 5);
+  EXPECT_DOUBLE_EQ(lost.rate(), 50);
+  EXPECT_TRUE(lost.bound_known());
+  EXPECT_EQ(lost.unreported_if_stopped(), 2u + 150 + 1);
+  EXPECT_NEAR(static_cast<double>(lost.unreported_max()), 2 + 405 + 1, 1);
+  // The noop target has no commit counter to reconcile with.
+  EXPECT_FALSE(report.commit_reconciliation().available());
+  EXPECT_THAT(RenderReportText(report), HasSubstr("DEGRADED: 1 agent(s) lost"));
 }
 
 TEST_F(CoordinatorTest, ALostAgentsRateIsSplitAgainOverTheOthers) {

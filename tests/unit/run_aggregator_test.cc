@@ -506,5 +506,44 @@ TEST(RunAggregator, EachSampleCarriesTheBusiestAgentsCpuOverItsCores) {
   EXPECT_EQ(samples[0].max_agent_cpu(), 0);
 }
 
+// An interrupted run's report (ReportSoFar, saved to --state-dir and served after a restart)
+// takes its counts and its duration from the same intervals: a report received after the last
+// close is in neither (it was in the duration only: 9 intervals' counts over 10 s, the rate 10 %
+// low), and the agents' own lines agree with the totals.
+TEST(RunAggregator, ReportSoFarTakesCountsAndDurationFromTheSameClosedIntervals) {
+  v1::Plan plan = TestPlan();
+  plan.set_warmup_ns(0);
+  RunAggregator aggregator(kRun, plan, kQueryTypes, {{"a0", 0}});
+  IntervalSnapshot snapshot = EmptySnapshot();
+  snapshot.query_types[0].response_time.RecordMany(1000, 100);
+  snapshot.query_types[0].service_time.RecordMany(1000, 100);
+  for (uint64_t second = 1; second <= 9; ++second) {
+    ASSERT_TRUE(aggregator.AddReport("a0", MakeReport(second, snapshot, false, second, 1)).ok());
+    ASSERT_EQ(aggregator.CloseInterval(second + 0.3).size(), 1u);
+  }
+  // The tenth second's report arrives; no tick has closed it yet.
+  ASSERT_TRUE(aggregator.AddReport("a0", MakeReport(10, snapshot, false, 10, 1)).ok());
+  const v1::RunReport so_far = aggregator.ReportSoFar("running", "");
+  EXPECT_EQ(so_far.executed(), 900u);
+  double lengths = 0;
+  uint64_t executed = 0;
+  for (const v1::IntervalSample& sample : so_far.intervals()) {
+    lengths += sample.length_s();
+    executed += sample.executed();
+  }
+  EXPECT_EQ(executed, 900u);
+  EXPECT_DOUBLE_EQ(lengths, 9);
+  EXPECT_DOUBLE_EQ(so_far.total_duration_s(), lengths);
+  EXPECT_DOUBLE_EQ(so_far.actual_rate(), static_cast<double>(executed) / lengths);
+  ASSERT_EQ(so_far.agents_size(), 1);
+  EXPECT_EQ(so_far.agents(0).executed(), 900u);
+  EXPECT_DOUBLE_EQ(so_far.agents(0).measured_s(), 9);
+  // Once closed, the tenth second is in both.
+  aggregator.CloseInterval(10.3);
+  const v1::RunReport later = aggregator.ReportSoFar("running", "");
+  EXPECT_EQ(later.executed(), 1000u);
+  EXPECT_DOUBLE_EQ(later.total_duration_s(), 10);
+}
+
 }  // namespace
 }  // namespace dbload

@@ -50,11 +50,13 @@ class FakeExecutor : public SuiteExecutor {
     report.set_executed(10);
     int code = 0;
     if (index == fail_at) code = 1;
+    if (index == degrade_at) code = 4;
     if (index == interrupt_at) {
       interrupted->store(true);
       code = 130;
     }
-    report.set_state(code == 0 ? "finished" : code == 1 ? "failed" : "interrupted");
+    report.set_state(code == 0 || code == 4 ? "finished" : code == 1 ? "failed" : "interrupted");
+    report.set_degraded(code == 4);
     EXPECT_TRUE(SaveReportJson(report_path, report).ok());
     return code;
   }
@@ -63,6 +65,7 @@ class FakeExecutor : public SuiteExecutor {
   absl::Status prepare_status;
   int runs = 0;
   int fail_at = -1;
+  int degrade_at = -1;
   int interrupt_at = -1;
   std::atomic<bool>* interrupted = nullptr;
 };
@@ -145,6 +148,28 @@ TEST_F(SuiteRunnerTest, AFailedRunIsRecordedAndTheSuiteGoesOn) {
   EXPECT_EQ(Run(true, resumed), 0);
   EXPECT_THAT(resumed.calls, ElementsAre("run s/a/c/2 2", "cleanup s/a/c/1"));
   EXPECT_THAT(States(), ::testing::Each("finished"));
+}
+
+// A degraded run (it lost an agent: exit code 4) is recorded as such, the suite goes on, and
+// the suite exits with 4 unless something worse happened (a failed run: 1).
+TEST_F(SuiteRunnerTest, ADegradedRunIsRecordedTheSuiteGoesOnAndExitsDegraded) {
+  executor_.degrade_at = 3;
+  EXPECT_EQ(Run(false, executor_), 4) << out_.str();
+  EXPECT_EQ(executor_.runs, 8);
+  EXPECT_THAT(States(), ElementsAre("finished", "finished", "finished", "degraded", "finished",
+                                    "finished", "finished", "finished"));
+  EXPECT_THAT(out_.str(), HasSubstr("suite: a/c/2 degraded: executed 10"));
+  // Its report stands: --resume has nothing left to run.
+  FakeExecutor resumed;
+  EXPECT_EQ(Run(true, resumed), 4);
+  EXPECT_EQ(resumed.runs, 0);
+
+  std::filesystem::remove_all(dir_);
+  FakeExecutor worse;
+  worse.interrupted = &interrupted_;
+  worse.degrade_at = 1;
+  worse.fail_at = 5;
+  EXPECT_EQ(Run(false, worse), 1);
 }
 
 TEST_F(SuiteRunnerTest, AFailedPrepareSkipsItsTargetsRuns) {

@@ -1,0 +1,155 @@
+#include "coordinator/loss_bound.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace dbload {
+
+namespace v1 = dbload::v1;
+
+namespace {
+
+uint64_t CeilCount(double value) {
+  return value <= 0 ? 0 : static_cast<uint64_t>(std::ceil(value - 1e-6));
+}
+
+}  // namespace
+
+v1::LostAgent BoundLostAgent(const LostAgentFacts& facts) {
+  v1::LostAgent lost;
+  lost.set_name(facts.name);
+  lost.set_why(facts.why);
+  lost.set_last_report_s(facts.last_report_s);
+  lost.set_lost_s(facts.lost_s);
+  lost.set_dead_man_s(facts.dead_man_s);
+  // The agent's clock starts once its sessions are ready, after the run's: its elapsed time
+  // ends no later on the run's clock than it says, so this span is never too short.
+  const double stopped_s = std::max(0.0, facts.lost_s - facts.last_report_s);
+  const double cut_off_s = stopped_s + facts.dead_man_s + kDeadManSlackS;
+  if (facts.open_loop) {
+    lost.set_rate(facts.rate);
+    // Due before its last report and not completed then: in flight, or waiting for a connection.
+    const double owed = std::max(facts.wanted_arrivals - static_cast<double>(facts.completed),
+                                 static_cast<double>(facts.in_flight));
+    auto bound = [&](double seconds) {
+      const double arrivals = facts.rate * seconds;
+      const double spread = facts.poisson ? 4 * std::sqrt(arrivals) + 1 : 1;
+      return CeilCount(owed + arrivals + spread);
+    };
+    lost.set_bound_known(true);
+    lost.set_unreported_if_stopped(bound(stopped_s));
+    lost.set_unreported_max(bound(cut_off_s));
+    lost.set_bound_note(absl::StrFormat(
+        "%.0f due and not completed at its last report (%.0f in flight) + %.6g/s × %.2f s until "
+        "it was lost%s, or × %.2f s if it ran on until its dead-man timeout",
+        owed, static_cast<double>(facts.in_flight), facts.rate, stopped_s,
+        facts.poisson ? " (+4 standard deviations of Poisson arrivals)" : "", cut_off_s));
+    return lost;
+  }
+  lost.set_clients(facts.clients);
+  lost.set_per_client_rate(facts.per_client_rate);
+  if (facts.per_client_rate <= 0) {
+    lost.set_bound_known(false);
+    lost.set_bound_note(
+        "unknown: a closed loop runs as fast as the database answers, and no interval of the run "
+        "measured a rate per client to bound it by");
+    return lost;
+  }
+  auto bound = [&](double seconds) {
+    return CeilCount(facts.clients * (facts.per_client_rate * seconds + 1));
+  };
+  lost.set_bound_known(true);
+  lost.set_unreported_if_stopped(bound(stopped_s));
+  lost.set_unreported_max(bound(cut_off_s));
+  lost.set_bound_note(absl::StrFormat(
+      "%d clients × (1 in flight + %.6g/s, the best per-client rate of any interval, × %.2f s "
+      "until it was lost, or × %.2f s if it ran on until its dead-man timeout); an estimate: a "
+      "closed loop's rate follows the database's latency",
+      facts.clients, facts.per_client_rate, stopped_s, cut_off_s));
+  return lost;
+}
+
+double BestPerClientRate(const v1::RunReport& report) {
+  double best = 0;
+  for (const v1::IntervalSample& sample : report.intervals()) {
+    if (sample.clients() == 0 || sample.executed() == 0) continue;
+    best = std::max(best, sample.achieved_rate() / sample.clients());
+  }
+  return best;
+}
+
+void ReconcileCommits(int64_t report_commits, int64_t connection_commits, bool first_before_load,
+                      double load_end_s, v1::RunReport& report) {
+  v1::CommitReconciliation& out = *report.mutable_commit_reconciliation();
+  out.Clear();
+  const std::string& driver = report.plan().target().driver();
+  if (driver != "postgresql") {
+    out.set_note(
+        driver == "mysql"
+            ? "MySQL and MariaDB count no committed transactions as such: Handler_commit counts "
+              "every storage engine's and the binary log's commits (several per transaction, one "
+              "per autocommitted statement), Com_commit only explicit COMMIT statements"
+            : "the target has no commit counter");
+    return;
+  }
+  constexpr char kCounter[] = "postgresql/xact_commit";
+  out.set_counter(kCounter);
+  const v1::ProbeSample* first = nullptr;
+  const v1::ProbeSample* last = nullptr;
+  for (const v1::ProbeSample& sample : report.probe_samples()) {
+    if (!sample.values().contains(kCounter)) continue;
+    if (first == nullptr) first = &sample;
+    last = &sample;
+  }
+  if (first == nullptr) {
+    out.set_note(absl::StrCat("the probe read no xact_commit",
+                              report.probe_error().empty() ? "" : ": ", report.probe_error()));
+    return;
+  }
+  if (!first_before_load) {
+    out.set_note("the probe's first reading came after the load started");
+    return;
+  }
+  if (last->elapsed_s() < load_end_s) {
+    out.set_note(absl::StrFormat(
+        "the probe's last reading (at %.1f s) came before the load ended (at %.1f s)",
+        last->elapsed_s(), load_end_s));
+    return;
+  }
+  out.set_available(true);
+  out.set_note(absl::StrCat(
+      "pg_stat_database.xact_commit of database ", report.plan().target().database(),
+      " counts every transaction committed in it by any session: the agents' (one per "
+      "transaction, or per statement run outside one), their connections' start-up and "
+      "statement preparation (connection commits: 1 + 2 per prepared statement per connection; "
+      "reconnects add more), the scenario's setup reads, EXPLAIN, and other clients'; not the "
+      "probe's own (it reads from database postgres). A backend publishes its counts when idle, "
+      "at most once a second, and when it exits"));
+  const int64_t database = static_cast<int64_t>(
+      std::llround(last->values().at(kCounter) - first->values().at(kCounter)));
+  out.set_database_commits(database);
+  out.set_report_commits(report_commits);
+  out.set_connection_commits(connection_commits);
+  const int64_t difference = database - report_commits - connection_commits;
+  out.set_difference(difference);
+  bool bound_known = true;
+  for (const v1::LostAgent& lost : report.lost_agents()) {
+    out.set_lost_bound(out.lost_bound() + lost.unreported_max());
+    out.set_lost_bound_if_stopped(out.lost_bound_if_stopped() + lost.unreported_if_stopped());
+    bound_known = bound_known && lost.bound_known();
+  }
+  if (difference == 0) {
+    out.set_verdict("matches");
+  } else if (difference > 0 && report.lost_agents_size() > 0 &&
+             (!bound_known || static_cast<uint64_t>(difference) <= out.lost_bound())) {
+    out.set_verdict(bound_known ? "within the lost agents' bound"
+                                : "not explained: a lost agent's bound is unknown");
+  } else {
+    out.set_verdict("not explained");
+  }
+}
+
+}  // namespace dbload
