@@ -8,8 +8,6 @@
 
 namespace dbload {
 
-namespace v1 = dbload::v1;
-
 namespace {
 
 uint64_t CeilCount(double value) {
