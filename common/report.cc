@@ -472,6 +472,14 @@ std::string RenderLostAgents(const v1::RunReport& r) {
 
 }  // namespace
 
+std::string DispatchLagShareSentence(const v1::RunReport& r) {
+  if (r.response_time().p99_ms() <= 0) return "";
+  return absl::StrFormat("dispatch lag p99 %s ms = %.0f%% of response p99 %s ms (the "
+                         "generator's own share of it)",
+                         FormatMs(r.dispatch_lag().p99_ms()), r.dispatch_lag_share() * 100,
+                         FormatMs(r.response_time().p99_ms()));
+}
+
 std::string RenderReportText(const v1::RunReport& r) {
   std::string out;
   absl::StrAppend(&out, "dbload ", r.dbload_version(), " report: ", r.plan().name(), "\n");
@@ -522,13 +530,8 @@ std::string RenderReportText(const v1::RunReport& r) {
       (r.plan().load().has_open() && RestsOnFewSamples(dispatch, 99))) {
     absl::StrAppend(&out, "  ", kFewSamplesNote, "\n");
   }
-  if (r.response_time().p99_ms() > 0) {
-    // How much of the published p99 the agent's own lateness can be.
-    absl::StrAppend(
-        &out, absl::StrFormat("  dispatch lag p99 %s ms = %.0f%% of response p99 %s ms "
-                              "(the generator's own share of it)\n",
-                              FormatMs(r.dispatch_lag().p99_ms()), r.dispatch_lag_share() * 100,
-                              FormatMs(r.response_time().p99_ms())));
+  if (const std::string share = DispatchLagShareSentence(r); !share.empty()) {
+    absl::StrAppend(&out, "  ", share, "\n");
   }
   if (r.query_types_size() > 1) {
     for (const auto& q : r.query_types()) {

@@ -80,6 +80,11 @@ class RunReportBuilder {
 
 // The report as the published comparisons print it (Total test duration, Queries duration,
 // Executed queries, Wanted/Actual rate, Min/Max/Mean, percentiles in ms).
+// "dispatch lag p99 0.21 ms = 3% of response p99 7.02 ms (the generator's own share of it)":
+// how much of the published p99 the agent's own lateness can be, in every renderer's words.
+// Empty when there is no response p99.
+std::string DispatchLagShareSentence(const dbload::v1::RunReport& report);
+
 std::string RenderReportText(const dbload::v1::RunReport& report);
 // One line of progress: elapsed, target and achieved rate, p50, p99, errors, schedule lag. The p99
 // carries "*" when the interval had under 1,000 samples (fewer than 10 beyond its p99).

@@ -338,12 +338,8 @@ std::string SummarySection(const v1::RunReport& r) {
     absl::StrAppend(&out, "<p>Database-stalled: ", HtmlEscape(r.database_stalled_reason()),
                     "</p>\n");
   }
-  if (r.response_time().p99_ms() > 0) {
-    absl::StrAppend(
-        &out, absl::StrFormat("<p class=\"note\">Dispatch lag p99 %s ms = %.0f%% of "
-                              "response p99 %s ms: the generator's own share of it.</p>\n",
-                              FormatMs(r.dispatch_lag().p99_ms()), r.dispatch_lag_share() * 100,
-                              FormatMs(r.response_time().p99_ms())));
+  if (const std::string share = DispatchLagShareSentence(r); !share.empty()) {
+    absl::StrAppend(&out, "<p class=\"note\">", HtmlEscape(share), "</p>\n");
   }
   absl::StrAppend(&out, "<h3>Latency (ms)</h3>\n<table>\n", LatencyHeader(""),
                   LatencyRow("response time, from intended start", r.response_time()),

@@ -479,6 +479,25 @@ TEST(TextTest, PlansAreListedPerStageWithTheirStatementsAndIndentedPlans) {
   EXPECT_THAT(page, HasSubstr("-- statement 1: SELECT 1\nResult\n"));
 }
 
+// The generator's own share of the p99 reads the same in the text and the HTML report, and is
+// left out where there is no p99 to be a share of.
+TEST(TextTest, DispatchLagShareReadsTheSameInTextAndHtml) {
+  v1::RunReport r = SimpleReport("share", 1000, 2.0, 20.0);
+  *r.mutable_dispatch_lag() = Latency(0.5, 0.4, 4.0, 8.0);
+  r.set_dispatch_lag_share(0.2);
+  const std::string sentence =
+      "dispatch lag p99 4.000 ms = 20% of response p99 20.000 ms (the generator's own share of "
+      "it)";
+  EXPECT_EQ(DispatchLagShareSentence(r), sentence);
+  EXPECT_THAT(RenderReportText(r), HasSubstr(sentence));
+  EXPECT_THAT(RenderReportHtml(r),
+              HasSubstr("<p class=\"note\">dispatch lag p99 4.000 ms = 20% of response p99 "
+                        "20.000 ms (the generator&#39;s own share of it)</p>"));
+  r.mutable_response_time()->set_p99_ms(0);
+  EXPECT_EQ(DispatchLagShareSentence(r), "");
+  EXPECT_THAT(RenderReportText(r), Not(HasSubstr("own share of it")));
+}
+
 TEST(HtmlTest, JsonQuoteKeepsScriptsClosed) {
   EXPECT_EQ(JsonQuote("a\"b\\c\n<&>"), "\"a\\\"b\\\\c\\n\\u003c\\u0026\\u003e\"");
   EXPECT_EQ(JsonQuote(std::string("\x01", 1)), "\"\\u0001\"");
