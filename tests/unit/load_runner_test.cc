@@ -5,6 +5,7 @@
 #include "common/db/noop_driver.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/stub_session.h"
 
 namespace dbload {
 namespace {
@@ -40,27 +41,14 @@ class StallingDriver final : public db::Driver {
   }
 
  private:
-  struct Session final : db::Session {
+  struct Session final : StubSession {
     explicit Session(StallingDriver& d) : d(d) {}
-    absl::Status Prepare(int, const db::StatementSpec&) override { return absl::OkStatus(); }
     db::ExecOutcome Execute(int, std::span<const db::Value>, bool) override {
       const Nanos now = d.clock_.Now();
       Nanos done = now + d.latency_;
       if (done > d.stall_from_ && now < d.stall_until_) done = d.stall_until_ + d.latency_;
       d.clock_.SleepUntil(done);
       return {.rows = 1};
-    }
-    db::ExecOutcome ExecuteSql(std::string_view) override { return {}; }
-    db::ExecOutcome Begin() override { return {}; }
-    db::ExecOutcome Commit() override { return {}; }
-    db::ExecOutcome Rollback() override { return {}; }
-    absl::Status Reconnect() override { return absl::OkStatus(); }
-    db::ExecOutcome BulkInsert(std::string_view, std::span<const std::string>,
-                               std::span<const db::Value>) override {
-      return {};
-    }
-    absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view, size_t) override {
-      return std::vector<std::string>{};
     }
     StallingDriver& d;
   };
@@ -80,25 +68,12 @@ class SlowCloseDriver final : public db::Driver {
   }
 
  private:
-  struct Session final : db::Session {
+  struct Session final : StubSession {
     explicit Session(SlowCloseDriver& d) : d(d) {}
     ~Session() override { d.clock_.SleepUntil(d.clock_.Now() + d.close_time_); }
-    absl::Status Prepare(int, const db::StatementSpec&) override { return absl::OkStatus(); }
     db::ExecOutcome Execute(int, std::span<const db::Value>, bool) override {
       d.clock_.SleepUntil(d.clock_.Now() + d.latency_);
       return {.rows = 1};
-    }
-    db::ExecOutcome ExecuteSql(std::string_view) override { return {}; }
-    db::ExecOutcome Begin() override { return {}; }
-    db::ExecOutcome Commit() override { return {}; }
-    db::ExecOutcome Rollback() override { return {}; }
-    absl::Status Reconnect() override { return absl::OkStatus(); }
-    db::ExecOutcome BulkInsert(std::string_view, std::span<const std::string>,
-                               std::span<const db::Value>) override {
-      return {};
-    }
-    absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view, size_t) override {
-      return std::vector<std::string>{};
     }
     SlowCloseDriver& d;
   };

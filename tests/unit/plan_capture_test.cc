@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "common/workload_parser.h"
 #include "common/workloads/declarative.h"
+#include "tests/unit/stub_session.h"
 
 namespace dbload {
 namespace {
@@ -73,20 +74,10 @@ TEST(InlineParams, ReplacesPlaceholdersOutsideStringsAndComments) {
 
 // A session that answers EXPLAIN with one line naming the statement, and refuses what it is
 // told to.
-class FakeSession final : public db::Session {
+class FakeSession final : public StubSession {
  public:
-  absl::Status Prepare(int, const db::StatementSpec&) override { return absl::OkStatus(); }
   db::ExecOutcome Execute(int, std::span<const db::Value>, bool) override {
     ADD_FAILURE() << "EXPLAIN must not execute the workload's statements";
-    return {};
-  }
-  db::ExecOutcome ExecuteSql(std::string_view) override { return {}; }
-  db::ExecOutcome Begin() override { return {}; }
-  db::ExecOutcome Commit() override { return {}; }
-  db::ExecOutcome Rollback() override { return {}; }
-  absl::Status Reconnect() override { return absl::OkStatus(); }
-  db::ExecOutcome BulkInsert(std::string_view, std::span<const std::string>,
-                             std::span<const db::Value>) override {
     return {};
   }
   absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view sql, size_t) override {
