@@ -739,7 +739,8 @@ TEST_F(AgentLinkTest, TargetsOutsideTheAllowListAreRefusedAndTheCheckedAddressIs
   EXPECT_THAT(coordinator().Hellos().front().allow_target(), ElementsAre("127.0.0.1/32"));
 
   v1::Plan plan = OpenPlan(1'000, 200 * kMillisecond);
-  plan.mutable_target()->set_driver("postgresql");
+  plan.mutable_target()->set_driver("postgresql");  // the factory makes a noop driver anyway
+  plan.mutable_target()->clear_noop();
   plan.mutable_target()->set_host("127.0.0.2");
   plan.mutable_target()->set_port(5432);
   ASSERT_TRUE(coordinator().Send(Assign("outside-1", plan)));
