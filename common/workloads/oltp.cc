@@ -537,8 +537,9 @@ absl::StatusOr<std::optional<std::vector<std::string>>> ParseIgnoredCodes(
     const std::string& value) {
   const auto error = [&](absl::string_view why) {
     return FieldError("workload_options.ignore_errors",
-                      absl::StrCat(why, " (expected 'sysbench', 'none' or error codes separated by "
-                                        "commas, such as '23505,40P01'), got '",
+                      absl::StrCat(why,
+                                   " (expected 'sysbench', 'none' or error codes separated by "
+                                   "commas, such as '23505,40P01'), got '",
                                    value, "'"));
   };
   using Codes = std::optional<std::vector<std::string>>;
@@ -550,10 +551,10 @@ absl::StatusOr<std::optional<std::vector<std::string>>> ParseIgnoredCodes(
     code = absl::StripAsciiWhitespace(code);
     // SQLSTATEs are 5 characters of digits and capitals, MySQL errnos 4 or 5 digits.
     constexpr size_t kMaxCodeLength = 5;
-    const bool well_formed =
-        !code.empty() && code.size() <= kMaxCodeLength &&
-        std::all_of(code.begin(), code.end(),
-                    [](char c) { return absl::ascii_isdigit(c) || absl::ascii_isupper(c); });
+    const bool well_formed = !code.empty() && code.size() <= kMaxCodeLength &&
+                             std::all_of(code.begin(), code.end(), [](char c) {
+                               return absl::ascii_isdigit(c) || absl::ascii_isupper(c);
+                             });
     if (!well_formed) return error(absl::StrCat("'", code, "' is not an error code"));
     codes.emplace_back(code);
   }

@@ -290,8 +290,7 @@ TEST(OltpWorkloadTest, SysbenchOptionsAreParsedAndValidated) {
 // sysbench's ignored errors: by default its set for the target's dialect, the same for every
 // scenario (a deadlock can end a write_only event as well).
 TEST(OltpWorkloadTest, IgnoresSysbenchsErrorsPerDialectByDefault) {
-  const auto codes = [](const std::map<std::string, std::string>& options,
-                        db::Dialect dialect) {
+  const auto codes = [](const std::map<std::string, std::string>& options, db::Dialect dialect) {
     const std::set<std::string, std::less<>> set =
         ScenarioOf("read_write", options)->ErrorsToIgnore(dialect).codes();
     return std::vector<std::string>(set.begin(), set.end());
