@@ -6,15 +6,17 @@ namespace dbload {
 
 uint64_t QueryTypeInterval::ErrorCount() const {
   uint64_t total = 0;
-  for (const auto& [key, count] : errors)
-    total += key.first != db::ErrorClass::kIgnored ? count : 0;
+  for (const auto& [key, count] : errors) {
+    if (key.first != db::ErrorClass::kIgnored) total += count;
+  }
   return total;
 }
 
 uint64_t QueryTypeInterval::IgnoredCount() const {
   uint64_t total = 0;
-  for (const auto& [key, count] : errors)
-    total += key.first == db::ErrorClass::kIgnored ? count : 0;
+  for (const auto& [key, count] : errors) {
+    if (key.first == db::ErrorClass::kIgnored) total += count;
+  }
   return total;
 }
 
