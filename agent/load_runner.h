@@ -125,6 +125,9 @@ class LoadRunner {
   Clock& clock_;
   const Options options_;
   const std::vector<db::StatementSpec> statements_;
+  // The scenario's, for the driver's dialect: a transaction ending with one of these was rolled
+  // back by the worker; it is recorded as ignored and the client goes on.
+  const db::IgnoredErrors ignored_errors_;
 
   bool open_loop_ = false;
   Nanos think_time_ = 0;

@@ -224,7 +224,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
     const uint32_t interval_peak = std::max(peak_clients, clients);
     peak_clients = clients;  // the next interval starts with what runs now
     const IntervalSnapshot snapshot = recorder.Drain(now);
-    completions += snapshot.Executed() + snapshot.Errors();
+    completions += snapshot.Completed();
     if (hooks.on_interval) {
       hooks.on_interval({.snapshot = snapshot,
                          .elapsed_s = static_cast<double>(now - start) / kSecond,

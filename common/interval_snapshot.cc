@@ -6,7 +6,17 @@ namespace dbload {
 
 uint64_t QueryTypeInterval::ErrorCount() const {
   uint64_t total = 0;
-  for (const auto& [key, count] : errors) total += count;
+  for (const auto& [key, count] : errors) {
+    if (key.first != db::ErrorClass::kIgnored) total += count;
+  }
+  return total;
+}
+
+uint64_t QueryTypeInterval::IgnoredCount() const {
+  uint64_t total = 0;
+  for (const auto& [key, count] : errors) {
+    if (key.first == db::ErrorClass::kIgnored) total += count;
+  }
   return total;
 }
 
@@ -19,6 +29,12 @@ uint64_t IntervalSnapshot::Executed() const {
 uint64_t IntervalSnapshot::Errors() const {
   uint64_t total = 0;
   for (const auto& q : query_types) total += q.ErrorCount();
+  return total;
+}
+
+uint64_t IntervalSnapshot::Ignored() const {
+  uint64_t total = 0;
+  for (const auto& q : query_types) total += q.IgnoredCount();
   return total;
 }
 
@@ -76,7 +92,7 @@ void ConnectionTimeToProto(const ConnectionTime& time, v1::ConnectionTime* out) 
 namespace {
 absl::StatusOr<db::ErrorClass> ErrorClassFromName(const std::string& name) {
   for (db::ErrorClass c : {db::ErrorClass::kRetryable, db::ErrorClass::kConnection,
-                           db::ErrorClass::kFatal}) {
+                           db::ErrorClass::kFatal, db::ErrorClass::kIgnored}) {
     if (db::ErrorClassName(c) == name) return c;
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown error class '", name, "'"));

@@ -18,9 +18,13 @@ namespace dbload {
 struct QueryTypeInterval {
   Histogram response_time;  // end − intended start: includes queueing
   Histogram service_time;   // end − actual start: the database's share
-  // (error class, code) -> count
+  // (error class, code) -> count, ignored ones (ErrorClass::kIgnored) included
   std::map<std::pair<db::ErrorClass, std::string>, uint64_t> errors;
+  // Errors that failed a transaction: every class but kIgnored. Ignored errors are neither
+  // transactions nor errors (sysbench's "ignored errors"): stop rules, SLOs and error rates do
+  // not count them, reports show them apart.
   uint64_t ErrorCount() const;
+  uint64_t IgnoredCount() const;
 };
 
 // Where the connections' time went in an interval, in nanoseconds summed over connections (see
@@ -43,6 +47,9 @@ struct IntervalSnapshot {
   ConnectionTime connection_time;
   uint64_t Executed() const;
   uint64_t Errors() const;
+  uint64_t Ignored() const;
+  // Every transaction that ended, whatever its outcome: what a start limit counts.
+  uint64_t Completed() const { return Executed() + Errors() + Ignored(); }
   // Adds another snapshot's counts (same query types).
   void Add(const IntervalSnapshot& other);
 };

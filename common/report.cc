@@ -160,6 +160,7 @@ v1::IntervalSample RunReportBuilder::AddInterval(const IntervalInfo& info,
   sample.set_achieved_rate(info.length_s > 0 ? snapshot.Executed() / info.length_s : 0);
   sample.set_executed(snapshot.Executed());
   sample.set_errors(snapshot.Errors());
+  sample.set_ignored(snapshot.Ignored());
   sample.set_p50_ms(Ms(response.ValueAtPercentile(50)));
   sample.set_p99_ms(Ms(response.ValueAtPercentile(99)));
   sample.set_p999_ms(Ms(response.ValueAtPercentile(99.9)));
@@ -193,6 +194,7 @@ void FillMeasured(const IntervalSnapshot& measured, const std::vector<std::strin
                   Report& report) {
   report.set_executed(measured.Executed());
   report.set_errors(measured.Errors());
+  report.set_ignored(measured.Ignored());
   Histogram response, service;
   for (size_t i = 0; i < names.size(); ++i) {
     const QueryTypeInterval& q = measured.query_types[i];
@@ -202,6 +204,7 @@ void FillMeasured(const IntervalSnapshot& measured, const std::vector<std::strin
     out->set_name(names[i]);
     out->set_executed(q.response_time.TotalCount());
     out->set_errors(q.ErrorCount());
+    out->set_ignored(q.IgnoredCount());
     for (const auto& [key, count] : q.errors) {
       v1::ErrorCount* e = out->add_error_counts();
       e->set_error_class(std::string(db::ErrorClassName(key.first)));
@@ -276,11 +279,14 @@ std::string RenderIntervalLine(const v1::IntervalSample& s) {
   const uint64_t beyond_at_most =
       n - std::min<uint64_t>(n, static_cast<uint64_t>(std::ceil(0.99 * static_cast<double>(n))));
   return absl::StrFormat(
-      "[%6.1fs]%s%s target %s  achieved %.0f/s  p50 %s ms  p99 %s%s ms  errors %d  lag p99 %s ms",
+      "[%6.1fs]%s%s target %s  achieved %.0f/s  p50 %s ms  p99 %s%s ms  errors %s  lag p99 %s ms",
       s.elapsed_s(), s.warmup() ? " warm-up" : "",
       s.stage() > 0 ? absl::StrFormat(" stage %d", s.stage()) : "", target, s.achieved_rate(),
       FormatMs(s.p50_ms()), FormatMs(s.p99_ms()),
-      n > 0 && beyond_at_most < kFewSamplesBeyond ? "*" : "", s.errors(),
+      n > 0 && beyond_at_most < kFewSamplesBeyond ? "*" : "",
+      // Shown only when there are some: most scenarios ignore nothing.
+      s.ignored() > 0 ? absl::StrFormat("%d  ignored %d", s.errors(), s.ignored())
+                      : absl::StrCat(s.errors()),
       FormatMs(s.schedule_lag_p99_ms()));
 }
 
@@ -385,6 +391,15 @@ std::string RenderGeneratorAndProbe(const v1::RunReport& r) {
                                        share(r.executed(), r.errors()));
     for (const v1::StageReport& stage : r.stages()) {
       absl::StrAppend(&line, absl::StrFormat(" %18s", share(stage.executed(), stage.errors())));
+    }
+    absl::StrAppend(&out, line, "\n");
+  }
+  if (r.ignored() > 0) {
+    // Their work (and their rollbacks) is in the counters too.
+    std::string line =
+        absl::StrFormat("  %-40s %18d", "ignored errors (rolled back, not divided)", r.ignored());
+    for (const v1::StageReport& stage : r.stages()) {
+      absl::StrAppend(&line, absl::StrFormat(" %18d", stage.ignored()));
     }
     absl::StrAppend(&out, line, "\n");
   }
@@ -513,10 +528,22 @@ std::string RenderReportText(const v1::RunReport& r) {
     }
   }
   absl::StrAppend(&out, "Errors: ", r.errors(), "\n");
+  const std::string ignored_class(db::ErrorClassName(db::ErrorClass::kIgnored));
   for (const auto& q : r.query_types()) {
     for (const auto& e : q.error_counts()) {
+      if (e.error_class() == ignored_class) continue;
       absl::StrAppend(&out, "  ", q.name(), " ", e.error_class(), " ", e.code(), ": ", e.count(),
                       "\n");
+    }
+  }
+  if (r.ignored() > 0) {
+    absl::StrAppend(
+        &out, "Ignored errors (rolled back, not transactions, as sysbench's): ", r.ignored(), "\n");
+    for (const auto& q : r.query_types()) {
+      for (const auto& e : q.error_counts()) {
+        if (e.error_class() != ignored_class) continue;
+        absl::StrAppend(&out, "  ", q.name(), " ", e.code(), ": ", e.count(), "\n");
+      }
     }
   }
   if (r.wanted_rate() > 0) {

@@ -31,7 +31,9 @@ constexpr const char* kColumns[] = {"scope",       "query_type",  "executed",   
 
 // After the columns above, per published percentile: pNN_samples_beyond, pNN_ci_low_ms and
 // pNN_ci_high_ms (empty when the samples give no upper bound, or the report predates them); then
-// few_samples, the percentiles resting on fewer than 10 samples beyond them ("p99.9 p99.99").
+// few_samples, the percentiles resting on fewer than 10 samples beyond them ("p99.9 p99.99");
+// last ignored: transactions rolled back on an error the scenario ignores, as sysbench's
+// "ignored errors" (in neither executed nor errors).
 std::vector<std::string> Columns() {
   std::vector<std::string> columns(std::begin(kColumns), std::end(kColumns));
   for (const double p : kPublishedPercentiles) {
@@ -41,6 +43,7 @@ std::vector<std::string> Columns() {
     columns.push_back(absl::StrCat(name, "_ci_high_ms"));
   }
   columns.push_back("few_samples");
+  columns.push_back("ignored");
   return columns;
 }
 
@@ -48,9 +51,10 @@ std::string Number(double value, int decimals) { return absl::StrFormat("%.*f", 
 
 // One row. `wanted_rate` < 0: unknown for this row (query types have no target of their own).
 void AppendRow(std::string& out, const std::string& scope, const std::string& query_type,
-               uint64_t executed, uint64_t errors, double wanted_rate, double actual_rate,
-               double duration_s, const v1::LatencySummary& s, bool generator_limited,
-               bool pool_limited, bool database_stalled, double dispatch_lag_share) {
+               uint64_t executed, uint64_t errors, uint64_t ignored, double wanted_rate,
+               double actual_rate, double duration_s, const v1::LatencySummary& s,
+               bool generator_limited, bool pool_limited, bool database_stalled,
+               double dispatch_lag_share) {
   const std::vector<std::string> fields = {CsvField(scope),
                                            CsvField(query_type),
                                            absl::StrCat(executed),
@@ -86,18 +90,20 @@ void AppendRow(std::string& out, const std::string& scope, const std::string& qu
     if (b->few_samples()) few.push_back(absl::StrFormat("p%g", p));
   }
   basis.push_back(absl::StrJoin(few, " "));
-  absl::StrAppend(&out, absl::StrJoin(fields, ","), ",", absl::StrJoin(basis, ","), "\r\n");
+  absl::StrAppend(&out, absl::StrJoin(fields, ","), ",", absl::StrJoin(basis, ","), ",", ignored,
+                  "\r\n");
 }
 
 // The "all" row and one per query type of a run or a stage. A query type's rate is its executed
 // ÷ the scope's duration, as the report computes the scope's own actual rate.
 template <typename Scope>
 void AppendScope(std::string& out, const std::string& name, const Scope& scope, double duration_s) {
-  AppendRow(out, name, "all", scope.executed(), scope.errors(), scope.wanted_rate(),
-            scope.actual_rate(), duration_s, scope.response_time(), scope.generator_limited(),
-            scope.pool_limited(), scope.database_stalled(), scope.dispatch_lag_share());
+  AppendRow(out, name, "all", scope.executed(), scope.errors(), scope.ignored(),
+            scope.wanted_rate(), scope.actual_rate(), duration_s, scope.response_time(),
+            scope.generator_limited(), scope.pool_limited(), scope.database_stalled(),
+            scope.dispatch_lag_share());
   for (const v1::QueryTypeReport& q : scope.query_types()) {
-    AppendRow(out, name, q.name(), q.executed(), q.errors(), -1,
+    AppendRow(out, name, q.name(), q.executed(), q.errors(), q.ignored(), -1,
               duration_s > 0 ? q.executed() / duration_s : 0, duration_s, q.response_time(),
               scope.generator_limited(), scope.pool_limited(), scope.database_stalled(),
               scope.dispatch_lag_share());

@@ -320,6 +320,10 @@ std::string SummarySection(const v1::RunReport& r) {
     }
   }
   absl::StrAppend(&out, MetaRow("Errors", absl::StrCat(r.errors())));
+  if (r.ignored() > 0) {
+    absl::StrAppend(&out, MetaRow("Ignored errors (rolled back, not transactions, as sysbench's)",
+                                  absl::StrCat(r.ignored())));
+  }
   absl::StrAppend(&out, MetaRow("Wanted queries rate",
                                 r.wanted_rate() > 0 ? Rate(r.wanted_rate())
                                                     : "as fast as the clients go (closed loop)"));
@@ -367,6 +371,7 @@ std::string SummarySection(const v1::RunReport& r) {
   bool any_errors = false;
   for (const auto& q : r.query_types()) any_errors |= q.error_counts_size() > 0;
   if (any_errors) {
+    // Class "ignored": errors the scenario ignores as sysbench does, in no errors total.
     absl::StrAppend(&out, "<h3>Errors</h3>\n<table>\n<tr>", ThText("query type"), ThText("class"),
                     ThText("code"), Th("count"), "</tr>\n");
     for (const auto& q : r.query_types()) {

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/db/driver.h"
+#include "common/db/error_classifier.h"
 #include "dbload/v1/plan.pb.h"
 #include "dbload/v1/workload.pb.h"
 
@@ -67,6 +68,13 @@ class Scenario {
   // Prepared on every session, in order: statement id = index.
   virtual std::vector<db::StatementSpec> Statements(db::Dialect dialect) const = 0;
   virtual std::unique_ptr<ScenarioWorker> NewWorker(const WorkerSlot& slot) const = 0;
+  // The error codes a transaction of this scenario may end with under contention and that the
+  // run goes on after, each counted apart as ignored (db::IgnoredErrors): sysbench's set for
+  // oltp, nothing unless a workload says so.
+  virtual db::IgnoredErrors ErrorsToIgnore(db::Dialect dialect) const {
+    (void)dialect;
+    return {};
+  }
   // Reads what the scenario needs from the database before the timed part (existing ids and
   // keys to sample from), once per agent and before any NewWorker, on a session of its own
   // that it opens only if it needs one (so that other scenarios cost the server nothing).

@@ -351,9 +351,14 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
           Counter(with({L("result", "ok"), L("error_class", "")}), static_cast<double>(series.ok)));
       std::map<std::string, uint64_t> by_class;
       for (const auto& [key, count] : series.errors) by_class[key.first] += count;
+      const std::string ignored_class(db::ErrorClassName(db::ErrorClass::kIgnored));
       for (const auto& [error_class, count] : by_class) {
-        queries.metric.push_back(Counter(with({L("result", "error"), L("error_class", error_class)}),
-                                         static_cast<double>(count)));
+        // Ignored errors (sysbench's) are neither ok nor errors: a result of their own, so that
+        // error rates over result="error" leave them out, as the report's errors do.
+        const bool ignored = error_class == ignored_class;
+        queries.metric.push_back(Counter(
+            with({L("result", ignored ? "ignored" : "error"), L("error_class", error_class)}),
+            static_cast<double>(count)));
       }
       response.metric.push_back(histogram_metric(labels, series.response));
       service.metric.push_back(histogram_metric(labels, series.service));

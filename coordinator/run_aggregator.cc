@@ -89,6 +89,8 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
   }
   const uint64_t executed = snapshot->Executed();
   const uint64_t errors = snapshot->Errors();
+  // Transactions that ended in an ignored error took their starts from the budget too.
+  const uint64_t completed = snapshot->Completed();
   // The agent completes exactly its share of a count (stop.queries after the warm-up, or a
   // stage's); more means something upstream broke the promise that the coordinator never asks
   // for more than the plan.
@@ -102,15 +104,15 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
     used = &progress.budget_used;
     limit = progress.query_budget;
   }
-  if (used != nullptr && limit > 0 && *used + executed + errors > limit) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "agent ", agent, ": ", *used + executed + errors,
-        " transactions completed, more than its share of the query count (", limit,
-        staged_ ? absl::StrCat(" in stage ", report.stage()) : std::string(), ")"));
+  if (used != nullptr && limit > 0 && *used + completed > limit) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("agent ", agent, ": ", *used + completed,
+                     " transactions completed, more than its share of the query count (", limit,
+                     staged_ ? absl::StrCat(" in stage ", report.stage()) : std::string(), ")"));
   }
 
   // A report with nothing in it (a refusal, a final word) may name no stage; it changes none.
-  const bool empty = executed + errors == 0 && report.interval_s() == 0;
+  const bool empty = completed == 0 && report.interval_s() == 0;
   if (staged_ && ((report.stage() == 0 && !empty) ||
                   report.stage() > agent_stage_seconds_[agent].size())) {
     return absl::InvalidArgumentError(
@@ -122,7 +124,7 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
   progress.last_sequence = report.sequence();
   for (const v1::CapturedPlan& captured : report.plans()) KeepPlan(captured);
   progress.cpu_seconds += report.cpu_seconds();
-  if (used != nullptr) *used += executed + errors;
+  if (used != nullptr) *used += completed;
   progress.elapsed_s = report.elapsed_s();
   progress.wanted_arrivals += report.target_rate() * report.interval_s();
   if (!empty) {  // a final report carries no gauges

@@ -207,8 +207,13 @@ Shares SharesOf(const v1::IntervalSample& sample) {
   return shares;
 }
 
+// Every transaction that ended: an ignored error's (a rolled-back one) took database time too.
+uint64_t Completions(const v1::IntervalSample& sample) {
+  return sample.executed() + sample.errors() + sample.ignored();
+}
+
 double CompletionsPerBusySecond(const v1::IntervalSample& sample, const Shares& shares) {
-  return static_cast<double>(sample.executed() + sample.errors()) / shares.busy_s;
+  return static_cast<double>(Completions(sample)) / shares.busy_s;
 }
 
 std::string DescribeShares(const Shares& s) {
@@ -253,7 +258,7 @@ std::vector<IntervalJudgement> JudgeIntervals(const v1::GeneratorLimits& plan_li
     const v1::IntervalSample& sample = *samples[i];
     const Shares& s = shares[i];
     if (sample.warmup()) continue;
-    const double completions = static_cast<double>(sample.executed() + sample.errors());
+    const double completions = static_cast<double>(Completions(sample));
     // The share of the interval stuck beyond the usual pace; without one (nothing executed in
     // the whole run), all of the time in calls or reconnecting of a second that executed none.
     const double excess = !s.known                 ? 0
@@ -278,9 +283,8 @@ std::vector<IntervalJudgement> JudgeIntervals(const v1::GeneratorLimits& plan_li
       set(Cause::kDatabaseStalled, v1::INTERVAL_LIMIT_DATABASE_STALLED,
           absl::StrFormat("at %s %s, and completed %d transactions (%.3g per second of database "
                           "calls or reconnecting, against the run's usual %.0f)",
-                          IntervalSpan(samples, i), DescribeShares(s),
-                          sample.executed() + sample.errors(), CompletionsPerBusySecond(sample, s),
-                          usual));
+                          IntervalSpan(samples, i), DescribeShares(s), Completions(sample),
+                          CompletionsPerBusySecond(sample, s), usual));
       continue;
     }
     if (sample.max_agent_cpu() > limits.max_cpu) {

@@ -24,6 +24,8 @@ std::string_view ErrorClassName(ErrorClass error_class) {
       return "connection";
     case ErrorClass::kFatal:
       return "fatal";
+    case ErrorClass::kIgnored:
+      return "ignored";
   }
   return "unknown";
 }

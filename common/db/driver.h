@@ -26,6 +26,11 @@ enum class ErrorClass {
   kRetryable,   // serialization failure, deadlock, lock timeout: the transaction may be retried
   kConnection,  // the session is unusable: reconnect with backoff
   kFatal,       // syntax, permission, missing table: retrying cannot help
+  // An error the workload expects under contention and ignores, as sysbench does (a duplicate
+  // key, a deadlock; see IgnoredErrors): the transaction was rolled back, the error is counted
+  // apart from both successes and errors, and the client goes on with its next transaction.
+  // Drivers never classify an error so; the load runner does, from the scenario's list.
+  kIgnored,
 };
 std::string_view ErrorClassName(ErrorClass error_class);
 

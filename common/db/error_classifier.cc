@@ -1,5 +1,7 @@
 #include "common/db/error_classifier.h"
 
+#include <iterator>
+
 namespace dbload::db {
 
 ErrorClassifier ErrorClassifier::Defaults(Dialect dialect) {
@@ -46,6 +48,30 @@ ErrorClass ErrorClassifier::Classify(std::string_view code) const {
     if (auto it = rules_.find(prefix_rule); it != rules_.end()) return it->second;
   }
   return ErrorClass::kFatal;
+}
+
+IgnoredErrors::IgnoredErrors(std::vector<std::string> codes)
+    : codes_(std::make_move_iterator(codes.begin()), std::make_move_iterator(codes.end())) {}
+
+IgnoredErrors IgnoredErrors::SysbenchDefaults(Dialect dialect) {
+  switch (dialect) {
+    case Dialect::kPostgreSql:
+      return IgnoredErrors({"23505", "40P01", "40001"});
+    case Dialect::kMySql:
+      return IgnoredErrors({"1213", "1020", "1205"});
+    case Dialect::kNoop:
+      break;
+  }
+  return IgnoredErrors();
+}
+
+bool IgnoredErrors::Ignores(const DbError& error) const {
+  return error.error_class != ErrorClass::kConnection && codes_.contains(error.code);
+}
+
+DbError IgnoredErrors::Apply(DbError error) const {
+  if (Ignores(error)) error.error_class = ErrorClass::kIgnored;
+  return error;
 }
 
 }  // namespace dbload::db

@@ -90,6 +90,7 @@ absl::Status StatusOf(const DbError& error, std::string_view context) {
   std::string message = std::string(context) + ": [" + error.code + "] " + error.message;
   switch (error.error_class) {
     case ErrorClass::kRetryable:
+    case ErrorClass::kIgnored:  // never a driver's own class; as retryable if one arrives
       return absl::AbortedError(std::move(message));
     case ErrorClass::kConnection:
       return absl::UnavailableError(std::move(message));

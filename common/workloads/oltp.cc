@@ -7,10 +7,12 @@
 #include <iterator>
 #include <optional>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "common/field_error.h"
 
 namespace dbload {
@@ -413,6 +415,14 @@ class OltpScenario final : public Scenario {
                                         MixSeed(slot.run_seed, slot.index));
   }
 
+  // The worker has rolled back when a transaction ends with one of these (Run ends every failed
+  // transaction so), which is what sysbench's PostgreSQL driver does before it restarts the
+  // event.
+  db::IgnoredErrors ErrorsToIgnore(Dialect dialect) const override {
+    if (options_.ignore_errors.has_value()) return db::IgnoredErrors(*options_.ignore_errors);
+    return db::IgnoredErrors::SysbenchDefaults(dialect);
+  }
+
  private:
   // Workers refer to these: the scenario outlives them.
   const OltpOptions options_;
@@ -518,6 +528,41 @@ int64_t SpecialDistribution(Random& random, int64_t low, int64_t high, const Olt
                          options.rand_spec_iter);
 }
 
+namespace {
+
+// "sysbench": the dialect's set (nullopt); "none": nothing; else codes separated by commas, each
+// a SQLSTATE or an errno as the server gives it. sysbench's "all" is refused: it would ignore a
+// missing table or a syntax error for the whole run.
+absl::StatusOr<std::optional<std::vector<std::string>>> ParseIgnoredCodes(
+    const std::string& value) {
+  const auto error = [&](absl::string_view why) {
+    return FieldError("workload_options.ignore_errors",
+                      absl::StrCat(why,
+                                   " (expected 'sysbench', 'none' or error codes separated by "
+                                   "commas, such as '23505,40P01'), got '",
+                                   value, "'"));
+  };
+  using Codes = std::optional<std::vector<std::string>>;
+  if (value == "sysbench") return Codes();
+  if (value == "none") return Codes(std::vector<std::string>{});
+  if (value == "all") return error("'all' is not supported: it would ignore every error");
+  std::vector<std::string> codes;
+  for (absl::string_view code : absl::StrSplit(value, ',')) {
+    code = absl::StripAsciiWhitespace(code);
+    // SQLSTATEs are 5 characters of digits and capitals, MySQL errnos 4 or 5 digits.
+    constexpr size_t kMaxCodeLength = 5;
+    const bool well_formed = !code.empty() && code.size() <= kMaxCodeLength &&
+                             std::all_of(code.begin(), code.end(), [](char c) {
+                               return absl::ascii_isdigit(c) || absl::ascii_isupper(c);
+                             });
+    if (!well_formed) return error(absl::StrCat("'", code, "' is not an error code"));
+    codes.emplace_back(code);
+  }
+  return Codes(std::move(codes));
+}
+
+}  // namespace
+
 absl::StatusOr<OltpOptions> ParseOltpOptions(const std::map<std::string, std::string>& options) {
   OltpOptions parsed;
   // Statements of one kind per event: 0 leaves the group out, as in sysbench.
@@ -585,6 +630,13 @@ absl::StatusOr<OltpOptions> ParseOltpOptions(const std::map<std::string, std::st
                             absl::StrCat("expected 'special' or 'uniform', got '", value, "'"));
       }
       parsed.rand_type = value;
+    } else if (key == "ignore_errors") {
+      absl::StatusOr<std::optional<std::vector<std::string>>> codes = ParseIgnoredCodes(value);
+      if (codes.ok()) {
+        parsed.ignore_errors = *std::move(codes);
+      } else {
+        status = codes.status();
+      }
     } else if (key == "rand_spec_pct") {
       status = need_positive(100);
       parsed.rand_spec_pct = static_cast<int>(number);
@@ -600,7 +652,7 @@ absl::StatusOr<OltpOptions> ParseOltpOptions(const std::map<std::string, std::st
                           "range_size, point_selects, simple_ranges, sum_ranges, order_ranges, "
                           "distinct_ranges, index_updates, non_index_updates, delete_inserts, "
                           "range_selects, skip_trx, rand_type, rand_spec_pct, rand_spec_res, "
-                          "rand_spec_iter)");
+                          "rand_spec_iter, ignore_errors)");
     }
     if (!status.ok()) return status;
   }

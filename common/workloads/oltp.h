@@ -3,7 +3,9 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/random.h"
@@ -39,6 +41,12 @@ struct OltpOptions {
   int rand_spec_pct = 1;
   int rand_spec_res = 75;
   int rand_spec_iter = 12;
+  // Error codes after which a transaction is rolled back, counted as ignored (per code) and the
+  // client goes on, as sysbench does: unset is sysbench's set for the target's dialect
+  // (db::IgnoredErrors::SysbenchDefaults: 23505, 40P01, 40001 on PostgreSQL; 1213, 1020, 1205 on
+  // MySQL, --mysql-ignore-errors' default); empty ignores nothing (every error keeps its class).
+  // Option `ignore_errors`: "sysbench", "none", or codes separated by commas.
+  std::optional<std::vector<std::string>> ignore_errors;
 };
 
 absl::StatusOr<OltpOptions> ParseOltpOptions(const std::map<std::string, std::string>& options);

@@ -85,6 +85,70 @@ TEST(DriverNamesTest, DialectAndErrorClassNames) {
   EXPECT_EQ(ErrorClassName(ErrorClass::kRetryable), "retryable");
   EXPECT_EQ(ErrorClassName(ErrorClass::kConnection), "connection");
   EXPECT_EQ(ErrorClassName(ErrorClass::kFatal), "fatal");
+  EXPECT_EQ(ErrorClassName(ErrorClass::kIgnored), "ignored");
+}
+
+DbError ErrorOf(Dialect dialect, std::string code) {
+  return DbError{.error_class = ErrorClassifier::Defaults(dialect).Classify(code),
+                 .code = std::move(code),
+                 .message = "the server's words"};
+}
+
+// The issue-17 case: a duplicate key is fatal to the classifier (nobody expects one in general),
+// and ignored by a workload that asks for sysbench's set.
+TEST(IgnoredErrorsTest, SysbenchsPostgreSqlSetTurnsItsCodesIntoIgnoredOnes) {
+  const IgnoredErrors ignored = IgnoredErrors::SysbenchDefaults(Dialect::kPostgreSql);
+  for (const char* code : {"23505", "40P01", "40001"}) {
+    const DbError applied = ignored.Apply(ErrorOf(Dialect::kPostgreSql, code));
+    EXPECT_EQ(applied.error_class, ErrorClass::kIgnored) << code;
+    EXPECT_EQ(applied.code, code);  // counted per code
+    EXPECT_EQ(applied.message, "the server's words");
+  }
+  EXPECT_EQ(ErrorOf(Dialect::kPostgreSql, "23505").error_class, ErrorClass::kFatal);
+  // Not in sysbench's set: keep their classes (a lock timeout is retryable, a check violation
+  // and a missing table fatal).
+  EXPECT_EQ(ignored.Apply(ErrorOf(Dialect::kPostgreSql, "55P03")).error_class,
+            ErrorClass::kRetryable);
+  EXPECT_EQ(ignored.Apply(ErrorOf(Dialect::kPostgreSql, "23514")).error_class, ErrorClass::kFatal);
+  EXPECT_EQ(ignored.Apply(ErrorOf(Dialect::kPostgreSql, "42P01")).error_class, ErrorClass::kFatal);
+  // Exact codes: another class-23 or class-40 code is not ignored.
+  EXPECT_FALSE(ignored.Ignores(ErrorOf(Dialect::kPostgreSql, "23503")));
+  EXPECT_FALSE(ignored.Ignores(ErrorOf(Dialect::kPostgreSql, "40002")));
+  EXPECT_FALSE(ignored.Ignores(ErrorOf(Dialect::kPostgreSql, "")));
+}
+
+TEST(IgnoredErrorsTest, SysbenchsMySqlSetIsTheDefaultOfMysqlIgnoreErrors) {
+  const IgnoredErrors ignored = IgnoredErrors::SysbenchDefaults(Dialect::kMySql);
+  for (const char* code : {"1213", "1020", "1205"}) {
+    EXPECT_EQ(ignored.Apply(ErrorOf(Dialect::kMySql, code)).error_class, ErrorClass::kIgnored)
+        << code;
+  }
+  // MySQL's duplicate key is not in sysbench's default list for MySQL: still fatal.
+  EXPECT_EQ(ignored.Apply(ErrorOf(Dialect::kMySql, "1062")).error_class, ErrorClass::kFatal);
+  EXPECT_FALSE(ignored.Ignores(ErrorOf(Dialect::kMySql, "12130")));
+  // PostgreSQL's codes mean nothing on MySQL, and the noop driver ignores nothing.
+  EXPECT_FALSE(ignored.Ignores(ErrorOf(Dialect::kMySql, "23505")));
+  EXPECT_TRUE(IgnoredErrors::SysbenchDefaults(Dialect::kNoop).empty());
+}
+
+TEST(IgnoredErrorsTest, AConnectionErrorIsNeverIgnoredEvenWhenListed) {
+  // sysbench users list 2013 in --mysql-ignore-errors to ride through restarts; here the
+  // session must still reconnect, so the error keeps its class and the runner reconnects.
+  const IgnoredErrors ignored({"2013", "1213"});
+  const DbError lost = ErrorOf(Dialect::kMySql, "2013");
+  ASSERT_EQ(lost.error_class, ErrorClass::kConnection);
+  EXPECT_FALSE(ignored.Ignores(lost));
+  EXPECT_EQ(ignored.Apply(lost).error_class, ErrorClass::kConnection);
+  EXPECT_TRUE(ignored.Ignores(ErrorOf(Dialect::kMySql, "1213")));
+}
+
+TEST(IgnoredErrorsTest, AnEmptyListIgnoresNothing) {
+  const IgnoredErrors none;
+  EXPECT_TRUE(none.empty());
+  for (const char* code : {"23505", "40P01", "40001"}) {
+    const DbError error = ErrorOf(Dialect::kPostgreSql, code);
+    EXPECT_EQ(none.Apply(error).error_class, error.error_class) << code;
+  }
 }
 
 TEST(RedactTest, ReplacesEveryOccurrence) {

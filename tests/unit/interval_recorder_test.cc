@@ -74,6 +74,7 @@ TEST(IntervalSnapshotWireTest, ReportRoundTripIsExact) {
   IntervalRecorder recorder(3);
   for (int i = 0; i < 1000; ++i) recorder.RecordSuccess(i % 2 == 0 ? 0 : 2, 1'000 + i * 37, 900 + i);
   recorder.RecordError(2, {db::ErrorClass::kConnection, "08006", "gone"});
+  recorder.RecordError(2, {db::ErrorClass::kIgnored, "23505", "duplicate key"});
   recorder.RecordScheduleLag(12'345, /*had_free_connection=*/true);
   recorder.RecordScheduleLag(99'999, /*had_free_connection=*/false);
   const IntervalSnapshot original = recorder.Drain();
@@ -90,6 +91,10 @@ TEST(IntervalSnapshotWireTest, ReportRoundTripIsExact) {
   EXPECT_EQ(decoded->schedule_lag, original.schedule_lag);
   EXPECT_EQ(decoded->dispatch_lag, original.dispatch_lag);
   EXPECT_EQ(decoded->dispatch_lag.TotalCount(), 1u);
+  // An ignored error travels by its class and code, and is no error.
+  EXPECT_EQ(decoded->Errors(), 1u);
+  EXPECT_EQ(decoded->Ignored(), 1u);
+  EXPECT_EQ(decoded->Completed(), 1'002u);
 }
 
 // Each connection's time lands in the interval it passed in, state by state, including a state

@@ -10,10 +10,15 @@
 namespace dbload {
 namespace {
 
-// One query type that executes statement 0.
+// One query type that executes statement 0, ignoring the errors it is given.
 class SingleStatementScenario final : public Scenario {
  public:
+  explicit SingleStatementScenario(std::vector<std::string> ignored = {})
+      : ignored_(std::move(ignored)) {}
   const std::vector<std::string>& query_types() const override { return names_; }
+  db::IgnoredErrors ErrorsToIgnore(db::Dialect) const override {
+    return db::IgnoredErrors(ignored_);
+  }
   std::vector<db::StatementSpec> Statements(db::Dialect) const override {
     return {{"q", "SELECT 1"}};
   }
@@ -27,6 +32,7 @@ class SingleStatementScenario final : public Scenario {
     db::ExecOutcome Run(int, db::Session& session) override { return session.Execute(0, {}); }
   };
   std::vector<std::string> names_ = {"q"};
+  std::vector<std::string> ignored_;
 };
 
 // A database that stops answering between stall_from and stall_until (like SIGSTOP).
@@ -332,6 +338,67 @@ TEST_F(LoadRunnerTest, ErrorsAreCountedByClassAndCode) {
   EXPECT_EQ(got.Executed(), 900u);
   EXPECT_EQ(got.Errors(), 100u);
   EXPECT_EQ((got.query_types[0].errors.at({db::ErrorClass::kRetryable, "40001"})), 100u);
+}
+
+// sysbench's ignored errors: a duplicate key (fatal to the classifier) that the scenario ignores
+// is counted apart by code, is neither executed nor an error, has no latency recorded, and the
+// client goes on.
+TEST_F(LoadRunnerTest, IgnoredErrorsAreCountedApartAndTheRunGoesOn) {
+  db::NoopDriver driver({.fixed_latency = kMillisecond,
+                         .fail_every = 10,
+                         .injected_error = {db::ErrorClass::kFatal, "23505", "duplicate key"}},
+                        clock_);
+  const SingleStatementScenario ignoring({"40P01", "23505"});
+  LoadRunner runner(driver, ignoring, recorder_, clock_, {});
+  ASSERT_TRUE(runner.Connect(1).ok());
+  runner.StartClosedLoop(0, clock_.Now() + kSecond);
+  runner.Wait();
+  EXPECT_FALSE(runner.fatal_error().has_value());
+  const IntervalSnapshot got = DrainAll();
+  EXPECT_EQ(got.Executed(), 900u);
+  EXPECT_EQ(got.Errors(), 0u);
+  EXPECT_EQ(got.Ignored(), 100u);
+  EXPECT_EQ(got.Completed(), 1'000u);
+  EXPECT_EQ(got.query_types[0].response_time.TotalCount(), 900u);
+  EXPECT_EQ(got.query_types[0].service_time.TotalCount(), 900u);
+  EXPECT_THAT(got.query_types[0].errors,
+              testing::ElementsAre(testing::Pair(
+                  testing::Pair(db::ErrorClass::kIgnored, std::string("23505")), 100u)));
+}
+
+TEST_F(LoadRunnerTest, AnErrorTheScenarioDoesNotIgnoreKeepsItsClass) {
+  db::NoopDriver driver({.fixed_latency = kMillisecond,
+                         .fail_every = 10,
+                         .injected_error = {db::ErrorClass::kFatal, "23505", "duplicate key"}},
+                        clock_);
+  const SingleStatementScenario ignoring({"40P01"});
+  LoadRunner runner(driver, ignoring, recorder_, clock_, {});
+  ASSERT_TRUE(runner.Connect(1).ok());
+  runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
+  runner.Wait();
+  ASSERT_TRUE(runner.fatal_error().has_value());
+  EXPECT_EQ(runner.fatal_error()->error_class, db::ErrorClass::kFatal);
+  const IntervalSnapshot got = DrainAll();
+  EXPECT_EQ(got.Executed(), 9u);
+  EXPECT_EQ(got.Errors(), 1u);
+  EXPECT_EQ(got.Ignored(), 0u);
+}
+
+TEST_F(LoadRunnerTest, IgnoredErrorsTakeTheirStartsFromTheBudget) {
+  db::NoopDriver driver({.fixed_latency = kMillisecond,
+                         .fail_every = 4,
+                         .injected_error = {db::ErrorClass::kRetryable, "40P01", "deadlock"}},
+                        clock_);
+  const SingleStatementScenario ignoring({"40P01"});
+  LoadRunner runner(driver, ignoring, recorder_, clock_, {});
+  runner.SetStartLimit(123);
+  ASSERT_TRUE(runner.Connect(3).ok());
+  runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
+  runner.Wait();
+  const IntervalSnapshot got = DrainAll();
+  EXPECT_EQ(got.Completed(), 123u);
+  EXPECT_GT(got.Ignored(), 0u);
+  EXPECT_EQ(got.Errors(), 0u);
 }
 
 TEST_F(LoadRunnerTest, ConnectionErrorsReconnectWithBackoffAndTheRunGoesOn) {

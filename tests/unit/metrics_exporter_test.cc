@@ -1,5 +1,6 @@
 #include "coordinator/metrics_exporter.h"
 
+#include <map>
 #include <random>
 #include <string>
 
@@ -110,6 +111,28 @@ TEST(MetricsExporterTest, WindowQuantilesAreExactOverTheLastIntervals) {
       EXPECT_NEAR(m.gauge.value, 0.001, 0.001 * 0.001);
     }
   }
+}
+
+// sysbench's ignored errors are a result of their own: an error rate over result="error" (the
+// dashboard's) leaves them out, as the report's errors do.
+TEST(MetricsExporterTest, IgnoredErrorsAreAResultOfTheirOwn) {
+  MetricsExporter exporter;
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(1);
+  for (int i = 0; i < 50; ++i) snapshot.query_types[0].response_time.Record(1'000'000);
+  snapshot.query_types[0].errors[{db::ErrorClass::kIgnored, "23505"}] = 4;
+  snapshot.query_types[0].errors[{db::ErrorClass::kIgnored, "40P01"}] = 2;
+  snapshot.query_types[0].errors[{db::ErrorClass::kRetryable, "55P03"}] = 1;
+  exporter.OnInterval({.run_id = "r", .scenario = "read_write", .query_types = {"read_write"},
+                       .merged = &snapshot, .length_s = 1});
+  const auto families = exporter.Collect();
+  std::map<std::string, double> by_result;
+  for (const auto& m : FamilyNamed(families, "dbload_queries_total").metric) {
+    by_result[LabelOf(m, "result") + "/" + LabelOf(m, "error_class")] += m.counter.value;
+  }
+  EXPECT_THAT(by_result, testing::ElementsAre(testing::Pair("error/retryable", 1),
+                                              testing::Pair("ignored/ignored", 6),
+                                              testing::Pair("ok/", 50)));
 }
 
 TEST(MetricsExporterTest, OnlyTheNewestRunsAreKeptAndTheTextFormatIsValid) {

@@ -287,6 +287,34 @@ TEST(OltpWorkloadTest, SysbenchOptionsAreParsedAndValidated) {
   }
 }
 
+// sysbench's ignored errors: by default its set for the target's dialect, the same for every
+// scenario (a deadlock can end a write_only event as well).
+TEST(OltpWorkloadTest, IgnoresSysbenchsErrorsPerDialectByDefault) {
+  const auto codes = [](const std::map<std::string, std::string>& options, db::Dialect dialect) {
+    const std::set<std::string, std::less<>> set =
+        ScenarioOf("read_write", options)->ErrorsToIgnore(dialect).codes();
+    return std::vector<std::string>(set.begin(), set.end());
+  };
+  EXPECT_THAT(codes({}, db::Dialect::kPostgreSql), ElementsAre("23505", "40001", "40P01"));
+  EXPECT_THAT(codes({}, db::Dialect::kMySql), ElementsAre("1020", "1205", "1213"));
+  EXPECT_THAT(codes({{"ignore_errors", "sysbench"}}, db::Dialect::kMySql),
+              ElementsAre("1020", "1205", "1213"));
+  EXPECT_THAT(codes({}, db::Dialect::kNoop), ElementsAre());
+  // --mysql-ignore-errors' equivalent, for either dialect; "none" makes every error count.
+  EXPECT_THAT(codes({{"ignore_errors", "1062, 1213"}}, db::Dialect::kMySql),
+              ElementsAre("1062", "1213"));
+  EXPECT_THAT(codes({{"ignore_errors", "40P01"}}, db::Dialect::kPostgreSql), ElementsAre("40P01"));
+  EXPECT_THAT(codes({{"ignore_errors", "none"}}, db::Dialect::kPostgreSql), ElementsAre());
+  EXPECT_FALSE(ScenarioOf("point_select", {})->ErrorsToIgnore(db::Dialect::kMySql).empty());
+
+  for (const std::string bad : {"all", "", "23505,", "2350x", "123456", "23505;40P01"}) {
+    const absl::Status status = ParseOltpOptions({{"ignore_errors", bad}}).status();
+    EXPECT_FALSE(status.ok()) << bad;
+    EXPECT_EQ(FieldOf(status), "workload_options.ignore_errors") << status;
+    EXPECT_THAT(status.message(), HasSubstr("'" + bad + "'")) << status;
+  }
+}
+
 // oltp_read_write.lua's event(), with oltp_common.lua's defaults: BEGIN, 10 point selects,
 // one each of the four range queries, the two updates, DELETE then INSERT, COMMIT.
 TEST(OltpWorkloadTest, ReadWriteEventIsSysbenchsStatementSequence) {

@@ -156,8 +156,9 @@ TEST(CsvTest, OneRowPerScopeAndQueryTypeWithTheReportsNumbers) {
   EXPECT_EQ(rows[0][21], "dispatch_lag_share");
   // Then per percentile its samples beyond and interval, and the thin ones.
   EXPECT_EQ(rows[0][22], "p50_samples_beyond");
-  EXPECT_EQ(rows[0].back(), "few_samples");
-  for (const auto& row : rows) EXPECT_EQ(row.size(), 22u + 7 * 3 + 1);
+  EXPECT_EQ(rows[0][22 + 7 * 3], "few_samples");
+  EXPECT_EQ(rows[0].back(), "ignored");
+  for (const auto& row : rows) EXPECT_EQ(row.size(), 22u + 7 * 3 + 2);
   std::vector<std::string> scopes, types;
   for (size_t i = 1; i < rows.size(); ++i) {
     scopes.push_back(rows[i][0]);
@@ -540,6 +541,55 @@ TEST(ReportBuilderTest, IntervalsCarryP999) {
   EXPECT_NEAR(sample.p99_ms(), 0.990, 0.990 * 0.002);
 }
 
+// sysbench's ignored errors: counted apart from executed and errors in the run, the stage, the
+// query type and the interval, and shown apart by code in every rendering.
+TEST(ReportBuilderTest, IgnoredErrorsAreCountedApartEverywhere) {
+  v1::Plan plan;
+  RunReportBuilder builder(plan, {"read_write"});
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(1);
+  QueryTypeInterval& q = snapshot.query_types[0];
+  for (int64_t us = 1; us <= 100; ++us) q.response_time.Record(us * 1000);
+  q.errors[{db::ErrorClass::kIgnored, "23505"}] = 7;
+  q.errors[{db::ErrorClass::kIgnored, "40P01"}] = 2;
+  q.errors[{db::ErrorClass::kRetryable, "55P03"}] = 1;
+  const v1::IntervalSample sample = builder.AddInterval({.elapsed_s = 1, .length_s = 1}, snapshot);
+  EXPECT_EQ(sample.executed(), 100u);
+  EXPECT_EQ(sample.errors(), 1u);
+  EXPECT_EQ(sample.ignored(), 9u);
+  EXPECT_THAT(RenderIntervalLine(sample), HasSubstr("errors 1  ignored 9"));
+  const v1::RunReport r = builder.Finish(1, 0, 0, "duration", "", {});
+  EXPECT_EQ(r.executed(), 100u);
+  EXPECT_EQ(r.errors(), 1u);
+  EXPECT_EQ(r.ignored(), 9u);
+  ASSERT_EQ(r.query_types_size(), 1);
+  EXPECT_EQ(r.query_types(0).ignored(), 9u);
+  EXPECT_EQ(r.query_types(0).errors(), 1u);
+  EXPECT_EQ(r.query_types(0).response_time().count(), 100u);  // ignored ones have no latency
+
+  const std::string text = RenderReportText(r);
+  EXPECT_THAT(text, HasSubstr("Errors: 1\n  read_write retryable 55P03: 1\n"));
+  EXPECT_THAT(text, HasSubstr("Ignored errors (rolled back, not transactions, as sysbench's): 9\n"
+                              "  read_write 23505: 7\n  read_write 40P01: 2\n"));
+  const std::string html = RenderReportHtml(r);
+  EXPECT_THAT(html, HasSubstr("Ignored errors"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"text\">ignored</td>"));
+  const auto rows = ParseCsv(RenderReportCsv(r));
+  ASSERT_EQ(rows.size(), 3u);  // header, run/all, run/read_write
+  EXPECT_EQ(rows[0].back(), "ignored");
+  EXPECT_EQ(rows[1].back(), "9");
+  EXPECT_EQ(rows[2].back(), "9");
+  EXPECT_EQ(rows[1][3], "1");  // errors
+  absl::StatusOr<v1::RunReport> parsed = ParseReportJson(RenderReportJson(r));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->ignored(), 9u);
+  EXPECT_EQ(parsed->intervals(0).ignored(), 9u);
+
+  // A report without ignored errors renders as before.
+  const std::string plain = RenderReportText(SimpleReport("plain", 100, 1, 2));
+  EXPECT_THAT(plain, Not(HasSubstr("Ignored")));
+}
+
 // ---------------------------------------------------------------------------------------------
 // What each percentile rests on
 
@@ -645,7 +695,9 @@ TEST(PercentileBasisTest, ReportsWithoutTheBasisRenderAsBefore) {
   EXPECT_THAT(text, Not(HasSubstr("samples beyond")));
   EXPECT_THAT(text, Not(HasSubstr("*")));
   EXPECT_THAT(RenderReportHtml(*parsed), Not(HasSubstr("rest on")));
-  EXPECT_EQ(ParseCsv(RenderReportCsv(*parsed))[1].back(), "");
+  const auto old_rows = ParseCsv(RenderReportCsv(*parsed));
+  EXPECT_EQ(old_rows[1][old_rows[1].size() - 2], "");  // few_samples
+  EXPECT_EQ(old_rows[1].back(), "0");                  // ignored
 }
 
 TEST(PercentileBasisTest, ComparisonInsideBothIntervalsClaimsNoDifference) {
