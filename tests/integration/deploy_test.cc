@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -1361,7 +1362,12 @@ TEST(DeployTargets, Systemd) {
 // builds the directory, and `set image --local` decodes every object into the client's typed
 // API structs (a wrong type is an error; a misspelt field is dropped, which is compared here).
 
+// $KUBECTL if set (e.g. Debian's kubernetes-client unpacked where another kubectl package owns
+// /usr/bin/kubectl), else the first kubectl installed.
 std::optional<std::string> Kubectl() {
+  if (const char* chosen = std::getenv("KUBECTL"); chosen != nullptr && *chosen != '\0') {
+    return std::string(chosen);
+  }
   for (const char* dir : {"/usr/local/bin", "/usr/bin", "/bin"}) {
     const fs::path candidate = fs::path(dir) / "kubectl";
     if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
