@@ -11,6 +11,7 @@
 // package that provides a shared library the binaries load. Each check also runs once on a
 // broken input and must fail there, so that none of them passes by checking nothing.
 
+#include <arpa/inet.h>
 #include <fnmatch.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -18,11 +19,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -40,6 +43,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
@@ -370,13 +374,42 @@ struct Stage {
   std::vector<Instruction> instructions;
 };
 
+// The ARGs declared before the first FROM, with their defaults: what FROM ${NAME} means when the
+// build is not given --build-arg NAME=...
+std::map<std::string, std::string> GlobalArgs(const std::vector<Instruction>& instructions) {
+  std::map<std::string, std::string> args;
+  for (const Instruction& instruction : instructions) {
+    if (instruction.keyword == "FROM") break;
+    if (instruction.keyword != "ARG") continue;
+    const size_t equals = instruction.args.find('=');
+    args[instruction.args.substr(0, equals)] =
+        equals == std::string::npos ? "" : instruction.args.substr(equals + 1);
+  }
+  return args;
+}
+
+std::string WithArgs(std::string word, const std::map<std::string, std::string>& args) {
+  for (const auto& [name, value] : args) {
+    for (const std::string& reference : {"${" + name + "}", "$" + name}) {
+      for (size_t at = word.find(reference); at != std::string::npos;
+           at = word.find(reference, at + value.size())) {
+        word.replace(at, reference.size(), value);
+      }
+    }
+  }
+  return word;
+}
+
+// A stage's image is as FROM names it, build arguments replaced by their defaults.
 std::vector<Stage> StagesOf(const std::vector<Instruction>& instructions) {
+  const std::map<std::string, std::string> args = GlobalArgs(instructions);
   std::vector<Stage> stages;
   for (const Instruction& instruction : instructions) {
     if (instruction.keyword == "FROM") {
       std::vector<std::string> words = Words(instruction.args);
       std::erase_if(words, [](const std::string& w) { return absl::StartsWith(w, "--"); });
-      Stage stage{.line = instruction.line, .image = words.empty() ? "" : words[0]};
+      Stage stage{.line = instruction.line,
+                  .image = words.empty() ? "" : WithArgs(words[0], args)};
       if (words.size() == 3) stage.name = words[2];
       stages.push_back(std::move(stage));
     } else if (!stages.empty()) {
@@ -512,6 +545,15 @@ std::vector<YAML::Node> LoadYamlDocuments(const fs::path& path) {
 }
 
 fs::path ComposeFile() { return kDeploy / "compose" / "compose.yaml"; }
+// The stack as deploy/image-test builds and runs it on this machine (host network).
+fs::path LocalComposeFile() { return kDeploy / "compose" / "local" / "compose.yaml"; }
+
+// A compose value as compose reads it when none of its variables is set: ${NAME:-default} and
+// ${NAME-default} become the default, ${NAME} nothing.
+std::string ComposeDefaults(const std::string& value) {
+  static const std::regex kVariable(R"(\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\})");
+  return std::regex_replace(value, kVariable, "$1");
+}
 
 std::vector<fs::path> KubernetesFiles() {
   return FilesUnder(kDeploy / "kubernetes", [](const fs::path& p) {
@@ -572,16 +614,17 @@ std::vector<Invocation> DockerfileInvocations() {
   return out;
 }
 
-std::vector<Invocation> ComposeInvocations() {
+std::vector<Invocation> ComposeInvocations(const fs::path& file = ComposeFile()) {
   std::vector<Invocation> out;
-  const YAML::Node compose = YAML::LoadFile(ComposeFile().string());
+  const YAML::Node compose = YAML::LoadFile(file.string());
   for (const auto& service : compose["services"]) {
     const YAML::Node& spec = service.second;
     std::vector<std::string> words = StringsOf(spec["entrypoint"]);
     const std::vector<std::string> command = StringsOf(spec["command"]);
     words.insert(words.end(), command.begin(), command.end());
+    for (std::string& word : words) word = ComposeDefaults(word);
     const YAML::Node& anchor = spec["command"] ? spec["command"] : spec;
-    InvocationsInWords(words, absl::StrCat(Rel(ComposeFile()), ":", LineOf(anchor)), out);
+    InvocationsInWords(words, absl::StrCat(Rel(file), ":", LineOf(anchor)), out);
   }
   return out;
 }
@@ -805,6 +848,16 @@ TEST_F(DeployFlags, Compose) {
   ExpectKnownFlags(invocations);
 }
 
+TEST_F(DeployFlags, LocalCompose) {
+  const std::vector<Invocation> invocations = ComposeInvocations(LocalComposeFile());
+  EXPECT_EQ(Count(invocations, "dbload-coordinator"), 1u);
+  EXPECT_EQ(Count(invocations, "dbload-agent"), 2u);
+  ExpectKnownFlags(invocations);
+  // Compose's defaults are what the daemons are started with here.
+  EXPECT_EQ(ComposeDefaults("127.0.0.1:${DBLOAD_PG_PORT:-15432}"), "127.0.0.1:15432");
+  EXPECT_EQ(ComposeDefaults("${DBLOAD_IMAGE}"), "");
+}
+
 TEST_F(DeployFlags, Systemd) {
   const std::vector<Invocation> invocations = SystemdInvocations();
   EXPECT_GE(Count(invocations, "dbload-coordinator"), 2u) << "ExecStart and the .env example";
@@ -859,9 +912,9 @@ TEST(DeployPlans, ThePlansAreValid) {
   }
   // A plan problem is told apart from the unreachable coordinator.
   ASSERT_FALSE(plans.empty());
-  const ProcessResult broken = submit(plans[0], {"--set", "target.host=db.example"});
+  const ProcessResult broken = submit(plans[0], {"--set", "target.port=70000"});
   EXPECT_THAT(broken.err, ::testing::Not(::testing::HasSubstr("cannot reach the coordinator")));
-  EXPECT_THAT(broken.err, ::testing::HasSubstr("target.host"));
+  EXPECT_THAT(broken.err, ::testing::HasSubstr("target.port"));
 }
 
 // The compose stack hangs together: the secrets and network namespaces its services name exist,
@@ -1093,6 +1146,360 @@ TEST(DeployKubernetes, ReferencesResolve) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The agents send load to the databases' own addresses, and their --allow-target (and the
+// coordinator's, for its probe) lets exactly those through.
+
+// The values of every --allow-target of a command line, as one comma-separated list.
+std::string AllowList(const Invocation& invocation) {
+  std::vector<std::string> values;
+  for (size_t i = 0; i + 1 < invocation.args.size(); ++i) {
+    if (invocation.args[i] == "--allow-target") values.push_back(invocation.args[i + 1]);
+  }
+  return absl::StrJoin(values, ",");
+}
+
+std::optional<uint32_t> Ipv4(const std::string& text) {
+  in_addr address{};
+  if (inet_pton(AF_INET, text.c_str(), &address) != 1) return std::nullopt;
+  return ntohl(address.s_addr);
+}
+
+// Whether an --allow-target list (CIDR, IP or HOST, each with an optional :PORT; IPv6 entries
+// are not used by these files and match nothing here) lets a target named `host` through on
+// `port`, as far as that can be told without resolving names: a name must be named.
+bool Allows(const std::string& list, const std::string& host, int port) {
+  for (const absl::string_view raw : absl::StrSplit(list, ',', absl::SkipEmpty())) {
+    std::string entry(absl::StripAsciiWhitespace(raw));
+    std::string entry_port;
+    if (std::count(entry.begin(), entry.end(), ':') == 1) {
+      entry_port = entry.substr(entry.find(':') + 1);
+      entry = entry.substr(0, entry.find(':'));
+    } else if (entry.find(':') != std::string::npos) {
+      continue;
+    }
+    if (!entry_port.empty() && entry_port != std::to_string(port)) continue;
+    const size_t slash = entry.find('/');
+    const std::optional<uint32_t> network = Ipv4(entry.substr(0, slash));
+    const std::optional<uint32_t> target = Ipv4(host);
+    if (network) {
+      const int bits = slash == std::string::npos ? 32 : std::stoi(entry.substr(slash + 1));
+      const uint32_t mask = bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
+      if (target && (*target & mask) == (*network & mask)) return true;
+    } else if (absl::AsciiStrToLower(entry) == absl::AsciiStrToLower(host)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST(DeployTargets, TheAllowListCheckTells) {
+  EXPECT_TRUE(Allows("postgres:5432,mysql:3306", "mysql", 3306));
+  EXPECT_FALSE(Allows("postgres:5432,mysql:3306", "postgres", 5433));
+  EXPECT_FALSE(Allows("postgres:5432", "db.example", 5432));
+  EXPECT_TRUE(Allows("Postgres.Example", "postgres.example", 1));
+  EXPECT_TRUE(Allows("10.1.0.0/16", "10.1.2.3", 5432));
+  EXPECT_FALSE(Allows("10.1.0.0/16", "10.2.0.1", 5432));
+  EXPECT_FALSE(Allows("127.0.0.1/32", "127.0.0.2", 5432));
+  EXPECT_TRUE(Allows("127.0.0.1:15432", "127.0.0.1", 15432));
+  EXPECT_FALSE(Allows("", "127.0.0.1", 5432));
+}
+
+struct PlanTarget {
+  std::string plan;
+  std::string host;
+  int port = 0;
+  std::string password_file;
+};
+
+std::vector<PlanTarget> PlanTargets(const fs::path& dir) {
+  std::vector<PlanTarget> targets;
+  for (const fs::path& plan : FilesUnder(dir, [](const fs::path& p) {
+         return HasExtension(p, {".yaml"});
+       })) {
+    const YAML::Node target = YAML::LoadFile(plan.string())["target"];
+    targets.push_back(PlanTarget{.plan = Rel(plan),
+                                 .host = target["host"].as<std::string>(""),
+                                 .port = target["port"].as<int>(0),
+                                 .password_file = target["password_file"].as<std::string>("")});
+  }
+  return targets;
+}
+
+// Every dbload daemon of a compose file lets every plan's target through, and holds the plan's
+// password file as a secret (the agents for the load, the coordinator for its probe).
+void ExpectComposeReachesThePlans(const fs::path& file, const fs::path& plans) {
+  const YAML::Node compose = YAML::LoadFile(file.string());
+  const std::vector<PlanTarget> targets = PlanTargets(plans);
+  ASSERT_FALSE(targets.empty()) << Rel(plans);
+  int daemons = 0;
+  for (const auto& service : compose["services"]) {
+    const std::string name = service.first.as<std::string>();
+    const YAML::Node& spec = service.second;
+    std::vector<std::string> words = StringsOf(spec["command"]);
+    for (std::string& word : words) word = ComposeDefaults(word);
+    std::vector<Invocation> invocations;
+    InvocationsInWords(words, absl::StrCat(Rel(file), ": ", name), invocations);
+    if (invocations.empty() || invocations[0].binary == "dbload") continue;
+    ++daemons;
+    std::set<std::string> secrets;
+    for (const YAML::Node& secret : spec["secrets"]) secrets.insert(secret.as<std::string>());
+    for (const PlanTarget& target : targets) {
+      EXPECT_TRUE(Allows(AllowList(invocations[0]), target.host, target.port))
+          << Describe(invocations[0]) << ": its --allow-target does not let " << target.plan
+          << "'s target " << target.host << ":" << target.port << " through";
+      EXPECT_TRUE(absl::StartsWith(target.password_file, "/run/secrets/") &&
+                  secrets.contains(target.password_file.substr(13)))
+          << Rel(file) << ": service " << name << " lacks the secret " << target.password_file
+          << " that " << target.plan << " names";
+    }
+    // The database is reached at its own address, not through another container's network.
+    if (invocations[0].binary == "dbload-agent" && spec["network_mode"]) {
+      EXPECT_FALSE(absl::StartsWith(spec["network_mode"].as<std::string>(), "service:"))
+          << Rel(file) << ": agent " << name << " lives in another service's network namespace";
+    }
+  }
+  EXPECT_EQ(daemons, 3) << Rel(file) << ": a coordinator and two agents";
+}
+
+TEST(DeployTargets, Compose) {
+  ExpectComposeReachesThePlans(ComposeFile(), kDeploy / "compose" / "plans");
+  // HAProxy is left only as the metrics relay in the coordinator's network namespace.
+  const YAML::Node compose = YAML::LoadFile(ComposeFile().string());
+  for (const auto& service : compose["services"]) {
+    if (!absl::StartsWith(service.second["image"].as<std::string>(""), "haproxy")) continue;
+    EXPECT_EQ(service.second["network_mode"].as<std::string>(""), "service:coordinator")
+        << "compose.yaml: " << service.first << " is an HAProxy that is not the metrics relay";
+  }
+  // The plans name the databases by their service names.
+  for (const PlanTarget& target : PlanTargets(kDeploy / "compose" / "plans")) {
+    EXPECT_TRUE(compose["services"][target.host]) << target.plan << ": no service " << target.host;
+  }
+}
+
+TEST(DeployTargets, LocalCompose) {
+  ExpectComposeReachesThePlans(LocalComposeFile(), kDeploy / "compose" / "local" / "plans");
+  for (const auto& service : YAML::LoadFile(LocalComposeFile().string())["services"]) {
+    EXPECT_EQ(service.second["network_mode"].as<std::string>(""), "host")
+        << "compose/local: " << service.first << " is not on the host's network";
+  }
+}
+
+TEST(DeployTargets, Kubernetes) {
+  std::map<std::string, std::string> allow;  // binary → its list
+  for (const Invocation& invocation : KubernetesInvocations()) {
+    if (invocation.binary != "dbload") allow[invocation.binary] = AllowList(invocation);
+  }
+  ASSERT_EQ(allow.size(), 2u);
+  EXPECT_FALSE(allow["dbload-agent"].empty()) << "the agents allow no database";
+  EXPECT_EQ(allow["dbload-agent"], allow["dbload-coordinator"])
+      << "the probe reads the databases the agents load";
+  EXPECT_TRUE(Allows(allow["dbload-agent"], "postgres.databases.svc.cluster.local", 5432));
+  EXPECT_TRUE(Allows(allow["dbload-agent"], "mysql.databases.svc.cluster.local", 3306));
+  // No proxy sidecar; both pods mount the database passwords at the same path, so that one
+  // plan's password_file holds for the agents and for the coordinator's probe.
+  std::map<std::string, std::string> passwords_at;
+  for (const fs::path& path : KubernetesFiles()) {
+    for (const YAML::Node& document : LoadYamlDocuments(path)) {
+      const std::optional<YAML::Node> pod = PodSpec(document);
+      if (!pod) continue;
+      const std::string app =
+          document["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/name"].as<std::string>(
+              "");
+      std::string secret_volume;
+      for (const YAML::Node& volume : (*pod)["volumes"]) {
+        if (volume["secret"] &&
+            volume["secret"]["secretName"].as<std::string>() == "dbload-db-passwords") {
+          secret_volume = volume["name"].as<std::string>();
+        }
+      }
+      for (const YAML::Node& container : (*pod)["containers"]) {
+        if (app == "dbload-agent") {
+          EXPECT_EQ(container["name"].as<std::string>(), "agent")
+              << Rel(path) << ": the agent pod has a container " << container["name"];
+        }
+        for (const YAML::Node& mount : container["volumeMounts"]) {
+          if (mount["name"].as<std::string>() == secret_volume) {
+            passwords_at[app] = mount["mountPath"].as<std::string>();
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(passwords_at["dbload-agent"], "/run/secrets");
+  EXPECT_EQ(passwords_at["dbload-coordinator"], "/run/secrets");
+}
+
+TEST(DeployTargets, Systemd) {
+  for (const fs::path& unit : Units()) {
+    const std::vector<UnitEntry> entries = ParseUnit(ReadFile(unit));
+    std::vector<Invocation> invocations;
+    for (const std::string& exec : UnitValues(entries, "ExecStart")) {
+      InvocationsInWords(Words(exec), Rel(unit), invocations);
+    }
+    ASSERT_EQ(invocations.size(), 1u) << Rel(unit);
+    EXPECT_EQ(AllowList(invocations[0]), "${DBLOAD_ALLOW_TARGET}") << Rel(unit);
+    // Unconfigured, a unit allows what the binary allows without the flag: loopback only.
+    EXPECT_THAT(UnitValues(entries, "Environment"),
+                ::testing::Contains("DBLOAD_ALLOW_TARGET=127.0.0.0/8,::1,localhost"))
+        << Rel(unit);
+  }
+  // The examples name the databases under test, the same for the agents and the probe.
+  std::map<std::string, std::string> examples;
+  for (const char* env : {"dbload-agent.env", "dbload-coordinator.env"}) {
+    for (const std::string& line : Lines(ReadFile(kDeploy / "systemd" / env))) {
+      if (absl::StartsWith(line, "DBLOAD_ALLOW_TARGET=")) examples[env] = line.substr(20);
+    }
+  }
+  ASSERT_EQ(examples.size(), 2u);
+  EXPECT_EQ(examples["dbload-agent.env"], examples["dbload-coordinator.env"]);
+  EXPECT_TRUE(Allows(examples["dbload-agent.env"], "postgres.example.internal", 5432));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kubernetes, offline: `kubectl create --dry-run=client` asks the API server for its resource
+// types even with --validate=false ("unable to recognize ...: Get http://localhost:8080/api"),
+// so without a cluster the manifests are checked by what kubectl does without one: kustomize
+// builds the directory, and `set image --local` decodes every object into the client's typed
+// API structs (a wrong type is an error; a misspelt field is dropped, which is compared here).
+
+// $KUBECTL if set (e.g. Debian's kubernetes-client unpacked where another kubectl package owns
+// /usr/bin/kubectl), else the first kubectl installed.
+std::optional<std::string> Kubectl() {
+  if (const char* chosen = std::getenv("KUBECTL"); chosen != nullptr && *chosen != '\0') {
+    return std::string(chosen);
+  }
+  for (const char* dir : {"/usr/local/bin", "/usr/bin", "/bin"}) {
+    const fs::path candidate = fs::path(dir) / "kubectl";
+    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return std::nullopt;
+}
+
+// Paths (a.b[].c) of the map keys in `given` that `decoded` lacks: fields the API does not
+// have. Empty values are left out (the API's encoder drops them).
+void DroppedFields(const YAML::Node& given, const YAML::Node& decoded, const std::string& path,
+                   std::vector<std::string>& out) {
+  if (given.IsMap()) {
+    for (const auto& field : given) {
+      const std::string key = field.first.as<std::string>();
+      const YAML::Node& value = field.second;
+      const bool empty = value.IsNull() || ((value.IsMap() || value.IsSequence()) && value.size() == 0);
+      const std::string here = path.empty() ? key : path + "." + key;
+      if (!decoded.IsMap() || !decoded[key]) {
+        if (!empty) out.push_back(here);
+        continue;
+      }
+      DroppedFields(value, decoded[key], here, out);
+    }
+  } else if (given.IsSequence() && decoded.IsSequence() && given.size() == decoded.size()) {
+    for (size_t i = 0; i < given.size(); ++i) {
+      DroppedFields(given[i], decoded[i], path + "[]", out);
+    }
+  }
+}
+
+// What kubectl says of one manifest file: problems (not the "not a pod" notes of objects that
+// have no containers, which it says after decoding them), and the decoded workloads.
+struct KubectlVerdict {
+  std::vector<std::string> problems;
+  int workloads = 0;
+  int others = 0;
+};
+
+KubectlVerdict DecodeWithKubectl(const std::string& kubectl, const fs::path& manifest) {
+  KubectlVerdict verdict;
+  const ProcessResult result = RunTool(
+      {kubectl, "set", "image", "--local", "-f", manifest.string(), "-o", "yaml", "*=dbload:checked"});
+  static const std::regex kNotAPod(
+      R"(error: [a-z]+/[a-z0-9.-]+ the object is not a pod or does not have a pod template: \*v1\.[A-Za-z]+)");
+  for (const std::string& line : Lines(result.err)) {
+    if (absl::StripAsciiWhitespace(line).empty()) continue;
+    if (std::regex_match(line, kNotAPod)) {
+      ++verdict.others;
+    } else {
+      verdict.problems.push_back(line);
+    }
+  }
+  std::vector<YAML::Node> given;
+  for (const YAML::Node& document : LoadYamlDocuments(manifest)) {
+    if (PodSpec(document)) given.push_back(document);
+  }
+  std::vector<YAML::Node> decoded;
+  try {
+    for (const YAML::Node& document : YAML::LoadAll(result.out)) {
+      if (!document.IsMap()) continue;
+      if (document["kind"].as<std::string>("") == "List") {
+        for (const YAML::Node& item : document["items"]) decoded.push_back(item);
+      } else {
+        decoded.push_back(document);
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    verdict.problems.push_back(absl::StrCat("kubectl's output does not parse: ", e.msg));
+  }
+  verdict.workloads = static_cast<int>(decoded.size());
+  if (decoded.size() != given.size()) {
+    verdict.problems.push_back(absl::StrCat(given.size(), " workloads given, ", decoded.size(),
+                                            " decoded"));
+    return verdict;
+  }
+  for (size_t i = 0; i < given.size(); ++i) {
+    std::vector<std::string> dropped;
+    DroppedFields(given[i], decoded[i], "", dropped);
+    for (const std::string& field : dropped) {
+      verdict.problems.push_back(absl::StrCat(given[i]["kind"].as<std::string>(), " ",
+                                              given[i]["metadata"]["name"].as<std::string>(),
+                                              ": ", field, " is no field of the API"));
+    }
+  }
+  return verdict;
+}
+
+TEST(DeployKubernetes, KubectlDecodesTheManifests) {
+  const std::optional<std::string> kubectl = Kubectl();
+  if (!kubectl) {
+    GTEST_SKIP() << "kubectl is not installed (Debian: apt-get install kubernetes-client)";
+  }
+  const ProcessResult version = RunTool({*kubectl, "version", "--client"});
+  std::cout << "kubectl: " << Lines(version.out)[0] << "\n";
+  const ProcessResult built = RunTool({*kubectl, "kustomize", (kDeploy / "kubernetes").string()});
+  ASSERT_EQ(built.exit_code, 0) << "kubectl kustomize deploy/kubernetes:\n" << built.Describe();
+  int objects = 0;
+  for (const YAML::Node& document : YAML::LoadAll(built.out)) {
+    if (!document.IsMap()) continue;
+    ++objects;
+    if (document["kind"].as<std::string>() != "Namespace") {
+      EXPECT_EQ(document["metadata"]["namespace"].as<std::string>(""), "dbload");
+    }
+  }
+  EXPECT_EQ(objects, 7) << "namespace, 2 ConfigMaps, PVC, 2 Deployments, Service";
+  int workloads = 0;
+  for (const fs::path& manifest : KubernetesFiles()) {
+    if (manifest.filename() == "kustomization.yaml") continue;
+    const KubectlVerdict verdict = DecodeWithKubectl(*kubectl, manifest);
+    for (const std::string& problem : verdict.problems) {
+      ADD_FAILURE() << Rel(manifest) << ": kubectl: " << problem;
+    }
+    workloads += verdict.workloads;
+  }
+  EXPECT_EQ(workloads, 2) << "the coordinator and the agents";
+  // It does tell: a port that is no number is refused, a misspelt field is found dropped.
+  TempDir temp;
+  const std::string agents = ReadFile(kDeploy / "kubernetes" / "agents.yaml");
+  ASSERT_TRUE(absl::StrContains(agents, "terminationGracePeriodSeconds: 15"));
+  WriteFile(temp.path() / "wrong-type.yaml",
+            absl::StrReplaceAll(agents, {{"terminationGracePeriodSeconds: 15",
+                                          "terminationGracePeriodSeconds: soon"}}));
+  EXPECT_FALSE(DecodeWithKubectl(*kubectl, temp.path() / "wrong-type.yaml").problems.empty());
+  WriteFile(temp.path() / "misspelt.yaml",
+            absl::StrReplaceAll(agents, {{"terminationGracePeriodSeconds: 15",
+                                          "terminationGracePeriodSecond: 15"}}));
+  const KubectlVerdict misspelt = DecodeWithKubectl(*kubectl, temp.path() / "misspelt.yaml");
+  EXPECT_THAT(misspelt.problems,
+              ::testing::Contains(::testing::HasSubstr("terminationGracePeriodSecond is no field")));
+}
+
+// ---------------------------------------------------------------------------------------------
 // (c) The real tools accept the Prometheus, HAProxy and systemd files.
 
 // A copy that Debian's promtool can check: its Prometheus is built without Kubernetes service
@@ -1161,7 +1568,9 @@ TEST(DeployTools, HaproxyAcceptsItsConfigs) {
     WriteFile(copy, text);
     configs.emplace_back(where, copy);
   }
-  EXPECT_GE(configs.size(), 4u) << "compose (databases, metrics relay) and Kubernetes (both)";
+  // HAProxy is left only as the coordinator's metrics relay: the agents reach the databases
+  // directly (--allow-target), without the per-agent proxy earlier builds needed.
+  EXPECT_EQ(configs.size(), 2u) << "the metrics relays of compose and Kubernetes";
   for (const auto& [where, path] : configs) {
     const ProcessResult result = HaproxyCheck(path);
     // Servers named by compose or cluster host names do not resolve here: the configurations
@@ -1453,6 +1862,10 @@ TempDir* DeployRuntime::dir_ = nullptr;
 
 TEST_F(DeployRuntime, Compose) { StartTogether("compose", ComposeInvocations(), {}); }
 
+TEST_F(DeployRuntime, LocalCompose) {
+  StartTogether("local-compose", ComposeInvocations(LocalComposeFile()), {});
+}
+
 TEST_F(DeployRuntime, Kubernetes) { StartTogether("kubernetes", KubernetesInvocations(), {}); }
 
 TEST_F(DeployRuntime, Systemd) {
@@ -1514,12 +1927,25 @@ TEST_F(DeployDockerfile, KnownInstructionsOnDebian12) {
         << "deploy/Dockerfile:" << instruction.line << ": unknown instruction "
         << instruction.keyword;
   }
-  EXPECT_EQ(instructions_.front().keyword, "FROM") << "deploy/Dockerfile: starts with FROM";
+  // Only build arguments come before the first FROM; every stage starts from BASE_IMAGE, which
+  // is Debian 12 unless the build says otherwise (deploy/image-test gives its debootstrap base).
+  for (const Instruction& instruction : instructions_) {
+    if (instruction.keyword == "FROM") break;
+    EXPECT_EQ(instruction.keyword, "ARG") << "deploy/Dockerfile:" << instruction.line;
+  }
+  EXPECT_EQ(GlobalArgs(instructions_).count("BASE_IMAGE"), 1u);
+  for (const Instruction& instruction : instructions_) {
+    if (instruction.keyword != "FROM") continue;
+    EXPECT_TRUE(absl::StartsWith(instruction.args, "${BASE_IMAGE}"))
+        << "deploy/Dockerfile:" << instruction.line << ": FROM " << instruction.args;
+  }
   static const std::regex kDebian12("debian:12([.-].*)?");
   for (const Stage& stage : stages_) {
     EXPECT_TRUE(std::regex_match(stage.image, kDebian12))
         << "deploy/Dockerfile:" << stage.line << ": stage on " << stage.image << ", not Debian 12";
   }
+  EXPECT_EQ(StagesOf(ParseDockerfile("ARG B=debian:12\nFROM ${B} AS x\nFROM $B\n"))[1].image,
+            "debian:12");
   // The runtime stage runs as a non-root user.
   std::string user;
   for (const Instruction& instruction : stages_.back().instructions) {
@@ -1712,6 +2138,110 @@ TEST_F(DeployDockerfile, TheRuntimeStageHasEveryLibraryTheBinariesLoad) {
   std::vector<std::string> fewer = runtime;
   std::erase(fewer, "libpqxx-6.4");
   EXPECT_FALSE(InstalledWith(fewer).contains("libpqxx-6.4"));
+}
+
+// What differs between deploy/Dockerfile's runtime stage and Dockerfile.prebuilt's only stage
+// other than where the binaries come from (the build stage there, the context's bin/ here).
+std::vector<std::string> PrebuiltDifferences(const Stage& runtime, const Stage& prebuilt) {
+  std::vector<std::string> problems;
+  const auto binaries = [](const Instruction& instruction) {
+    return instruction.keyword == "COPY" &&
+           absl::EndsWith(absl::StripTrailingAsciiWhitespace(instruction.args), "/usr/local/bin/");
+  };
+  if (runtime.image != prebuilt.image) {
+    problems.push_back(absl::StrCat("FROM ", prebuilt.image, " instead of ", runtime.image));
+  }
+  const size_t n = std::max(runtime.instructions.size(), prebuilt.instructions.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (i >= runtime.instructions.size() || i >= prebuilt.instructions.size()) {
+      problems.push_back(absl::StrCat("a different number of instructions (",
+                                      runtime.instructions.size(), " and ",
+                                      prebuilt.instructions.size(), ")"));
+      break;
+    }
+    const Instruction& a = runtime.instructions[i];
+    const Instruction& b = prebuilt.instructions[i];
+    if (binaries(a) && binaries(b)) {
+      if (!absl::StartsWith(b.args, "bin/ ")) {
+        problems.push_back(absl::StrCat("line ", b.line, ": the binaries from ", b.args,
+                                        ", not from the context's bin/"));
+      }
+      continue;
+    }
+    if (a.keyword != b.keyword || a.args != b.args) {
+      problems.push_back(absl::StrCat("line ", b.line, ": ", b.keyword, " ", b.args,
+                                      " where the runtime stage (line ", a.line, ") has ",
+                                      a.keyword, " ", a.args));
+    }
+  }
+  return problems;
+}
+
+// Dockerfile.prebuilt is the runtime stage of deploy/Dockerfile with the host's binaries: the
+// image that deploy/image-test builds and runs is the image users build, but for the compile.
+TEST_F(DeployDockerfile, ThePrebuiltImageIsTheRuntimeStage) {
+  const std::vector<Instruction> instructions =
+      ParseDockerfile(ReadFile(kDeploy / "Dockerfile.prebuilt"));
+  const std::vector<Stage> prebuilt = StagesOf(instructions);
+  ASSERT_EQ(prebuilt.size(), 1u) << "deploy/Dockerfile.prebuilt: one stage";
+  EXPECT_EQ(GlobalArgs(instructions), GlobalArgs(instructions_));
+  for (const std::string& problem : PrebuiltDifferences(stages_.back(), prebuilt[0])) {
+    ADD_FAILURE() << "deploy/Dockerfile.prebuilt: " << problem;
+  }
+  // The comparison does tell: one more package, or binaries from elsewhere, are differences.
+  Stage more = prebuilt[0];
+  for (Instruction& instruction : more.instructions) {
+    if (instruction.keyword == "RUN" && absl::StrContains(instruction.args, "apt-get install")) {
+      instruction.args += " curl";
+    }
+  }
+  EXPECT_EQ(PrebuiltDifferences(stages_.back(), more).size(), 1u);
+  Stage elsewhere = prebuilt[0];
+  for (Instruction& instruction : elsewhere.instructions) {
+    if (absl::StartsWith(instruction.args, "bin/ ")) instruction.args = "out/ /usr/local/bin/";
+  }
+  EXPECT_EQ(PrebuiltDifferences(stages_.back(), elsewhere).size(), 1u);
+}
+
+// The images of the local stack (deploy/compose/local): Debian 12 by default, packages that
+// Debian has, files that are in their context (the directory itself).
+TEST_F(DeployDockerfile, TheLocalStackImagesAreDebian12) {
+  const fs::path local = kDeploy / "compose" / "local";
+  const std::vector<fs::path> dockerfiles = FilesUnder(local, [](const fs::path& p) {
+    return HasExtension(p, {".Dockerfile"});
+  });
+  EXPECT_EQ(dockerfiles.size(), 2u) << "postgres and prometheus";
+  std::vector<std::string> packages;
+  for (const fs::path& dockerfile : dockerfiles) {
+    const std::vector<Instruction> instructions = ParseDockerfile(ReadFile(dockerfile));
+    const std::vector<Stage> stages = StagesOf(instructions);
+    ASSERT_EQ(stages.size(), 1u) << Rel(dockerfile);
+    EXPECT_EQ(stages[0].image, "debian:12") << Rel(dockerfile);
+    for (const Instruction& instruction : instructions) {
+      EXPECT_TRUE(kDockerfileInstructions.contains(instruction.keyword))
+          << Rel(dockerfile) << ":" << instruction.line << ": " << instruction.keyword;
+      if (instruction.keyword != "COPY") continue;
+      const std::optional<CopySources> copy = ContextCopy(instruction);
+      ASSERT_TRUE(copy) << Rel(dockerfile) << ":" << instruction.line;
+      for (const std::string& source : copy->sources) {
+        EXPECT_TRUE(fs::exists(local / source))
+            << Rel(dockerfile) << ":" << instruction.line << ": COPY " << source;
+      }
+    }
+    const std::vector<std::string> mine = AptPackages(stages[0]);
+    EXPECT_FALSE(mine.empty()) << Rel(dockerfile);
+    packages.insert(packages.end(), mine.begin(), mine.end());
+  }
+  const std::set<std::string> known = KnownPackages(packages);
+  for (const std::string& package : packages) {
+    EXPECT_TRUE(known.contains(package)) << package << " is not in this machine's Debian index";
+  }
+  // compose.yaml here runs the images these files make, under the names deploy/image-test gives.
+  const std::string compose = ReadFile(LocalComposeFile());
+  for (const char* image : {"dbload-postgres:local", "dbload-prometheus:local", "dbload:local"}) {
+    EXPECT_TRUE(absl::StrContains(compose, image)) << image;
+    EXPECT_TRUE(absl::StrContains(ReadFile(kDeploy / "image-test"), image)) << image;
+  }
 }
 
 }  // namespace
