@@ -83,8 +83,8 @@ absl::Status Topology::Start(const std::vector<TopologyHost>& hosts) {
   if (started()) return absl::FailedPreconditionError("Topology already started in " + dir_);
   char parent[] = "/tmp/dbload-topology.XXXXXX";
   if (mkdtemp(parent) == nullptr) return absl::InternalError(Errno("mkdtemp"));
-  parent_ = parent;
-  dir_ = parent_ + "/net";
+  // The script's DIR itself: it takes an empty directory and removes it on down.
+  dir_ = parent;
   std::vector<std::string> argv = {"/bin/bash", ScriptPath(), "up", dir_,
                                    absl::StrCat("dbl-", getpid())};
   for (const TopologyHost& host : hosts) argv.push_back(host.name + "=" + host.address);
@@ -98,12 +98,10 @@ absl::Status Topology::Start(const std::vector<TopologyHost>& hosts) {
   if (up.exit_code == kExitUnsupported) {
     const std::string refused = values_["TOPOLOGY_REFUSED"];
     dir_.clear();
-    rmdir(parent_.c_str());
     return absl::UnavailableError(absl::StrCat("network namespaces refused here: ", refused));
   }
   if (up.exit_code != 0) {
-    dir_.clear();  // the script tore down what it made
-    rmdir(parent_.c_str());
+    dir_.clear();  // the script tore down what it made, DIR too
     return absl::InternalError("topology up failed: " + up.Describe());
   }
   return absl::OkStatus();
@@ -114,7 +112,6 @@ absl::Status Topology::Stop() {
   const ProcessResult down = RunProcess({"/bin/bash", ScriptPath(), "down", dir_}, kScriptTimeout);
   dir_.clear();
   values_.clear();
-  rmdir(parent_.c_str());
   if (down.exit_code != 0) return absl::InternalError("topology down failed: " + down.Describe());
   return absl::OkStatus();
 }

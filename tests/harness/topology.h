@@ -72,8 +72,7 @@ class Topology {
   static std::string NetnsExecPath();
 
  private:
-  std::string parent_;  // our mkdtemp directory holding dir_
-  std::string dir_;     // the script's DIR
+  std::string dir_;  // the script's DIR (made by mkdtemp, removed by the script)
   std::map<std::string, std::string, std::less<>> values_;
 };
 
