@@ -292,6 +292,7 @@ class AgentLink::Impl {
         host_(Hostname()),
         random_(std::random_device{}()) {
     if (options_.name.empty()) options_.name = absl::StrCat(host_, "-", getpid());
+    if (options_.resolver == nullptr) options_.resolver = std::make_shared<SystemResolver>();
     // Nonsense timings would make the link spin or never notice a lost coordinator.
     if (options_.heartbeat_interval <= 0) options_.heartbeat_interval = kSecond;
     if (options_.dead_man_timeout <= 0) options_.dead_man_timeout = 5 * kSecond;
@@ -350,6 +351,7 @@ class AgentLink::Impl {
     std::unique_ptr<Workload> workload;
     std::unique_ptr<Scenario> scenario;  // may refer to the workload: destroyed first
     std::unique_ptr<db::Driver> driver;
+    std::string target_address;  // where its connections go, after the --allow-target check
     RunControl control;
     uint64_t sequence = 0;  // reports sent; touched only by the run's thread
     std::atomic<bool> finished{false};
@@ -387,6 +389,7 @@ class AgentLink::Impl {
     sent.set_threads_bound(resources.threads_bound);
     sent.set_files(resources.files);
     sent.set_files_bound(resources.files_bound);
+    for (const std::string& entry : options_.allow_target.entries()) hello.add_allow_target(entry);
     return message;
   }
 
@@ -533,9 +536,11 @@ class AgentLink::Impl {
       return;
     }
     ReapRunLocked();
-    absl::StatusOr<std::unique_ptr<ActiveRun>> run = PrepareRun(assignment);
+    bool target_refused = false;
+    absl::StatusOr<std::unique_ptr<ActiveRun>> run = PrepareRun(assignment, target_refused);
     if (!run.ok()) {
-      Refuse(*connection, assignment.run_id(), std::string(run.status().message()));
+      Refuse(*connection, assignment.run_id(), std::string(run.status().message()),
+             target_refused);
       return;
     }
     if (assignment.dead_man_timeout_ns() > 0) dead_man_timeout_ = assignment.dead_man_timeout_ns();
@@ -636,7 +641,9 @@ class AgentLink::Impl {
   }
 
   // Everything that can be wrong with an assignment is found here, before any load starts.
-  absl::StatusOr<std::unique_ptr<ActiveRun>> PrepareRun(const v1::Assignment& assignment) {
+  // `target_refused`: the error is the --allow-target refusal.
+  absl::StatusOr<std::unique_ptr<ActiveRun>> PrepareRun(const v1::Assignment& assignment,
+                                                        bool& target_refused) {
     if (assignment.run_id().empty()) return absl::InvalidArgumentError("assignment without run_id");
     const std::string& id = assignment.run_id();
     const std::string source = absl::StrCat("run ", id, " plan");
@@ -760,8 +767,21 @@ class AgentLink::Impl {
                           absl::StrCat("run ", id, ": ", password.status().message()));
     }
     run->password = *password;
+    // The agent is the authority on where its load may go, whatever the coordinator checked:
+    // before any connection, the target is checked and a host name resolved, once, to the
+    // address that every connection of the run dials.
+    absl::StatusOr<std::string> endpoint = ApplyAllowTarget(
+        options_.allow_target, *options_.resolver,
+        {.subject = absl::StrCat("agent '", options_.name, "'"), .remedy = "the agent"},
+        *run->plan.mutable_target());
+    if (!endpoint.ok()) {
+      target_refused = endpoint.status().code() == absl::StatusCode::kPermissionDenied;
+      return absl::Status(endpoint.status().code(),
+                          absl::StrCat("run ", id, ": ", endpoint.status().message()));
+    }
+    run->target_address = *endpoint;
     absl::StatusOr<std::unique_ptr<db::Driver>> driver =
-        driver_factory_(plan.target(), *std::move(password), clock_);
+        driver_factory_(run->plan.target(), *std::move(password), clock_);
     if (!driver.ok()) {
       return absl::Status(
           driver.status().code(),
@@ -773,11 +793,13 @@ class AgentLink::Impl {
   }
 
   // Answers an assignment that will not run with the only report it gets: a final one.
-  void Refuse(Connection& connection, const std::string& run_id, const std::string& why) {
+  void Refuse(Connection& connection, const std::string& run_id, const std::string& why,
+              bool target_refused = false) {
     Event(absl::StrCat("refused run ", run_id, ": ", why));
     v1::AgentMessage message;
     v1::AgentReport& report = *message.mutable_report();
     report.set_run_id(run_id);
+    report.set_target_refused(target_refused);
     report.set_sequence(1);
     report.set_final(true);
     report.set_end_reason("not started");
@@ -829,6 +851,7 @@ class AgentLink::Impl {
         v1::AgentReport& report = *message.mutable_report();
         report.set_run_id(run.run_id);
         report.set_sequence(++run.sequence);
+        report.set_target_address(run.target_address);
         take_plans(report);
         SnapshotToReport(out.snapshot, &report);
         report.set_in_flight(out.in_flight);
@@ -870,6 +893,7 @@ class AgentLink::Impl {
     final_report.set_run_id(run.run_id);
     final_report.set_sequence(++run.sequence);
     final_report.set_final(true);
+    final_report.set_target_address(run.target_address);
     final_report.set_elapsed_s(last_elapsed_s);
     final_report.set_stage(last_stage);
     final_report.set_cpu_seconds(cpu_since_mark());

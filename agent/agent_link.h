@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/db/driver.h"
 #include "common/plan_limits.h"
+#include "common/target_allow_list.h"
 #include "common/transport_security.h"
 #include "dbload/v1/plan.pb.h"
 
@@ -36,6 +37,13 @@ struct AgentLinkOptions {
   // again for each assignment, which it refuses when the run's workers do not fit. Empty:
   // ReadAgentResources (agent/agent_resources.h); tests inject their own.
   std::function<AgentResources()> resources;
+  // --allow-target: the database targets this agent may send load to. An assignment whose
+  // target is outside is refused before any connection is opened, with a final report that
+  // says why (AgentReport.target_refused); the list goes to the coordinator in AgentHello.
+  TargetAllowList allow_target = TargetAllowList::LoopbackDefault();
+  // Resolves a target's host name, once per run; the address checked is the one every
+  // connection of the run dials. Empty: SystemResolver.
+  std::shared_ptr<Resolver> resolver;
   // One line per event worth telling an operator (connected, run started or ended, coordinator
   // lost, reconnecting, a message ignored). Calls are serialized; may be empty.
   std::function<void(const std::string&)> on_event;

@@ -47,16 +47,21 @@ Options:
   --capacity X             relative share of an open-loop rate this agent takes (default 1)
   --dead-man-timeout D     stop the load when the coordinator has been silent this long, unless
                            its assignment says otherwise (default 5s; e.g. 500ms, 10s)
-  --version                print the version
+%ALLOW%  --version                print the version
   --help                   print this help
 TLS and the shared token:
 )";
 
-std::string Usage() { return absl::StrCat(kUsage, SecurityFlagsHelp(/*server=*/false)); }
+std::string Usage() {
+  std::string usage = kUsage;
+  usage.replace(usage.find("%ALLOW%"), 7, AllowTargetFlagHelp("this agent"));
+  return absl::StrCat(usage, SecurityFlagsHelp(/*server=*/false));
+}
 
 struct Args {
   AgentLinkOptions options;
   SecurityFlags security;
+  std::vector<std::string> allow_target;  // --allow-target values, parsed once all are seen
   bool help = false;
   bool version = false;
 };
@@ -88,6 +93,10 @@ absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& args) {
       absl::StatusOr<std::string> v = value();
       if (!v.ok()) return v.status();
       parsed.options.coordinator = *v;
+    } else if (flag == "--allow-target") {
+      absl::StatusOr<std::string> v = value();
+      if (!v.ok()) return v.status();
+      parsed.allow_target.push_back(*v);
     } else if (flag == "--name") {
       absl::StatusOr<std::string> v = value();
       if (!v.ok()) return v.status();
@@ -121,6 +130,9 @@ absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& args) {
       return absl::InvalidArgumentError(absl::StrCat("unknown argument '", arg, "'"));
     }
   }
+  absl::StatusOr<TargetAllowList> allow = TargetAllowList::Parse(parsed.allow_target);
+  if (!allow.ok()) return allow.status();
+  parsed.options.allow_target = *std::move(allow);
   return parsed;
 }
 
@@ -184,6 +196,8 @@ int Main(int argc, char** argv) {
   args->options.on_event = [](const std::string& line) {
     std::cerr << "dbload-agent: " << line << std::endl;
   };
+  std::cerr << "dbload-agent: load goes only to targets in --allow-target ("
+            << args->options.allow_target.Describe() << ")" << std::endl;
   SteadyClock clock;
   AgentLink link(args->options, db::MakeDriver, clock);
 

@@ -35,6 +35,7 @@
 #include "cli/local_cluster.h"
 #include "cli/suite_runner.h"
 #include "common/transport_security.h"
+#include "common/target_allow_list.h"
 #include "common/clock.h"
 #include "common/db/driver_factory.h"
 #include "common/plan_parser.h"
@@ -61,16 +62,18 @@ void OnSignal(int) { interrupted.store(true); }
 constexpr char kUsage[] = R"(usage: dbload COMMAND [ARGS]
 
 Commands:
-  run PLAN.yaml [--agents N] [--set PATH=VALUE ...] [--report FILE]
-        Run a plan on this machine: a coordinator and N agents (default 1) in this process, on
-        loopback. One line per second, then the report; --report FILE also writes it as JSON.
+  run PLAN.yaml [--agents N] [--set PATH=VALUE ...] [--report FILE] [--allow-target LIST]
+        Run a plan from this machine: a coordinator and N agents (default 1) in this process,
+        linked on loopback. One line per second, then the report; --report FILE also writes it
+        as JSON. --allow-target: the targets it may reach (see dbload --help).
   prepare PLAN.yaml [--parallel N] [--agents N | --coordinator ADDR] [--set PATH=VALUE ...]
+          [--allow-target LIST]
         Create the plan's workload tables, load its data set in N parts on N connections
         (default: the cores here, at most 8; resumable: run it again after an interruption,
         with the parts it started with) and validate it. With
         --agents or --coordinator the parts are loaded by agents (in this process, or those
         of a running coordinator); the tables, indexes and checks are done here.
-  cleanup PLAN.yaml [--set PATH=VALUE ...]
+  cleanup PLAN.yaml [--set PATH=VALUE ...] [--allow-target LIST]
         Drop the tables that prepare created (and only those).
   report FILE.json [--format text|json|csv|html] [--output FILE]
         Print a saved JSON report (default: text). csv: one row per scope (the run, each
@@ -90,7 +93,7 @@ Commands:
   workload check FILE.yaml [--set OPTION=VALUE ...]
         Check a workload file: every error names its line and field.
   suite run SUITE [--agents N | --coordinator ADDR [--min-agents N] [--wait-for-agents D]]
-            [--set PATH=VALUE ...] [--scale X] [--out DIR] [--resume]
+            [--set PATH=VALUE ...] [--scale X] [--out DIR] [--resume] [--allow-target LIST]
         Run a suite (a file, or a built-in one by name): each target x case x load point,
         warm-up runs and repetitions, as plans, in order; prepare once per target, cleanup if
         asked. Reports in DIR/runs/TARGET/CASE/POINT-rN.json, the index in DIR/suite.json
@@ -101,6 +104,14 @@ Commands:
   suite list | suites
         List the built-in suites.
   version
+
+--allow-target LIST (run, prepare, cleanup, suite run: the commands that connect to the target
+from this process): the database targets they may connect to. Repeatable; comma-separated
+CIDR (10.1.0.0/16), IP (127.0.0.2, ::1) or HOST (db.example.com), each optionally with :PORT
+(10.0.0.0/8:5432, [::1]:3306, db:5432). Default: 127.0.0.0/8,::1,localhost. A host name is
+resolved once and that address dialed for the whole run; unix sockets are always allowed. A
+target outside is refused before any connection. Agents of a coordinator (submit, prepare
+--coordinator) judge with their own dbload-agent --allow-target.
 
 Commands for a running dbload-coordinator (ADDR is HOST:PORT; RUN defaults to the latest run).
 They, and prepare --coordinator, take the link's TLS and token options:
@@ -337,9 +348,28 @@ absl::StatusOr<v1::Plan> ParsePlan(const PlanArgs& args) {
   return plan;
 }
 
-// A parsed plan (workload resolved) with its password read and its driver made.
-absl::StatusOr<LoadedPlan> LoadParsedPlan(v1::Plan plan, const std::string& source,
-                                          Clock& clock) {
+// --allow-target of a command that connects to the plan's target itself (run, prepare,
+// cleanup, suite run), or the loopback default.
+absl::StatusOr<TargetAllowList> AllowTargetOf(const std::string& command, const Flags& flags) {
+  absl::StatusOr<TargetAllowList> allow = TargetAllowList::Parse(flags.All("--allow-target"));
+  if (!allow.ok()) {
+    return absl::Status(allow.status().code(),
+                        absl::StrCat("dbload ", command, ": ", allow.status().message()));
+  }
+  return allow;
+}
+
+// Who refuses a target, in the messages of the commands that connect from here.
+TargetRefuser RefuserOf(const std::string& command) {
+  return {.subject = absl::StrCat("dbload ", command), .remedy = absl::StrCat("dbload ", command)};
+}
+
+// A parsed plan (workload resolved) with its password read and its driver made. The driver
+// dials only a target in `allow` (the command's --allow-target), at the address checked here;
+// the plan itself is left as written (agents check and resolve it themselves).
+absl::StatusOr<LoadedPlan> LoadParsedPlan(v1::Plan plan, const std::string& source, Clock& clock,
+                                          const TargetAllowList& allow,
+                                          const TargetRefuser& who) {
   LoadedPlan loaded;
   loaded.plan = std::move(plan);
   absl::StatusOr<std::string> password = ReadTargetPassword(loaded.plan.target());
@@ -355,8 +385,15 @@ absl::StatusOr<LoadedPlan> LoadParsedPlan(v1::Plan plan, const std::string& sour
       loaded.workload->MakeScenario(loaded.plan.scenario());
   if (!scenario.ok()) return scenario.status();
   loaded.scenario = *std::move(scenario);
+  v1::Target dialed = loaded.plan.target();
+  SystemResolver resolver;
+  if (absl::StatusOr<std::string> endpoint = ApplyAllowTarget(allow, resolver, who, dialed);
+      !endpoint.ok()) {
+    return absl::Status(endpoint.status().code(),
+                        absl::StrCat(source, ": ", endpoint.status().message()));
+  }
   absl::StatusOr<std::unique_ptr<db::Driver>> driver =
-      db::MakeDriver(loaded.plan.target(), *std::move(password), clock);
+      db::MakeDriver(dialed, *std::move(password), clock);
   if (!driver.ok()) {
     return absl::Status(driver.status().code(),
                         absl::StrCat(source, ": target: ", driver.status().message()));
@@ -365,10 +402,11 @@ absl::StatusOr<LoadedPlan> LoadParsedPlan(v1::Plan plan, const std::string& sour
   return loaded;
 }
 
-absl::StatusOr<LoadedPlan> LoadPlan(const PlanArgs& args, Clock& clock) {
+absl::StatusOr<LoadedPlan> LoadPlan(const PlanArgs& args, Clock& clock,
+                                    const TargetAllowList& allow, const TargetRefuser& who) {
   absl::StatusOr<v1::Plan> plan = ParsePlan(args);
   if (!plan.ok()) return plan.status();
-  return LoadParsedPlan(*std::move(plan), args.plan_path, clock);
+  return LoadParsedPlan(*std::move(plan), args.plan_path, clock, allow, who);
 }
 
 int Fail(const absl::Status& status) {
@@ -565,20 +603,25 @@ int RunPlanVia(const RunVia& via, const v1::Plan& plan, db::Driver* driver,
 }
 
 int RunCommand(const std::vector<std::string>& args) {
-  absl::StatusOr<Flags> flags = ParseFlags("run", args, {"--set", "--report", "--agents"}, {});
+  absl::StatusOr<Flags> flags =
+      ParseFlags("run", args, {"--set", "--report", "--agents", "--allow-target"}, {});
   if (!flags.ok()) return Fail(flags.status());
+  absl::StatusOr<TargetAllowList> allow = AllowTargetOf("run", *flags);
+  if (!allow.ok()) return Fail(allow.status());
   absl::StatusOr<PlanArgs> parsed = PlanArgsOf("run", *flags);
   if (!parsed.ok()) return Fail(parsed.status());
   absl::StatusOr<uint32_t> agents =
       PositiveCount("run", "--agents", flags->Get("--agents", "1"), kMaxLocalAgents);
   if (!agents.ok()) return Fail(agents.status());
   SteadyClock clock;
-  // Everything that can be checked here is, before any load: the plan, the password, the driver.
-  absl::StatusOr<LoadedPlan> loaded = LoadPlan(*parsed, clock);
+  // Everything that can be checked here is, before any load: the plan, the password, the
+  // target against --allow-target, the driver.
+  absl::StatusOr<LoadedPlan> loaded = LoadPlan(*parsed, clock, *allow, RefuserOf("run"));
   if (!loaded.ok()) return Fail(loaded.status());
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
-  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(*agents, clock);
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
+      LocalCluster::Start(*agents, clock, *allow);
   if (!cluster.ok()) return Fail(cluster.status());
   absl::StatusOr<std::unique_ptr<v1::Control::Stub>> stub =
       DialControl((*cluster)->address(), (*cluster)->security());
@@ -903,7 +946,8 @@ absl::StatusOr<std::unique_ptr<db::Session>> SetupSession(LoadedPlan& loaded,
 // `local_agents` > 0: a coordinator and that many agents in this process instead.
 int LoadPartsOnAgents(const LoadedPlan& loaded, const PlanArgs& args,
                       const std::string& coordinator, const TransportSecurity& security,
-                      uint32_t local_agents, uint32_t parts, Clock& clock) {
+                      uint32_t local_agents, uint32_t parts, Clock& clock,
+                      const TargetAllowList& allow) {
   v1::Plan plan = loaded.plan;
   plan.set_prepare_only(true);
   plan.clear_stages();
@@ -921,7 +965,8 @@ int LoadPartsOnAgents(const LoadedPlan& loaded, const PlanArgs& args,
   std::string address = coordinator;
   TransportSecurity link_security = security;
   if (local_agents > 0) {
-    absl::StatusOr<std::unique_ptr<LocalCluster>> started = LocalCluster::Start(local_agents, clock);
+    absl::StatusOr<std::unique_ptr<LocalCluster>> started =
+        LocalCluster::Start(local_agents, clock, allow);
     if (!started.ok()) return Fail(started.status());
     cluster = *std::move(started);
     address = cluster->address();
@@ -956,10 +1001,12 @@ int PrepareData(LoadedPlan& loaded, const std::string& source, Clock& clock, uin
 
 int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
   const char* name = cleanup ? "cleanup" : "prepare";
-  std::set<std::string> with_value = {"--set"};
+  std::set<std::string> with_value = {"--set", "--allow-target"};
   if (!cleanup) with_value.insert({"--parallel", "--agents", "--coordinator"});
   absl::StatusOr<Flags> flags = ParseFlags(name, args, with_value, {});
   if (!flags.ok()) return Fail(flags.status());
+  absl::StatusOr<TargetAllowList> allow = AllowTargetOf(name, *flags);
+  if (!allow.ok()) return Fail(allow.status());
   absl::StatusOr<PlanArgs> parsed = PlanArgsOf(name, *flags);
   if (!parsed.ok()) return Fail(parsed.status());
   const std::string coordinator = flags->Get("--coordinator");
@@ -982,14 +1029,14 @@ int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
       name, "--parallel", flags->Get("--parallel", default_parallel), kMaxLoadParallel);
   if (!parallel.ok()) return Fail(parallel.status());
   SteadyClock clock;
-  absl::StatusOr<LoadedPlan> loaded = LoadPlan(*parsed, clock);
+  absl::StatusOr<LoadedPlan> loaded = LoadPlan(*parsed, clock, *allow, RefuserOf(name));
   if (!loaded.ok()) return Fail(loaded.status());
   if (cleanup) return CleanupData(*loaded, parsed->plan_path);
   std::function<int()> load_parts;
   if (split) {
     load_parts = [&] {
       return LoadPartsOnAgents(*loaded, *parsed, coordinator, *security,
-                               coordinator.empty() ? *agents : 0, *parallel, clock);
+                               coordinator.empty() ? *agents : 0, *parallel, clock, *allow);
     };
   }
   return PrepareData(*loaded, parsed->plan_path, clock, *parallel, load_parts);
@@ -1080,8 +1127,13 @@ int PrepareData(LoadedPlan& loaded, const std::string& source, Clock& clock, uin
 class CliSuiteExecutor : public SuiteExecutor {
  public:
   // `local`: the runs go to this process's agents, so the row checks of `dbload run` apply.
-  CliSuiteExecutor(const RunVia& via, bool local, std::string base_dir, Clock& clock)
-      : via_(via), local_(local), base_dir_(std::move(base_dir)), clock_(clock) {}
+  CliSuiteExecutor(const RunVia& via, bool local, std::string base_dir, Clock& clock,
+                   TargetAllowList allow)
+      : via_(via),
+        local_(local),
+        base_dir_(std::move(base_dir)),
+        clock_(clock),
+        allow_(std::move(allow)) {}
 
   absl::Status Prepare(const v1::Plan& plan) override {
     absl::StatusOr<LoadedPlan> loaded = Load(plan);
@@ -1124,13 +1176,15 @@ class CliSuiteExecutor : public SuiteExecutor {
     if (absl::Status status = ResolveWorkloadAt(resolved, base_dir_); !status.ok()) {
       return absl::Status(status.code(), absl::StrCat(plan.name(), ": ", status.message()));
     }
-    return LoadParsedPlan(std::move(resolved), plan.name(), clock_);
+    return LoadParsedPlan(std::move(resolved), plan.name(), clock_, allow_,
+                          RefuserOf("suite run"));
   }
 
   RunVia via_;
   bool local_;
   std::string base_dir_;
   Clock& clock_;
+  TargetAllowList allow_;
 };
 
 // A suite file, or the name of a built-in suite ("sysbench-sweep", also "sysbench-sweep.yaml").
@@ -1193,9 +1247,12 @@ std::string SuiteSummary(const v1::Suite& suite) {
 int SuiteRunCommand(const std::vector<std::string>& args) {
   absl::StatusOr<Flags> flags = ParseFlags(
       "suite run", args,
-      {"--set", "--scale", "--agents", "--coordinator", "--min-agents", "--wait-for-agents", "--out"},
+      {"--set", "--scale", "--agents", "--coordinator", "--min-agents", "--wait-for-agents", "--out",
+       "--allow-target"},
       {"--resume"});
   if (!flags.ok()) return Fail(flags.status());
+  absl::StatusOr<TargetAllowList> allow = AllowTargetOf("suite run", *flags);
+  if (!allow.ok()) return Fail(allow.status());
   std::string source, base_dir;
   absl::StatusOr<v1::Suite> suite = LoadSuiteArg("suite run", *flags, &source, &base_dir);
   if (!suite.ok()) return Fail(suite.status());
@@ -1249,7 +1306,8 @@ int SuiteRunCommand(const std::vector<std::string>& args) {
   std::unique_ptr<v1::Control::Stub> stub;
   RunVia via;
   if (coordinator.empty()) {
-    absl::StatusOr<std::unique_ptr<LocalCluster>> started = LocalCluster::Start(*agents, clock);
+    absl::StatusOr<std::unique_ptr<LocalCluster>> started =
+        LocalCluster::Start(*agents, clock, *allow);
     if (!started.ok()) return Fail(started.status());
     cluster = *std::move(started);
     absl::StatusOr<std::unique_ptr<v1::Control::Stub>> dialled =
@@ -1274,7 +1332,7 @@ int SuiteRunCommand(const std::vector<std::string>& args) {
   }
   std::cout << "suite " << suite->name() << " (" << source << "): " << SuiteSummary(*suite)
             << "; writing " << out << std::endl;
-  CliSuiteExecutor executor(via, coordinator.empty(), base_dir, clock);
+  CliSuiteExecutor executor(via, coordinator.empty(), base_dir, clock, *allow);
   const int exit_code = RunSuite(*suite,
                                  {.directory = out,
                                   .resume = resume,

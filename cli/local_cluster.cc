@@ -13,11 +13,17 @@ namespace {
 constexpr Nanos kInterruptGrace = 3 * kSecond;
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(int agents, Clock& clock) {
+absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
+    int agents, Clock& clock, const TargetAllowList& allow_target) {
   std::unique_ptr<LocalCluster> cluster(new LocalCluster());
   cluster->security_.token = RandomToken();
-  cluster->service_ =
-      std::make_unique<CoordinatorService>(clock, CoordinatorOptions{.token = cluster->security_.token});
+  // One resolver for the probe and the agents: each still resolves once per run.
+  auto resolver = std::make_shared<SystemResolver>();
+  cluster->service_ = std::make_unique<CoordinatorService>(
+      clock, CoordinatorOptions{.token = cluster->security_.token,
+                                .probe_allow_target = allow_target,
+                                .probe_remedy = "dbload run",
+                                .resolver = resolver});
   absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =
       CoordinatorServer::Start("127.0.0.1:0", *cluster->service_);
   if (!server.ok()) {
@@ -31,6 +37,8 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(int agents, Cl
     options.coordinator = cluster->address_;
     options.name = absl::StrCat("agent-", i);
     options.security = cluster->security_;
+    options.allow_target = allow_target;
+    options.resolver = resolver;
     cluster->agents_.push_back(
         std::make_unique<AgentLink>(std::move(options), db::MakeDriver, clock));
   }

@@ -21,7 +21,10 @@ namespace dbload {
 // printed (the CLI's output is the run's progress and report).
 class LocalCluster {
  public:
-  static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(int agents, Clock& clock);
+  // `allow_target` (--allow-target) is every agent's list, and the probe's.
+  static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(
+      int agents, Clock& clock,
+      const TargetAllowList& allow_target = TargetAllowList::LoopbackDefault());
   // Stops everything: agents first (so that none reconnects into a closing server), then the
   // coordinator and its server.
   ~LocalCluster();

@@ -31,8 +31,8 @@ namespace dbload {
 // No stop rule is ever defaulted: a plan must bound its run by stop.duration, stop.queries or
 // both.
 //
-// Safety: in this build target.host must be a loopback address (127.0.0.0/8, ::1 or
-// "localhost"); load never leaves the machine.
+// target.host may name any machine: whether load may go there is decided by the process that
+// connects (--allow-target, common/target_allow_list.h), not by the plan.
 
 // Upper bounds that protect the machine from a typo ("rate: 2000000000").
 inline constexpr double kMaxOpenRate = 100'000'000;

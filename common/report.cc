@@ -476,6 +476,23 @@ std::string RenderReportText(const v1::RunReport& r) {
   std::string out;
   absl::StrAppend(&out, "dbload ", r.dbload_version(), " report: ", r.plan().name(), "\n");
   absl::StrAppend(&out, "Target: ", DescribeTarget(r.plan().target()), "\n");
+  // Where the load went: each agent's dialed address (a host name resolved once, checked by its
+  // --allow-target). One line when every agent dialed the same.
+  std::vector<std::string> dialed;
+  for (const v1::RunManifest::AgentHost& agent : r.manifest().agents()) {
+    if (agent.target_address().empty()) continue;
+    dialed.push_back(absl::StrCat(agent.name(), " ", agent.target_address()));
+  }
+  if (!dialed.empty()) {
+    const std::string& first = r.manifest().agents(0).target_address();
+    const bool same = std::all_of(
+        r.manifest().agents().begin(), r.manifest().agents().end(),
+        [&](const v1::RunManifest::AgentHost& agent) { return agent.target_address() == first; });
+    absl::StrAppend(&out, "Dialed: ",
+                    same && !first.empty() ? absl::StrCat(first, " (every agent)")
+                                           : absl::StrJoin(dialed, ", "),
+                    "\n");
+  }
   absl::StrAppend(&out, "Workload: ", r.plan().workload(), "/", r.plan().scenario(), ", ",
                   DescribeLoad(r.plan()), "\n");
   absl::StrAppend(&out, "Started: ", r.started_at(), "   Ended by: ", r.end_reason(), "\n\n");

@@ -289,10 +289,12 @@ std::string ManifestSection(const v1::RunManifest& m) {
   absl::StrAppend(&out, "</table>\n");
   if (m.agents_size() > 0) {
     absl::StrAppend(&out, "<h3>Agents and hosts</h3>\n<table>\n<tr>", ThText("agent"),
-                    ThText("host"), Th("cores"), ThText("version"), "</tr>\n");
+                    ThText("host"), Th("cores"), ThText("version"), ThText("target dialed"),
+                    "</tr>\n");
     for (const auto& agent : m.agents()) {
       absl::StrAppend(&out, "<tr>", TdText(agent.name()), TdText(agent.host()),
-                      Td(absl::StrCat(agent.cores())), TdText(agent.version()), "</tr>\n");
+                      Td(absl::StrCat(agent.cores())), TdText(agent.version()),
+                      TdText(agent.target_address()), "</tr>\n");
     }
     absl::StrAppend(&out, "</table>\n");
   }

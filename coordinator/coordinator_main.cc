@@ -31,7 +31,7 @@ constexpr Nanos kShutdownGrace = 3 * kSecond;
 
 constexpr char kUsage[] =
     R"(usage: dbload-coordinator --listen ADDR [--metrics ADDR] [--state-dir DIR]
-                          [--max-rate N] [--max-clients N]
+                          [--max-rate N] [--max-clients N] [--allow-target LIST]
                           [--tls-cert FILE --tls-key FILE [--tls-ca FILE]] [--token-file FILE]
 
 Accepts dbload agents (they dial in) and the dbload CLI's plans on ADDR, splits each run's load
@@ -53,6 +53,13 @@ across the connected agents and merges their reports.
   --max-rate N      Refuse plans whose open-loop rate (at its peak, over all stages and knee
                     steps) is above N transactions per second, before any load.
   --max-clients N   The same for closed-loop clients.
+  --allow-target LIST
+                    The database targets the coordinator's probe (the server's own statistics,
+                    read during each run) may connect to, repeatable: comma-separated CIDR
+                    (10.1.0.0/16), IP (127.0.0.2, ::1) or HOST (db.example.com), each
+                    optionally with :PORT. Default: 127.0.0.0/8,::1,localhost. A run whose
+                    target is outside still runs, with the probe off and a note naming this
+                    flag. Where load may go is each agent's own --allow-target.
 )" "%SECURITY%" R"(  --help            This text.
 
 Once listening, stdout gets one line per address, with the real port:
@@ -87,6 +94,7 @@ std::string WithPort(const std::string& address, int port) {
 int Main(int argc, char** argv) {
   std::string listen, metrics, state_dir, max_rate, max_clients;
   SecurityFlags security_flags;
+  std::vector<std::string> allow_target;
   const std::vector<std::string> args(argv + 1, argv + argc);
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -121,6 +129,7 @@ int Main(int argc, char** argv) {
     if (name == "--state-dir") value = &state_dir;
     if (name == "--max-rate") value = &max_rate;
     if (name == "--max-clients") value = &max_clients;
+    if (name == "--allow-target") value = &allow_target.emplace_back();
     if (value == nullptr) {
       std::cerr << "dbload-coordinator: unknown argument '" << arg << "'\n" << Usage();
       return kExitUsage;
@@ -136,6 +145,11 @@ int Main(int argc, char** argv) {
   }
   if (listen.empty()) {
     std::cerr << "dbload-coordinator: --listen is required\n" << Usage();
+    return kExitUsage;
+  }
+  absl::StatusOr<TargetAllowList> probe_allow_target = TargetAllowList::Parse(allow_target);
+  if (!probe_allow_target.ok()) {
+    std::cerr << "dbload-coordinator: " << probe_allow_target.status().message() << "\n";
     return kExitUsage;
   }
   absl::StatusOr<TransportSecurity> security =
@@ -225,6 +239,8 @@ int Main(int argc, char** argv) {
   options.max_clients = max_clients_value;
   options.restored_runs = std::move(restored);
   options.token = security->token;
+  options.probe_allow_target = *std::move(probe_allow_target);
+  options.probe_remedy = "the coordinator";
   CoordinatorService service(clock, options);
   absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =
       CoordinatorServer::Start(listen, service, *security);

@@ -196,6 +196,7 @@ class CoordinatorService::Impl {
       : clock_(clock), options_(std::move(options)), agent_link_(*this), control_(*this) {
     if (!options_.wall_time) options_.wall_time = DefaultWallTime;
     if (!options_.make_workload) options_.make_workload = MakePlanWorkload;
+    if (options_.resolver == nullptr) options_.resolver = std::make_shared<SystemResolver>();
     RestoreRuns();
     if (options_.run_ticker) ticker_ = std::thread([this] { TickerLoop(); });
   }
@@ -482,6 +483,26 @@ void CoordinatorService::Impl::HandleReportLocked(const std::string& agent_name,
     shifted = agent_report;
     shifted.set_elapsed_s(agent_report.elapsed_s() + joined->second);
     report = &shifted;
+  }
+  if (!report->target_address().empty()) {
+    for (v1::RunManifest::AgentHost& host : *run->manifest.mutable_agents()) {
+      if (host.name() == name && host.target_address().empty()) {
+        host.set_target_address(report->target_address());
+      }
+    }
+  }
+  if (report->final() && report->target_refused()) {
+    // The agent refused its target (a host name resolved outside its --allow-target, or a list
+    // that changed since its hello): the run cannot be the plan's, so it fails now and the
+    // others stop; every refusing agent's reason goes into the end reason.
+    const std::string why = report->fatal_error();
+    if (run->failure.empty()) {
+      run->failure = why;
+      Log(absl::StrCat("run ", run->id, " failed: ", why));
+      SendStopLocked(*run, absl::StrCat("run failed: ", why));
+    } else if (!absl::StrContains(run->failure, why)) {
+      absl::StrAppend(&run->failure, "; ", why);
+    }
   }
   const uint64_t previous_sequence = run->aggregator->agents().at(name).last_sequence;
   if (absl::Status merged = run->aggregator->AddReport(name, *report); !merged.ok()) {
@@ -900,9 +921,23 @@ void CoordinatorService::Impl::StartProbeLocked(Run& run) {
   // The probe connects beside the target database where it can (PostgreSQL's maintenance
   // database, MySQL without a default one), so that its statements are not counted in the
   // target's own statistics nor listed among its sessions; failing that, to the target's.
-  v1::Target beside = target;
+  // The probe connects to the target too: only with the coordinator's consent, like an agent.
+  // Without it the run goes on, unprobed, and the report says which flag would allow it.
+  v1::Target dialed = target;
+  absl::StatusOr<std::string> endpoint =
+      ApplyAllowTarget(options_.probe_allow_target, *options_.resolver,
+                       {.subject = "the coordinator's probe",
+                        .remedy = options_.probe_remedy,
+                        .purpose = "to read its statistics"},
+                       dialed);
+  if (!endpoint.ok()) {
+    run.probe_error = absl::StrCat("probe off: ", endpoint.status().message());
+    Log(absl::StrCat("run ", run.id, ": ", run.probe_error));
+    return;
+  }
+  v1::Target beside = dialed;
   beside.set_database(target.driver() == "postgresql" ? "postgres" : "");
-  absl::StatusOr<std::unique_ptr<db::Driver>> made = db::MakeDriver(target, *password, clock_);
+  absl::StatusOr<std::unique_ptr<db::Driver>> made = db::MakeDriver(dialed, *password, clock_);
   absl::StatusOr<std::unique_ptr<db::Driver>> made_beside =
       db::MakeDriver(beside, *password, clock_);
   if (!made.ok() || !made_beside.ok()) {
@@ -911,7 +946,9 @@ void CoordinatorService::Impl::StartProbeLocked(Run& run) {
     return;
   }
   std::shared_ptr<db::Driver> driver = *std::move(made), driver_beside = *std::move(made_beside);
-  const bool local = !target.socket().empty() || IsLoopbackHost(target.host());
+  const bool local = !target.socket().empty() ||
+                     IsLoopbackHost(dialed.dial_address().empty() ? target.host()
+                                                                  : dialed.dial_address());
   run.identity = std::make_shared<Run::Identity>();
   DatabaseProbe::Opener opener = [driver, driver_beside, local, database = target.database(),
                                   identity = run.identity,
@@ -1529,6 +1566,27 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
       return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                           absl::StrCat(FieldOf(fits).value_or(""), ": ", fits.message()));
     }
+  }
+
+  // Before any agent hears of the run: every agent that would refuse its target (its
+  // --allow-target, from its hello), each named with its reason. An agent that sent no list (an
+  // older one) and a host name only the agent can resolve are left to the agent's own check.
+  std::vector<std::string> refusals;
+  for (const AgentShare& share : shares) {
+    const v1::AgentHello& hello = idle[share.agent]->hello;
+    if (hello.allow_target().empty()) continue;
+    absl::StatusOr<TargetAllowList> allow = TargetAllowList::Parse(
+        std::vector<std::string>(hello.allow_target().begin(), hello.allow_target().end()));
+    if (!allow.ok()) continue;  // the agent parsed its own flag; it will judge for itself
+    const absl::Status allowed = allow->PreCheck(
+        plan.target(),
+        {.subject = absl::StrCat("agent '", idle_names[share.agent], "'"), .remedy = "the agent"});
+    if (!allowed.ok()) refusals.emplace_back(allowed.message());
+  }
+  if (!refusals.empty()) {
+    const std::string why = absl::StrJoin(refusals, "; ");
+    Log(absl::StrCat("refused plan '", plan.name(), "': ", why));
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, absl::StrCat("target: ", why));
   }
 
   auto run = std::make_shared<Run>();

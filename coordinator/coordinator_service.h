@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "common/target_allow_list.h"
 #include "common/transport_security.h"
 #include "common/workload.h"
 #include "dbload/v1/report.pb.h"
@@ -67,6 +68,15 @@ struct CoordinatorOptions {
   // How Submit finds a plan's workload (to check its scenario and learn its query types).
   // Default: the built-in workloads (MakeWorkload); benchmarks inject others.
   WorkloadFactory make_workload;
+  // --allow-target of the coordinator itself: the probe connects to a run's target only when
+  // it is in this list (checked like an agent's, before connecting); otherwise the probe is off
+  // for the run, with a note naming the flag, and the run goes on. `probe_remedy` is whom the
+  // note tells to start with the flag. Agents' lists come in their AgentHello: a run that an
+  // agent would refuse is refused at Submit, naming each such agent and why.
+  TargetAllowList probe_allow_target = TargetAllowList::LoopbackDefault();
+  std::string probe_remedy = "the coordinator";
+  // Resolves the target's host name for the probe, once per run. Empty: SystemResolver.
+  std::shared_ptr<Resolver> resolver;
 };
 
 // The coordinator: the registry of connected agents and the runs split across them, served as

@@ -94,6 +94,9 @@ class Session {
 
 struct ConnectionOptions {
   std::string host;
+  // The IP address to connect to for `host` (resolved once and checked by --allow-target);
+  // empty: the driver dials `host` itself.
+  std::string host_address;
   uint32_t port = 0;
   std::string socket;  // PostgreSQL: socket directory; MySQL: socket file. Wins over host.
   std::string user;

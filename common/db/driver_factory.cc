@@ -12,6 +12,7 @@ namespace dbload::db {
 ConnectionOptions ConnectionOptionsOf(const dbload::v1::Target& target) {
   ConnectionOptions options;
   options.host = target.host();
+  options.host_address = target.dial_address();
   options.port = target.port();
   options.socket = target.socket();
   options.user = target.user();

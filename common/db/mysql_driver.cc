@@ -515,8 +515,12 @@ MySqlDriver::MySqlDriver(ConnectionOptions options, ErrorClassifier classifier)
 
 std::string MySqlDriver::Url() const {
   if (!options_.socket.empty()) return absl::StrCat("unix://", options_.socket);
-  return absl::StrCat("tcp://", options_.host.empty() ? "127.0.0.1" : options_.host, ":",
-                      options_.port != 0 ? options_.port : 3306);
+  // The checked address when there is one: the connector must not resolve the name again.
+  std::string host = !options_.host_address.empty() ? options_.host_address
+                     : options_.host.empty()        ? std::string("127.0.0.1")
+                                                    : options_.host;
+  if (host.find(':') != std::string::npos) host = absl::StrCat("[", host, "]");
+  return absl::StrCat("tcp://", host, ":", options_.port != 0 ? options_.port : 3306);
 }
 
 void MySqlDriver::ThreadStart() { driver_->threadInit(); }

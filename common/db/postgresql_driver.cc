@@ -645,6 +645,9 @@ PostgreSqlDriver::PostgreSqlDriver(ConnectionOptions options)
 PostgreSqlDriver::PostgreSqlDriver(ConnectionOptions options, ErrorClassifier classifier)
     : options_(std::move(options)), classifier_(std::move(classifier)) {
   AppendConninfo(conninfo_, "host", options_.socket.empty() ? options_.host : options_.socket);
+  // host stays for TLS and the server's view of us; hostaddr is what libpq connects to, so that
+  // it does not resolve the name again.
+  if (options_.socket.empty()) AppendConninfo(conninfo_, "hostaddr", options_.host_address);
   if (options_.port != 0) AppendConninfo(conninfo_, "port", absl::StrCat(options_.port));
   AppendConninfo(conninfo_, "user", options_.user);
   AppendConninfo(conninfo_, "password", options_.password);

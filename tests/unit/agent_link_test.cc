@@ -32,6 +32,7 @@ namespace v1 = dbload::v1;
 using std::chrono::milliseconds;
 using SteadyTime = std::chrono::steady_clock::time_point;
 using testing::Contains;
+using testing::ElementsAre;
 using testing::HasSubstr;
 using testing::Not;
 
@@ -389,9 +390,15 @@ class AgentLinkTest : public testing::Test {
       events_.push_back(line);
     };
     if (resources_) options.resources = resources_;
+    if (allow_target_) options.allow_target = *allow_target_;
+    options.resolver = resolver_;
     DriverFactory factory = [this](const v1::Target& target, std::string password,
                                    Clock& clock) -> absl::StatusOr<std::unique_ptr<db::Driver>> {
       ++counters_.drivers_made;
+      {
+        std::lock_guard lock(events_mu_);
+        dialed_.push_back(target.dial_address());
+      }
       std::optional<std::string> connect_error;
       if (fail_connect_) {
         // A careless driver that echoes its connection string: the agent must scrub it.
@@ -461,8 +468,11 @@ class AgentLinkTest : public testing::Test {
   DatabaseCounters counters_;
   bool fail_connect_ = false;
   std::function<AgentResources()> resources_;  // empty: the machine's own
+  std::optional<TargetAllowList> allow_target_;  // empty: the default (loopback)
+  std::shared_ptr<Resolver> resolver_;           // empty: the system's
   std::mutex events_mu_;
   std::vector<std::string> events_;
+  std::vector<std::string> dialed_;  // dial_address of each target a driver was made for
 };
 
 TEST(CoordinatorAddressTest, PlainTextOnlyToLoopbackAndAlwaysHostPort) {
@@ -703,6 +713,59 @@ TEST_F(AgentLinkTest, BadPlanGetsAFatalFinalReportAndNoLoad) {
   ASSERT_EQ(greedy_reports.size(), 1u);
   EXPECT_THAT(greedy_reports[0].fatal_error(), HasSubstr("load.rate"));
   EXPECT_EQ(counters_.drivers_made.load(), 0);
+}
+
+// Resolves every name to one address.
+class OneAddressResolver final : public Resolver {
+ public:
+  explicit OneAddressResolver(std::string address) : address_(std::move(address)) {}
+  absl::StatusOr<std::vector<std::string>> Resolve(const std::string&) override {
+    return std::vector<std::string>{address_};
+  }
+
+ private:
+  std::string address_;
+};
+
+// The agent is the authority on where its load goes: it tells its list in its hello, refuses a
+// target outside it before making a driver, and dials the address it checked.
+TEST_F(AgentLinkTest, TargetsOutsideTheAllowListAreRefusedAndTheCheckedAddressIsDialed) {
+  absl::StatusOr<TargetAllowList> allow = TargetAllowList::Parse({"127.0.0.1/32"});
+  ASSERT_TRUE(allow.ok());
+  allow_target_ = *allow;
+  resolver_ = std::make_shared<OneAddressResolver>("127.0.0.1");
+  StartAgent();
+  ASSERT_TRUE(WaitForHellos(1));
+  EXPECT_THAT(coordinator().Hellos().front().allow_target(), ElementsAre("127.0.0.1/32"));
+
+  v1::Plan plan = OpenPlan(1'000, 200 * kMillisecond);
+  plan.mutable_target()->set_driver("postgresql");  // the factory makes a noop driver anyway
+  plan.mutable_target()->clear_noop();
+  plan.mutable_target()->set_host("127.0.0.2");
+  plan.mutable_target()->set_port(5432);
+  ASSERT_TRUE(coordinator().Send(Assign("outside-1", plan)));
+  const std::vector<v1::AgentReport> refused = WaitForFinal("outside-1", milliseconds(3000));
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_TRUE(refused[0].target_refused());
+  EXPECT_EQ(refused[0].end_reason(), "not started");
+  EXPECT_EQ(refused[0].fatal_error(),
+            "run outside-1: agent 'agent-under-test' refuses target 127.0.0.2:5432: not in its "
+            "--allow-target (127.0.0.1/32); start the agent with --allow-target 127.0.0.2 (or a "
+            "CIDR that holds it) to send load there");
+  EXPECT_EQ(counters_.drivers_made.load(), 0);
+
+  // A name resolving inside the list: the driver dials the address checked, whatever the
+  // coordinator put in dial_address, and every report says where the load went.
+  plan.mutable_target()->set_host("db.example");
+  plan.mutable_target()->set_dial_address("192.0.2.1");
+  ASSERT_TRUE(coordinator().Send(Assign("inside-1", plan)));
+  const std::vector<v1::AgentReport> ran = WaitForFinal("inside-1", milliseconds(5000));
+  ASSERT_FALSE(ran.empty());
+  EXPECT_FALSE(ran.back().target_refused());
+  EXPECT_EQ(ran.back().fatal_error(), "");
+  for (const v1::AgentReport& report : ran) EXPECT_EQ(report.target_address(), "127.0.0.1:5432");
+  std::lock_guard lock(events_mu_);
+  EXPECT_THAT(dialed_, ElementsAre("127.0.0.1"));
 }
 
 // The agent's room is injected: it says it in its hello and keeps to it for each assignment,

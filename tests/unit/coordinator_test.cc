@@ -33,6 +33,7 @@ namespace dbload {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Kind = v1::CoordinatorMessage::KindCase;
 
 // Bounds every real-time wait of a test, so that a bug fails the test instead of hanging it.
@@ -43,7 +44,8 @@ class FakeAgent {
  public:
   FakeAgent(const std::string& address, const std::string& name,
             uint32_t protocol_version = kAgentProtocolVersion, double capacity = 0,
-            const v1::AgentResources& resources = {}) {
+            const v1::AgentResources& resources = {},
+            const std::vector<std::string>& allow_target = {}) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(kMaxRpcMessageBytes);  // as agents dial (agent_link.cc)
     args.SetMaxSendMessageSize(kMaxRpcMessageBytes);
@@ -58,6 +60,7 @@ class FakeAgent {
     hello.mutable_hello()->set_version("test");
     hello.mutable_hello()->set_capacity(capacity);
     *hello.mutable_hello()->mutable_resources() = resources;
+    for (const std::string& entry : allow_target) hello.mutable_hello()->add_allow_target(entry);
     stream_->Write(hello);
     reader_ = std::thread([this] {
       v1::CoordinatorMessage message;
@@ -599,6 +602,71 @@ TEST_F(CoordinatorTest, InvalidPlansAreRefusedNamingTheField) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("test.yaml: scenario: "));
   EXPECT_THAT(status.error_message(), HasSubstr("point_select"));
+}
+
+TEST_F(CoordinatorTest, RunsAnAgentWouldRefuseAreRefusedUpFrontNamingEveryAgentAndWhy) {
+  for (const auto& [name, allow] : std::vector<std::pair<std::string, std::string>>{
+           {"narrow", "127.0.0.1/32"}, {"wide", "127.0.0.0/8"}, {"v6-only", "::1"}}) {
+    agents_.push_back(std::make_unique<FakeAgent>(address_, name, kAgentProtocolVersion, 0,
+                                                  v1::AgentResources(),
+                                                  std::vector<std::string>{allow}));
+  }
+  ASSERT_TRUE(WaitForAgents(3));
+  v1::Plan plan = ClosedPlan(3, 30);
+  plan.mutable_target()->set_driver("postgresql");
+  plan.mutable_target()->set_host("127.0.0.2");
+  plan.mutable_target()->set_port(5432);
+  v1::SubmitResponse response;
+  const grpc::Status status = Submit(plan, response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("agent 'narrow' refuses target 127.0.0.2:5432: not in its --allow-target "
+                        "(127.0.0.1/32); start the agent with --allow-target 127.0.0.2 (or a CIDR "
+                        "that holds it) to send load there"));
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("agent 'v6-only' refuses target 127.0.0.2:5432: not in its --allow-target "
+                        "(::1)"));
+  EXPECT_THAT(status.error_message(), Not(HasSubstr("'wide'")));
+  for (auto& agent : agents_) {
+    EXPECT_FALSE(agent->Next(Kind::kAssign, std::chrono::milliseconds(100)).has_value());
+  }
+}
+
+TEST_F(CoordinatorTest, AnAgentRefusingItsTargetFailsTheRunAndTheManifestSaysWhatOthersDialed) {
+  FakeAgent& a0 = Connect("a0");
+  FakeAgent& a1 = Connect("a1");
+  ASSERT_TRUE(WaitForAgents(2));
+  const std::string run_id = SubmitAndAssign(ClosedPlan(2, 20), {&a0, &a1});
+  ASSERT_FALSE(run_id.empty());
+  const std::string why = absl::StrCat(
+      "run ", run_id, ": agent 'a0' refuses target db.example:5432 (resolved to 10.0.0.1): not in "
+      "its --allow-target (127.0.0.0/8, ::1, localhost); start the agent with --allow-target "
+      "db.example (or a CIDR that holds 10.0.0.1) to send load there");
+  v1::AgentReport refused;
+  refused.set_run_id(run_id);
+  refused.set_sequence(1);
+  refused.set_final(true);
+  refused.set_end_reason("not started");
+  refused.set_fatal_error(why);
+  refused.set_target_refused(true);
+  ASSERT_TRUE(a0.Send(refused));
+  // The other agent is told to stop at once.
+  std::optional<v1::CoordinatorMessage> stop = a1.Next(Kind::kStop);
+  ASSERT_TRUE(stop.has_value());
+  EXPECT_THAT(stop->stop().reason(), HasSubstr("agent 'a0' refuses target db.example:5432"));
+  std::mt19937_64 random(5);
+  Union all;
+  v1::AgentReport stopped = Final(run_id, 1, RandomSnapshot(random, 0, all), 0, "stopped: x");
+  stopped.set_target_address("127.0.0.1:5432");
+  ASSERT_TRUE(a1.Send(stopped));
+  const std::vector<v1::RunProgress> progress = WatchToEnd(run_id);
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back().state(), "failed");
+  const v1::RunReport report = GetReport(run_id);
+  EXPECT_EQ(report.end_reason(), absl::StrCat("failed: ", why));
+  ASSERT_EQ(report.manifest().agents_size(), 2);
+  EXPECT_EQ(report.manifest().agents(0).target_address(), "");
+  EXPECT_EQ(report.manifest().agents(1).target_address(), "127.0.0.1:5432");
 }
 
 class LimitedCoordinatorTest : public CoordinatorTest {

@@ -390,6 +390,8 @@ TEST(HtmlTest, ManifestStagesAndPlansAreShown) {
   agent->set_name("agent-1");
   agent->set_host("loadbox");
   agent->set_cores(8);
+  agent->set_version("0.1.0");
+  agent->set_target_address("10.1.2.3:5432");
   for (int i = 0; i < 2; ++i) {
     v1::StageReport* s = r.add_stages();
     s->set_name(i == 0 ? "steady" : "peak");
@@ -409,6 +411,9 @@ TEST(HtmlTest, ManifestStagesAndPlansAreShown) {
   // Settings sorted by name.
   EXPECT_LT(page.find("<th>fsync</th>"), page.find("<th>shared_buffers</th>"));
   EXPECT_THAT(page, HasSubstr("<td class=\"text\">loadbox</td><td>8</td>"));
+  // Where the agent's load went: the address it dialed after its --allow-target check.
+  EXPECT_THAT(page, HasSubstr("<td class=\"text\">0.1.0</td><td class=\"text\">10.1.2.3:5432</td>"));
+  EXPECT_THAT(RenderReportText(r), HasSubstr("\nDialed: 10.1.2.3:5432 (every agent)\n"));
   EXPECT_THAT(page, HasSubstr("<tr class=\"generator-limited\"><td>2</td><td class=\"text\">peak"));
   EXPECT_THAT(page, HasSubstr("limited: agent-1 CPU 97% over 90%</td>"));
   EXPECT_EQ(Count(page, "class=\"generator-limited\""), 1u);
