@@ -860,6 +860,82 @@ TEST_F(TopologyTest, CuttingOneAgentFromTheCoordinatorReSplitsAndItRejoins) {
             << absl::StrFormat("%.2f", join_run_s) << " s; rates by second:" << rates << "\n";
 }
 
+// One agent host's cable pulled at the bridge (`ip link set down`: every packet to and from it
+// lost, nothing closed) for 6 s: nothing tells the coordinator but the agent's silence, so it
+// loses the agent after its silence limit (3 s) and splits the rate over the two others; the
+// agent, hearing nothing, stops by its dead-man timeout. What it ran unreported is within the
+// report's bound, and the database counted no less than the report.
+TEST_F(TopologyTest, PullingOneAgentsCableIsNoticedBySilenceAndTheRateReSplit) {
+  constexpr int kRate = 600;
+  const std::string plan = WritePlan("cable.yaml", OpenLoad(kRate), "stop: {duration: 14s}\n");
+  const std::string report_path = Path("cable.json");
+  const PgCounts before = PgBefore();
+  coordinator_->Pump(milliseconds(10));
+  const size_t log_from = coordinator_->err().size();
+  Submitted submitted = Submit(plan, report_path);
+  Follow(submitted, seconds(3));
+  const Clock::time_point cut_at = Clock::now();
+  ASSERT_TRUE(topology_->SetLink(AgentHost(1), false).ok());
+  const std::optional<double> lost_after =
+      CoordinatorSays(absl::StrCat("agent ", AgentName(1), " lost"), log_from, cut_at, seconds(8));
+  const std::optional<double> resplit_after =
+      CoordinatorSays("is split again over", log_from, cut_at, seconds(8));
+  Follow(submitted, seconds(6) - std::chrono::duration_cast<milliseconds>(Clock::now() - cut_at));
+  ASSERT_TRUE(topology_->SetLink(AgentHost(1), true).ok());
+  const ProcessResult run = Finish(submitted);
+  const PgCounts after = PgAfter();
+  ASSERT_TRUE(lost_after.has_value()) << coordinator_->err().substr(log_from);
+  ASSERT_TRUE(resplit_after.has_value()) << coordinator_->err().substr(log_from);
+  // The silence limit is 3 s; the agent's last report came up to a second before the cut.
+  EXPECT_GT(*lost_after, 1.5);
+  EXPECT_LT(*lost_after, 4.5);
+
+  absl::StatusOr<v1::RunReport> report = LoadReport(report_path);
+  ASSERT_TRUE(report.ok()) << report.status() << run.Describe();
+  EXPECT_TRUE(report->degraded());
+  ASSERT_EQ(report->lost_agents_size(), 1) << run.out;
+  const v1::LostAgent& lost = report->lost_agents(0);
+  EXPECT_EQ(lost.name(), AgentName(1));
+  EXPECT_THAT(lost.why(), HasSubstr("silent"));
+  EXPECT_EQ(report->errors(), 0u);
+  EXPECT_EQ(AgentSum(*report), report->executed());
+  EXPECT_EQ(IntervalSum(*report), report->executed());
+  // From the second after the re-split to the end, two agents carry the plan's rate.
+  const double resplit_run_s = lost.lost_s();
+  std::vector<double> survivors;
+  std::string rates;
+  for (int i = 0; i + 1 < report->intervals_size(); ++i) {
+    const v1::IntervalSample& sample = report->intervals(i);
+    if (sample.length_s() < 0.95) continue;
+    absl::StrAppend(&rates, absl::StrFormat(" %.0f@%.1fs", sample.achieved_rate(),
+                                            sample.elapsed_s()));
+    if (sample.elapsed_s() - sample.length_s() > resplit_run_s) {
+      survivors.push_back(sample.achieved_rate());
+    }
+  }
+  double mean = 0;
+  for (double rate : survivors) mean += rate / static_cast<double>(survivors.size());
+  EXPECT_GE(survivors.size(), 3u) << rates;
+  EXPECT_NEAR(mean, kRate, kRate * 0.05) << "rates by second:" << rates;
+  // The database ran what the report counts, plus what agent-1 ran after its last report, which
+  // the report bounds.
+  const int64_t scans = after.scans - before.scans;
+  const int64_t unreported = scans - static_cast<int64_t>(report->executed());
+  EXPECT_GE(unreported, 0);
+  EXPECT_LE(unreported, static_cast<int64_t>(lost.unreported_max())) << lost.bound_note();
+  std::cout << "[ cable of agent1 pulled ] lost after "
+            << absl::StrFormat("%.3f", *lost_after) << " s (" << lost.why()
+            << "), re-split after " << absl::StrFormat("%.3f", *resplit_after)
+            << " s; mean rate over the 2 others afterwards " << mean << "/s (" << survivors.size()
+            << " s); PostgreSQL scans " << scans << " for " << report->executed()
+            << " reported: " << unreported << " unreported, bound " << lost.unreported_max()
+            << " (if stopped when lost " << lost.unreported_if_stopped() << "); commits "
+            << report->commit_reconciliation().verdict() << "; "
+            << (AgentIn(*report, AgentName(1) + "#2") != nullptr ? "rejoined as agent-1#2"
+                                                                  : "did not rejoin in the run")
+            << "; rates by second:" << rates << "\n";
+}
+
 // One agent's link to the database cut (at the database host's relay) for 3 s: its
 // transactions fail as connection errors, and only its; the two others run on at their rate.
 TEST_F(TopologyTest, CuttingOneAgentFromTheDatabaseFailsOnlyItsTransactionsAsConnectionErrors) {
@@ -964,7 +1040,8 @@ TEST_F(TopologyTest, MariaDbAcrossTheHostsCountsExactly) {
 }
 
 // A plan that names a host the agents do not allow (the HAProxy host): the run is refused before
-// any load, and the refusal names each agent and the flag.
+// any load, and the refusal names each agent and the flag. The same plan from a load machine
+// that allows it goes through HAProxy's host to the database.
 TEST_F(TopologyTest, ATargetTheAgentsDoNotAllowIsRefusedUpFront) {
   const std::string plan = WritePlan("haproxy.yaml", ClosedLoad(3), "stop: {queries: 300}\n",
                                      PgTargetYaml(kHaproxyAddress));
@@ -979,6 +1056,23 @@ TEST_F(TopologyTest, ATargetTheAgentsDoNotAllowIsRefusedUpFront) {
   EXPECT_THAT(said, HasSubstr("--allow-target"));
   EXPECT_EQ(after, before) << "the refused run reached the database";
   std::cout << "[ refused ] " << absl::StripAsciiWhitespace(refused.err) << "\n";
+
+  // Consent is the load machine's: `dbload run` on the coordinator host, allowed the HAProxy
+  // host, sends the same plan through HAProxy to the database, which counts it.
+  const std::string report_path = Path("haproxy.json");
+  const PgCounts proxied_before = PgBefore();
+  const ProcessResult proxied =
+      Dbload({"run", plan, "--agents", "2", "--allow-target", kHaproxyAddress + "/32",
+              "--report", report_path});
+  const PgCounts proxied_after = PgAfter();
+  ASSERT_EQ(proxied.exit_code, kExitOk) << proxied.Describe();
+  absl::StatusOr<v1::RunReport> report = LoadReport(report_path);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->executed(), 300u);
+  EXPECT_EQ(proxied_after.scans - proxied_before.scans, 300);
+  for (const auto& agent : report->manifest().agents()) {
+    EXPECT_EQ(agent.target_address(), kHaproxyAddress + ":5432") << agent.name();
+  }
 }
 }  // namespace
 }  // namespace dbload
