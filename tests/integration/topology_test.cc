@@ -1077,6 +1077,45 @@ TEST_F(TopologyTest, ATargetTheAgentsDoNotAllowIsRefusedUpFront) {
     EXPECT_EQ(agent.target_address(), kHaproxyAddress + ":5432") << agent.name();
   }
 }
+
+// The harness's own promise: when the process that made a topology dies without tearing it down,
+// the guard does (here the owner is a `sleep` killed on purpose): the namespaces, every process
+// left on the hosts, the directory.
+TEST(TopologyHarness, TheGuardTearsEverythingDownWhenTheOwnerDies) {
+  if (skip_reason != nullptr) GTEST_SKIP() << "network namespaces unavailable: " << *skip_reason;
+  char dir[] = "/tmp/dbload_topology_guard.XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  Child owner({"/bin/sleep", "60"});
+  const std::string prefix = absl::StrCat("dbl-", getpid(), "g");
+  const ProcessResult up = RunProcess({"/bin/bash", Topology::ScriptPath(), "up", dir, prefix,
+                                       "a=198.18.1.1/24", "b=198.18.1.2/24", "--owner-pid",
+                                       std::to_string(owner.pid())});
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  EXPECT_THAT(up.out, HasSubstr(absl::StrCat("NETNS_a=", prefix, "-a\n")));
+  const auto exists = [](const std::string& path) { return access(path.c_str(), F_OK) == 0; };
+  ASSERT_TRUE(exists("/run/netns/" + prefix + "-a"));
+  ASSERT_TRUE(exists("/run/netns/" + prefix + "-bridge"));
+  // Something left running on a host, as a crashed test would leave its servers.
+  Child left({Topology::NetnsExecPath(), "/run/netns/" + prefix + "-b", "--", "/bin/sleep", "60"});
+  std::this_thread::sleep_for(milliseconds(200));
+  ASSERT_TRUE(left.running());
+
+  const Clock::time_point killed_at = Clock::now();
+  owner.Signal(SIGKILL);
+  owner.Wait(seconds(5));
+  const Clock::time_point give_up = killed_at + seconds(15);
+  while (Clock::now() < give_up && (exists(dir) || exists("/run/netns/" + prefix + "-a"))) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  const double torn_down_s = Since(killed_at);
+  EXPECT_FALSE(exists(dir)) << dir;
+  for (const char* host : {"-a", "-b", "-bridge"}) {
+    EXPECT_FALSE(exists("/run/netns/" + prefix + host)) << prefix << host;
+  }
+  const ProcessResult ended = left.Wait(seconds(5));
+  EXPECT_EQ(ended.term_signal, SIGTERM) << "the process on host b was not stopped by the guard";
+  std::cout << "[ guard ] torn down " << torn_down_s << " s after the owner died\n";
+}
 }  // namespace
 }  // namespace dbload
 
