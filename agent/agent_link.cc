@@ -809,7 +809,9 @@ class AgentLink::Impl {
 
   // The run's own thread: ExecuteRun, one report per interval, then the final report.
   void RunMain(ActiveRun& run) {
-    Event(absl::StrCat("run ", run.run_id, ": started"));
+    Event(absl::StrCat("run ", run.run_id, ": started",
+                       run.target_address.empty() ? ""
+                                                  : absl::StrCat(", dialing ", run.target_address)));
     double cpu_mark = ProcessCpuSeconds();
     const auto cpu_since_mark = [&] {
       const double now = ProcessCpuSeconds();

@@ -335,14 +335,13 @@ absl::StatusOr<std::string> ApplyAllowTarget(const TargetAllowList& allow, Resol
 std::string AllowTargetFlagHelp(const std::string& who) {
   return absl::StrCat(
       "  --allow-target LIST      the database targets ", who,
-      " may connect to (repeatable; values\n"
-      "                           accumulate): comma-separated CIDR (10.1.0.0/16), IP\n"
-      "                           (127.0.0.2, ::1), HOST (db.example.com), each optionally\n"
-      "                           with :PORT (10.0.0.0/8:5432, [::1]:3306, db:5432). Default:\n"
-      "                           127.0.0.0/8,::1,localhost. A host name is resolved once per\n"
-      "                           run and its address dialed for the whole run; unix sockets\n"
-      "                           are always allowed. Targets outside are refused before any\n"
-      "                           connection.\n");
+      " may connect to: comma-separated\n"
+      "                           CIDR (10.1.0.0/16), IP (127.0.0.2, ::1) or HOST (db.example.com),\n"
+      "                           each optionally with :PORT (10.0.0.0/8:5432, [::1]:3306, db:5432);\n"
+      "                           repeatable, values accumulate. Default: 127.0.0.0/8,::1,localhost.\n"
+      "                           A host name is resolved once per run and that address dialed for\n"
+      "                           the whole run; unix sockets are always allowed. A target outside\n"
+      "                           is refused before any connection.\n");
 }
 
 }  // namespace dbload

@@ -169,6 +169,10 @@ struct Run {
   std::unique_ptr<DatabaseProbe> probe;
   ProbeRecord probe_record;
   std::string probe_error;  // why there is no probe, or its last error
+  // The target as the probe dials it (its host name resolved once), or why the coordinator's
+  // --allow-target refuses it: decided in Submit, outside the coordinator's lock, because a
+  // resolver can take seconds.
+  absl::StatusOr<v1::Target> probe_target = absl::UnknownError("not checked");
   struct Identity {
     std::mutex mu;
     ServerIdentity server;
@@ -291,6 +295,8 @@ class CoordinatorService::Impl {
   void TickerLoop();
   void StopTicker();
   void StartProbeLocked(Run& run);
+  // The target as the probe would dial it, after the coordinator's --allow-target check.
+  absl::StatusOr<v1::Target> ProbeTargetOf(const v1::Target& target) const;
   void TakeProbeReadingsLocked(Run& run);
   // The probe's readings, the generator's limits and the manifest, into a report of the run.
   void CompleteReportLocked(Run& run, v1::RunReport& report);
@@ -908,6 +914,19 @@ void CoordinatorService::Impl::MaybeFinishLocked(Run& run) {
   FinishRunLocked(run);
 }
 
+absl::StatusOr<v1::Target> CoordinatorService::Impl::ProbeTargetOf(
+    const v1::Target& target) const {
+  v1::Target dialed = target;
+  absl::StatusOr<std::string> endpoint =
+      ApplyAllowTarget(options_.probe_allow_target, *options_.resolver,
+                       {.subject = "the coordinator's probe",
+                        .remedy = options_.probe_remedy,
+                        .purpose = "to read its statistics"},
+                       dialed);
+  if (!endpoint.ok()) return endpoint.status();
+  return dialed;
+}
+
 void CoordinatorService::Impl::StartProbeLocked(Run& run) {
   const v1::Target& target = run.plan.target();
   if (target.driver() == "noop" || run.plan.probe().disabled()) return;
@@ -921,20 +940,15 @@ void CoordinatorService::Impl::StartProbeLocked(Run& run) {
   // The probe connects beside the target database where it can (PostgreSQL's maintenance
   // database, MySQL without a default one), so that its statements are not counted in the
   // target's own statistics nor listed among its sessions; failing that, to the target's.
-  // The probe connects to the target too: only with the coordinator's consent, like an agent.
-  // Without it the run goes on, unprobed, and the report says which flag would allow it.
-  v1::Target dialed = target;
-  absl::StatusOr<std::string> endpoint =
-      ApplyAllowTarget(options_.probe_allow_target, *options_.resolver,
-                       {.subject = "the coordinator's probe",
-                        .remedy = options_.probe_remedy,
-                        .purpose = "to read its statistics"},
-                       dialed);
-  if (!endpoint.ok()) {
-    run.probe_error = absl::StrCat("probe off: ", endpoint.status().message());
+  // The probe connects to the target too: only with the coordinator's consent, like an agent
+  // (ProbeTargetOf). Without it the run goes on, unprobed, and the report says which flag would
+  // allow it.
+  if (!run.probe_target.ok()) {
+    run.probe_error = absl::StrCat("probe off: ", run.probe_target.status().message());
     Log(absl::StrCat("run ", run.id, ": ", run.probe_error));
     return;
   }
+  const v1::Target& dialed = *run.probe_target;
   v1::Target beside = dialed;
   beside.set_database(target.driver() == "postgresql" ? "postgres" : "");
   absl::StatusOr<std::unique_ptr<db::Driver>> made = db::MakeDriver(dialed, *password, clock_);
@@ -1517,6 +1531,10 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
   const uint32_t min_agents = std::max({1u, request.min_agents(), plan.agents().min()});
   const Nanos wait = std::max<int64_t>({0, request.wait_for_agents_ns(), plan.agents().wait_ns()});
   const Nanos deadline = clock_.Now() + wait;
+  // Checked and resolved before the lock: a resolver may take seconds.
+  absl::StatusOr<v1::Target> probe_target =
+      plan.probe().disabled() ? absl::StatusOr<v1::Target>(plan.target())
+                              : ProbeTargetOf(plan.target());
   std::unique_lock lock(mu_);
   std::vector<std::shared_ptr<AgentConn>> idle;
   std::vector<std::string> idle_names;
@@ -1592,6 +1610,7 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
   auto run = std::make_shared<Run>();
   run->id = NewRunId(++run_counter_);
   run->plan = plan;
+  run->probe_target = std::move(probe_target);
   std::vector<RunAggregator::AgentSpec> specs;
   for (const AgentShare& share : shares) {
     run->agents.push_back(idle_names[share.agent]);
