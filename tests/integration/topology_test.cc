@@ -23,8 +23,11 @@
 // counted), the report naming each agent's host and the probe reading PostgreSQL from the
 // coordinator host; Prometheus on the coordinator host scrapes the same count; 20 ms (each way)
 // between agents and coordinator and 1 ms between agents and database; one agent cut from the
-// coordinator (re-split, rejoin) and from the database (connection errors, the others
-// untouched); MariaDB across the hosts; a target the agents do not allow is refused up front.
+// coordinator (re-split, rejoin), its cable pulled (lost by silence, re-split, its unreported
+// work within the report's bound) and cut from the database (connection errors, the others
+// untouched); a suite through the coordinator; MariaDB across the hosts; a target the agents do
+// not allow is refused up front, and goes through the HAProxy host from a load machine that
+// allows it; and the harness's guard tears a topology down when its owner dies.
 //
 // Skipped, with the reason printed, only where the kernel refuses network namespaces.
 
@@ -1027,6 +1030,50 @@ TEST_F(TopologyTest, CuttingOneAgentFromTheDatabaseFailsOnlyItsTransactionsAsCon
             << AgentIn(*report, AgentName(3))->response_time().max_ms()
             << " ms; PostgreSQL scans "
             << scans << " for " << report->executed() << " executed\n";
+}
+
+// A suite through the coordinator host: each of its runs (1 and 3 clients) goes to the agents on
+// their hosts, and PostgreSQL counts exactly what the runs' reports say.
+TEST_F(TopologyTest, ASuiteRunsThroughTheCoordinatorAcrossTheHosts) {
+  constexpr int kQueries = 600;
+  const std::string suite = WriteFile(
+      "suite.yaml",
+      absl::StrCat("name: topology\nsettings: {warmup_runs: 0, repetitions: 1, prepare: none, "
+                   "cleanup: false}\ntargets:\n  - name: db\n    target: {driver: postgresql, "
+                   "host: ", kDbAddress, ", port: 5432, user: bench, password_file: ",
+                   db_->Get("PG_PASSWORD_FILE"),
+                   ", database: bench}\ncases:\n  - name: select\n    plan: {workload: oltp, "
+                   "scenario: point_select, workload_options: {table_size: ", kTableSize,
+                   "}, load: {closed: {think_time: 1ms}}, warmup: 0s, stop: {queries: ",
+                   kQueries, "}, explain: {enabled: false}}\n    points: [1, 3]\n"));
+  const std::string out = Path("suite-out");
+  const PgCounts before = PgBefore();
+  const ProcessResult ran =
+      Dbload({"suite", "run", suite, "--coordinator", "CONTROL", "--out", out});
+  const PgCounts after = PgAfter();
+  ASSERT_EQ(ran.exit_code, kExitOk) << ran.Describe();
+  std::vector<v1::RunReport> reports;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(out)) {
+    if (entry.path().extension() != ".json" || entry.path().filename() == "suite.json") continue;
+    absl::StatusOr<v1::RunReport> report = LoadReport(entry.path().string());
+    if (report.ok() && !report->run_id().empty()) reports.push_back(*std::move(report));
+  }
+  ASSERT_EQ(reports.size(), 2u) << ran.out;
+  std::sort(reports.begin(), reports.end(), [](const v1::RunReport& a, const v1::RunReport& b) {
+    return a.agents_size() < b.agents_size();
+  });
+  EXPECT_EQ(reports[0].agents_size(), 1);  // 1 client: one agent's share
+  EXPECT_EQ(reports[1].agents_size(), kAgents);
+  uint64_t executed = 0;
+  for (const v1::RunReport& report : reports) {
+    EXPECT_EQ(report.executed(), static_cast<uint64_t>(kQueries));
+    EXPECT_EQ(AgentSum(report), report.executed());
+    executed += report.executed();
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectAgentsOnTheirHosts(reports[1], kDbAddress + ":5432"));
+  EXPECT_EQ(after.scans - before.scans, static_cast<int64_t>(executed));
+  std::cout << "[ suite ] 2 runs through the coordinator host: executed " << executed
+            << " = PostgreSQL scans " << after.scans - before.scans << "\n";
 }
 
 // MariaDB on the database host, across the same hosts: a closed loop of 3 clients split over
