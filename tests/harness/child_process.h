@@ -34,6 +34,8 @@ class Child {
 
   pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0 && !reaped_; }
+  // Both of its pipes are closed (it exited, or closed them): no more output will come.
+  bool outputs_closed() const { return out_fd_ < 0 && err_fd_ < 0; }
   const std::string& out() const { return result_.out; }
   const std::string& err() const { return result_.err; }
   // Sends a signal to the child (by its PID), e.g. SIGKILL to simulate a crash.

@@ -126,7 +126,7 @@ absl::Status TestServers::Start(const std::vector<std::string>& services, bool f
                                 const std::vector<std::string>& scrape) {
   if (started()) return absl::FailedPreconditionError("TestServers already started in " + dir_);
   if (const char* existing = getenv("DBLOAD_DBENV_DIR");
-      existing != nullptr && *existing && scrape.empty()) {
+      existing != nullptr && *existing && scrape.empty() && launcher_.empty()) {
     dir_ = existing;
     owned_ = false;
     return LoadEnvFile(dir_ + "/env");
@@ -143,7 +143,9 @@ absl::Status TestServers::Start(const std::vector<std::string>& services, bool f
   }
   dir_ = parent_ + "/env";
   const std::string log = parent_ + "/dbenv.log";
-  std::string command = "bash " + ShellQuote(DbenvPath()) + " start " + ShellQuote(dir_);
+  std::string command;
+  for (const std::string& word : launcher_) command += ShellQuote(word) + " ";
+  command += "bash " + ShellQuote(DbenvPath()) + " start " + ShellQuote(dir_);
   for (const std::string& service : services) command += " " + ShellQuote(service);
   command += " --owner-pid " + std::to_string(getpid());
   if (fast) command += " --fast";

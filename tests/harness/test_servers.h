@@ -37,6 +37,10 @@ class TestServers {
                      const std::vector<std::string>& scrape = {});
   // Idempotent; also called by the destructor.
   absl::Status Stop();
+  // Runs `dbenv start` through `launcher`, e.g. Topology::On("db", {}) (tests/harness/
+  // topology.h): the servers then run on that host, on its loopback, and Start() always starts
+  // servers of its own (DBLOAD_DBENV_DIR is not used). Set before Start().
+  void set_launcher(std::vector<std::string> launcher) { launcher_ = std::move(launcher); }
   bool started() const { return !values_.empty(); }
 
   // A KEY=VALUE of dbenv's env (PG_PORT, MARIADB_SOCKET, HAPROXY_PG_PORT …); "" when absent.
@@ -76,6 +80,7 @@ class TestServers {
   std::string parent_;  // our mkdtemp directory holding dir_ and dbenv's stderr log
   std::string dir_;
   bool owned_ = false;  // we started it, so we stop it
+  std::vector<std::string> launcher_;
   std::map<std::string, std::string, std::less<>> values_;
 };
 
