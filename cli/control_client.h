@@ -8,22 +8,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cli/exit_codes.h"
 #include "common/transport_security.h"
 #include "dbload/v1/control.grpc.pb.h"
 
 namespace dbload {
-
-// Exit codes of `dbload` (also in the usage text).
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitRunFailed = 1;
-inline constexpr int kExitUsage = 2;
-// The plan's abort rules ended the run (p99, error rate or achieved rate out of bounds): the
-// report holds what was measured until then.
-inline constexpr int kExitAborted = 3;
-// The run finished but lost an agent before its final report: what that agent ran after its
-// last report is not counted (the report bounds it: RunReport.lost_agents).
-inline constexpr int kExitDegraded = 4;
-inline constexpr int kExitInterrupted = 130;
 
 // A Control stub for a coordinator at `address` (HOST:PORT; off this machine only with TLS or
 // allow_insecure_remote; the error says what is wrong with the address), with TLS and the token

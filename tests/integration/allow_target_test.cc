@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "cli/exit_codes.h"
 #include "common/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -47,9 +48,6 @@ using ::dbload::testing::TestServersEnvironment;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kExitOk = 0;
-constexpr int kExitRunFailed = 1;
-constexpr int kExitUsage = 2;
 constexpr std::chrono::seconds kChildTimeout{30};
 // The second loopback address PostgreSQL listens on: a target that is not 127.0.0.1.
 constexpr char kOtherAddress[] = "127.0.0.2";

@@ -50,6 +50,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "cli/exit_codes.h"
 #include "common/histogram.h"
 #include "common/report.h"
 #include "gmock/gmock.h"
@@ -76,12 +77,6 @@ using ::testing::StartsWith;
 using ::testing::Not;
 using Clock = std::chrono::steady_clock;
 
-// Exit codes of `dbload` (cli/dbload_main.cc).
-constexpr int kExitOk = 0;
-constexpr int kExitRunFailed = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitAborted = 3;
-constexpr int kExitInterrupted = 130;
 
 // Every child is bounded: a hung dbload fails its case instead of the whole binary.
 constexpr std::chrono::seconds kChildTimeout{30};

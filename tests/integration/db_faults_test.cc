@@ -43,6 +43,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "cli/exit_codes.h"
 #include "common/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -66,7 +67,6 @@ using Clock = std::chrono::steady_clock;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr int kExitOk = 0;
 constexpr int kTableSize = 1000;
 // The load of every case: slow enough for a busy 2-core machine to keep up with (so that a hole
 // in the intervals is the fault's, not the machine's), fast enough that a 2 s fault leaves

@@ -42,6 +42,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "cli/exit_codes.h"
 #include "common/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -66,10 +67,6 @@ using ::dbload::testing::TestServersEnvironment;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kExitOk = 0;
-constexpr int kExitRunFailed = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitDegraded = 4;
 constexpr std::chrono::seconds kChildTimeout{30};
 constexpr int kTableSize = 1000;
 constexpr int kAgents = 3;

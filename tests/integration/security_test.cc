@@ -25,6 +25,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "cli/exit_codes.h"
 #include "common/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -50,8 +51,6 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kExitOk = 0;
-constexpr int kExitUsage = 2;
 constexpr std::chrono::seconds kChildTimeout{30};
 constexpr int kTableSize = 1000;
 

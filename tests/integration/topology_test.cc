@@ -57,6 +57,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "cli/exit_codes.h"
 #include "common/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -84,7 +85,6 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr int kExitOk = 0;
 constexpr int kAgents = 3;
 constexpr int kTableSize = 1000;
 constexpr int kCoordinatorPort = 7000;
