@@ -115,22 +115,28 @@ std::map<std::string, int64_t> Delta(const std::map<std::string, int64_t>& befor
   return delta;
 }
 
+// A driver for `target` (its password from the plan's secret) on this thread, and one session.
+void ConnectTo(const dbload::v1::Target& target, Clock& clock, std::unique_ptr<db::Driver>& driver,
+               std::unique_ptr<db::Session>& session) {
+  ASSERT_NE(target.port(), 0u);
+  absl::StatusOr<std::string> password = PasswordOf(target);
+  ASSERT_OK(password.status());
+  absl::StatusOr<std::unique_ptr<db::Driver>> made = db::MakeDriver(target, *password, clock);
+  ASSERT_OK(made.status());
+  driver = *std::move(made);
+  driver->ThreadStart();
+  absl::StatusOr<std::unique_ptr<db::Session>> connected = driver->Connect();
+  ASSERT_OK(connected.status());
+  session = *std::move(connected);
+}
+
 class OltpTest : public ::testing::TestWithParam<std::tuple<Backend, std::string>> {
  protected:
   void SetUp() override {
     TestServers& servers = TestServersEnvironment::Servers();
     const dbload::v1::Target target =
         postgres() ? servers.PostgresTarget() : servers.MariaDbTarget();
-    ASSERT_NE(target.port(), 0u);
-    absl::StatusOr<std::string> password = PasswordOf(target);
-    ASSERT_OK(password.status());
-    absl::StatusOr<std::unique_ptr<db::Driver>> driver = db::MakeDriver(target, *password, clock_);
-    ASSERT_OK(driver.status());
-    driver_ = *std::move(driver);
-    driver_->ThreadStart();
-    absl::StatusOr<std::unique_ptr<db::Session>> session = driver_->Connect();
-    ASSERT_OK(session.status());
-    session_ = *std::move(session);
+    ASSERT_NO_FATAL_FAILURE(ConnectTo(target, clock_, driver_, session_));
 
     absl::StatusOr<std::unique_ptr<Workload>> workload = MakeWorkload(
         "oltp", {{"tables", absl::StrCat(kTables)}, {"table_size", absl::StrCat(kTableSize)}});
@@ -317,16 +323,7 @@ class OltpContentionTest : public ::testing::TestWithParam<std::tuple<Backend, i
   void SetUp() override {
     TestServers& servers = TestServersEnvironment::Servers();
     target_ = postgres() ? servers.PostgresTarget() : servers.MariaDbTarget();
-    ASSERT_NE(target_.port(), 0u);
-    absl::StatusOr<std::string> password = PasswordOf(target_);
-    ASSERT_OK(password.status());
-    absl::StatusOr<std::unique_ptr<db::Driver>> driver = db::MakeDriver(target_, *password, clock_);
-    ASSERT_OK(driver.status());
-    driver_ = *std::move(driver);
-    driver_->ThreadStart();
-    absl::StatusOr<std::unique_ptr<db::Session>> session = driver_->Connect();
-    ASSERT_OK(session.status());
-    session_ = *std::move(session);
+    ASSERT_NO_FATAL_FAILURE(ConnectTo(target_, clock_, driver_, session_));
     options_ = {{"tables", "1"}, {"table_size", absl::StrCat(kContendedRows)}};
     absl::StatusOr<std::unique_ptr<Workload>> workload = MakeWorkload("oltp", options_);
     ASSERT_OK(workload.status());
