@@ -41,6 +41,18 @@ std::string FormatInterval(const dbload::v1::PercentileBasis& basis);
 inline constexpr char kFewSamplesNote[] =
     "* rests on fewer than 10 samples beyond it: an indication, not a measurement";
 
+// A probe counter over fewer readings than this is an indication, not a measurement: the probe
+// reads about once a second, and a busy server can delay its readings (SaturationDelta.readings).
+inline constexpr uint32_t kMinProbeReadings = 5;
+// Known (readings > 0) and fewer than kMinProbeReadings.
+inline bool FewProbeReadings(const dbload::v1::SaturationDelta& delta) {
+  return delta.readings() > 0 && delta.readings() < kMinProbeReadings;
+}
+// The mark of such a figure, and what it means, for a note under a table.
+inline constexpr char kFewReadingsMark[] = "†";
+inline constexpr char kFewReadingsNote[] =
+    "† rests on fewer than 5 probe readings: an indication, not a measurement";
+
 // Collects a run's intervals and turns them into its report. Totals and percentiles come from
 // the merged histograms of the measured intervals, never from per-interval figures.
 class RunReportBuilder {
