@@ -1239,17 +1239,33 @@ SuiteDocument Document(const v1::SuiteIndex& index, const std::vector<v1::RunRep
 
 // Text ----------------------------------------------------------------------------------------
 
+// Characters, not bytes: "×", "µ" and "—" take one column.
+size_t Width(absl::string_view text) {
+  size_t width = 0;
+  for (const char c : text) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return width;
+}
+
+// Aligned columns, numbers to the right, words to the left, two spaces apart.
 std::string TextTable(const Table& table) {
-  // FormatTextTable right-aligns every column but the first; text columns read better left.
   std::vector<std::vector<std::string>> rows = {table.header};
   for (const auto& row : table.rows) rows.push_back(row);
-  bool all_numeric_after_first = true;
-  for (size_t i = 1; i < table.numeric.size(); ++i) {
-    all_numeric_after_first = all_numeric_after_first && table.numeric[i];
+  std::vector<size_t> widths(table.header.size(), 0);
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
+      widths[i] = std::max(widths[i], Width(row[i]));
+    }
   }
-  if (all_numeric_after_first) return FormatTextTable(rows);
   std::string out;
-  for (const auto& row : rows) absl::StrAppend(&out, "  ", absl::StrJoin(row, " | "), "\n");
+  for (const auto& row : rows) {
+    std::string line = " ";
+    for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
+      const std::string pad(widths[i] - Width(row[i]), ' ');
+      absl::StrAppend(&line, " ", table.numeric[i] ? pad + row[i] : row[i] + pad);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    absl::StrAppend(&out, line, "\n");
+  }
   return out;
 }
 
