@@ -306,10 +306,13 @@ std::string MarkdownSection(const std::string& md, const std::string& heading) {
 // The cells of a Markdown table's rows (header and alignment row left out).
 std::vector<std::vector<std::string>> TableRows(const std::string& section) {
   std::vector<std::vector<std::string>> rows;
-  size_t line = 0;
+  bool header = true;
   for (absl::string_view text : absl::StrSplit(section, '\n')) {
-    if (!absl::StartsWith(text, "| ")) continue;
-    if (line++ < 2) continue;  // the header, then |---:|…
+    if (!absl::StartsWith(text, "| ")) continue;  // also the alignment row, |---:|…
+    if (header) {
+      header = false;
+      continue;
+    }
     std::vector<std::string> cells;
     text.remove_prefix(2);
     text.remove_suffix(2);
