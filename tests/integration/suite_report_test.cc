@@ -431,6 +431,8 @@ TEST_F(SuiteReportTest, HtmlChartsRenderInChromium) {
                 (std::map<std::string, size_t>{{"postgresql", kPoints.size()},
                                                {"mariadb", kPoints.size()}}))
           << chart;
+      // A dot per measured point (2 targets × 2 client counts).
+      EXPECT_EQ(CountOf(section, "class=\"point\""), kTargets.size() * kPoints.size());
       // The log-2 axis: a tick at each power of 2 from 1 to 2 clients.
       EXPECT_THAT(section, HasSubstr("text-anchor=\"middle\">1</text>"));
       EXPECT_THAT(section, HasSubstr("text-anchor=\"middle\">2</text>"));
