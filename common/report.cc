@@ -154,7 +154,8 @@ std::string FormatLatency(double ms) {
 
 std::string FormatBytes(double bytes) {
   const double a = std::fabs(bytes);
-  if (a < 999.5) return absl::StrCat(a < 1 ? ThreeFigures(bytes, true) : WithThousands(bytes), " B");
+  if (a < 999.5)
+    return absl::StrCat(a < 1 ? ThreeFigures(bytes, true) : WithThousands(bytes), " B");
   const char* const units[] = {"kB", "MB", "GB", "TB", "PB"};
   double value = bytes / 1000;
   size_t unit = 0;

@@ -293,7 +293,6 @@ SuiteTable BuildSuiteTable(const v1::SuiteIndex& index, const std::vector<v1::Ru
   return table;
 }
 
-
 std::vector<bool> SuiteTable::Measured() const {
   std::vector<bool> measured;
   for (const RunStatus& run : runs) measured.push_back(run.measured);
@@ -414,12 +413,12 @@ std::vector<std::string> FigureNotes(const SuiteTable& t, const SuitePoint& p) {
     }
     // Shown from 1 %: below that the generator's lateness is lost in the p99's own error.
     if (f->max_dispatch_lag_share >= 0.01) {
-      what.push_back(absl::StrFormat("dispatch lag up to %.0f%% of p99",
-                                     f->max_dispatch_lag_share * 100));
+      what.push_back(
+          absl::StrFormat("dispatch lag up to %.0f%% of p99", f->max_dispatch_lag_share * 100));
     }
     if (!what.empty()) {
-      notes.push_back(absl::StrCat(t.targets[i], " at ", PointText(p), ": ",
-                                   absl::StrJoin(what, ", ")));
+      notes.push_back(
+          absl::StrCat(t.targets[i], " at ", PointText(p), ": ", absl::StrJoin(what, ", ")));
     }
   }
   return notes;
@@ -493,12 +492,12 @@ std::vector<CategoryGroup> Groups(const std::vector<CaseView>& cases) {
 // of every pair of figures at the same point.
 struct GroupComparison {
   std::vector<std::vector<double>> ratios;  // per kCaseMetrics entry
-  size_t pairs = 0;            // (case, point) with figures on both sides
-  size_t cases_compared = 0;   // cases with at least one such pair
-  size_t p99_within = 0;       // pairs whose p99 lay inside both intervals (left out)
-  size_t no_clear_winner = 0;  // pairs without a clear throughput winner
-  size_t limited = 0;          // pairs whose figures include a GENERATOR-LIMITED run
-  bool few_samples = false;    // some p99 behind the range rests on too few samples
+  size_t pairs = 0;                         // (case, point) with figures on both sides
+  size_t cases_compared = 0;                // cases with at least one such pair
+  size_t p99_within = 0;                    // pairs whose p99 lay inside both intervals (left out)
+  size_t no_clear_winner = 0;               // pairs without a clear throughput winner
+  size_t limited = 0;                       // pairs whose figures include a GENERATOR-LIMITED run
+  bool few_samples = false;                 // some p99 behind the range rests on too few samples
   // Per case with points: each side's best throughput and where.
   std::vector<std::string> best;
 };
@@ -508,8 +507,8 @@ std::string BestThroughput(const SuiteTable& t, const CaseView& c, size_t i) {
     const SuitePoint* best = nullptr;
     for (const SuitePoint* p : c.points) {
       const std::optional<PointFigures>& f = p->targets[target];
-      if (f && (best == nullptr ||
-                f->throughput.median > best->targets[target]->throughput.median)) {
+      if (f &&
+          (best == nullptr || f->throughput.median > best->targets[target]->throughput.median)) {
         best = p;
       }
     }
@@ -723,8 +722,8 @@ std::string Distinct(const std::vector<std::string>& values) {
   if (seen.size() == 1) return seen.front().first;
   std::vector<std::string> parts;
   for (const auto& [value, n] : seen) {
-    parts.push_back(absl::StrCat(value.empty() ? "(none)" : value, " (", n,
-                                 n == 1 ? " run)" : " runs)"));
+    parts.push_back(
+        absl::StrCat(value.empty() ? "(none)" : value, " (", n, n == 1 ? " run)" : " runs)"));
   }
   return absl::StrCat("differs across runs: ", absl::StrJoin(parts, ", "));
 }
@@ -735,11 +734,17 @@ struct KeySetting {
   const char* name;
   bool bytes;
 };
-const KeySetting kPostgresSettings[] = {
-    {"shared_buffers", false},     {"max_connections", false},      {"synchronous_commit", false},
-    {"fsync", false},              {"full_page_writes", false},     {"wal_level", false},
-    {"work_mem", false},           {"effective_cache_size", false}, {"max_wal_size", false},
-    {"checkpoint_timeout", false}, {"default_transaction_isolation", false}};
+const KeySetting kPostgresSettings[] = {{"shared_buffers", false},
+                                        {"max_connections", false},
+                                        {"synchronous_commit", false},
+                                        {"fsync", false},
+                                        {"full_page_writes", false},
+                                        {"wal_level", false},
+                                        {"work_mem", false},
+                                        {"effective_cache_size", false},
+                                        {"max_wal_size", false},
+                                        {"checkpoint_timeout", false},
+                                        {"default_transaction_isolation", false}};
 const KeySetting kMySqlSettings[] = {{"innodb_buffer_pool_size", true},
                                      {"innodb_flush_log_at_trx_commit", false},
                                      {"innodb_log_file_size", true},
@@ -758,8 +763,7 @@ std::string ServerText(const v1::RunManifest& m) {
   if (m.server_product().empty() && m.server_version().empty()) return "";
   // PostgreSQL's version() is a sentence; its server_version setting is the version.
   const auto it = m.server_settings().find("server_version");
-  const std::string version =
-      it != m.server_settings().end() ? it->second : m.server_version();
+  const std::string version = it != m.server_settings().end() ? it->second : m.server_version();
   if (absl::StartsWith(version, m.server_product())) return version;
   return absl::StrCat(m.server_product(), " ", version);
 }
@@ -799,9 +803,8 @@ std::vector<std::pair<std::string, std::string>> MachineLines(
       return Distinct(values);
     };
     std::vector<std::string> parts;
-    const std::string server = over_runs([](const v1::RunReport& r) {
-      return ServerText(r.manifest());
-    });
+    const std::string server =
+        over_runs([](const v1::RunReport& r) { return ServerText(r.manifest()); });
     parts.push_back(server.empty() ? "server not recorded" : server);
     bool mysql = false;
     for (const v1::RunReport* r : runs) {
@@ -812,10 +815,12 @@ std::vector<std::pair<std::string, std::string>> MachineLines(
     const auto add_settings = [&](const auto& list) {
       for (const KeySetting& s : list) {
         bool present = false;
-        for (const v1::RunReport* r : runs) present = present || r->manifest().server_settings().contains(s.name);
+        for (const v1::RunReport* r : runs)
+          present = present || r->manifest().server_settings().contains(s.name);
         if (!present) continue;
         settings.push_back(absl::StrCat(s.name, " ", over_runs([&s](const v1::RunReport& r) {
-                                          const auto it = r.manifest().server_settings().find(s.name);
+                                          const auto it =
+                                              r.manifest().server_settings().find(s.name);
                                           return it == r.manifest().server_settings().end()
                                                      ? std::string("(not recorded)")
                                                      : SettingValue(s, it->second);
@@ -855,8 +860,7 @@ std::string LoadText(const v1::SuiteCase& c) {
   } else if (c.points_size() > 0) {
     std::vector<std::string> points;
     for (double p : c.points()) points.push_back(FormatCount(p));
-    absl::StrAppend(&text, " at ", absl::StrJoin(points, ", "),
-                    closed ? " clients" : "/s");
+    absl::StrAppend(&text, " at ", absl::StrJoin(points, ", "), closed ? " clients" : "/s");
   } else if (closed) {
     absl::StrAppend(&text, " at ", plan.load().closed().clients(),
                     plan.load().closed().clients() == 1 ? " client" : " clients");
@@ -905,9 +909,9 @@ std::vector<std::string> HowItRan(const v1::SuiteIndex& index, const SuiteTable&
                                                : absl::StrCat("finished ", index.finished_at())));
   lines.push_back(absl::StrCat("Scale (--scale, rates and totals): ", Factor(index.scale()),
                                "; time scale (--time-scale): ", Factor(index.time_scale())));
-  lines.push_back(absl::StrCat(
-      "Settings changed (--set): ",
-      index.overrides_size() == 0 ? "none" : absl::StrJoin(index.overrides(), ", ")));
+  lines.push_back(
+      absl::StrCat("Settings changed (--set): ",
+                   index.overrides_size() == 0 ? "none" : absl::StrJoin(index.overrides(), ", ")));
   const v1::SuiteSettings& s = index.suite().settings();
   const uint32_t repetitions = std::max<uint32_t>(1, s.repetitions());
   lines.push_back(absl::StrCat(
@@ -951,7 +955,8 @@ std::vector<std::string> CaseLines(const v1::SuiteIndex& index) {
   std::vector<std::string> lines;
   for (const v1::SuiteCase& c : index.suite().cases()) {
     const std::string stop = StopText(c.plan());
-    lines.push_back(absl::StrCat(c.name(), c.category().empty() ? "" : absl::StrCat(" (", c.category(), ")"),
+    lines.push_back(absl::StrCat(c.name(),
+                                 c.category().empty() ? "" : absl::StrCat(" (", c.category(), ")"),
                                  ": ", c.plan().workload(), "/", c.plan().scenario(), ", ",
                                  LoadText(c), stop.empty() ? "" : absl::StrCat("; ", stop)));
   }
@@ -1112,8 +1117,7 @@ Table CountersTable(const SuiteTable& t, const std::vector<CaseView>& cases, boo
       }
       std::sort(keys.begin(), keys.end());
       for (const std::string& key : keys) {
-        std::vector<std::string> row = {c.name, p->point == 0 ? "plan's load" : PointText(*p),
-                                        key};
+        std::vector<std::string> row = {c.name, p->point == 0 ? "plan's load" : PointText(*p), key};
         for (const auto& f : p->targets) {
           if (!f || !f->per_query.contains(key)) {
             row.push_back("—");
@@ -1279,7 +1283,8 @@ std::string RenderText(const v1::SuiteIndex& index, const std::vector<v1::RunRep
                     "\n");
   }
   absl::StrAppend(&out, "\nMachine and servers\n");
-  for (const auto& [target, line] : d.machine) absl::StrAppend(&out, "  - ", target, ": ", line, "\n");
+  for (const auto& [target, line] : d.machine)
+    absl::StrAppend(&out, "  - ", target, ": ", line, "\n");
   absl::StrAppend(&out, "\nHow it ran\n");
   for (const std::string& line : d.how) absl::StrAppend(&out, "  - ", line, "\n");
   for (const std::string& line : d.case_lines) absl::StrAppend(&out, "  - ", line, "\n");
@@ -1335,8 +1340,8 @@ std::string MarkdownList(const std::vector<std::string>& lines) {
 
 std::string RenderMarkdown(const v1::SuiteIndex& index, const std::vector<v1::RunReport>& reports,
                            const SuiteTable& t, const SuiteDocument& d) {
-  std::string out = absl::StrCat("## dbload suite report: ", MarkdownEscape(d.name),
-                                 "\n\n### Headlines\n\n");
+  std::string out =
+      absl::StrCat("## dbload suite report: ", MarkdownEscape(d.name), "\n\n### Headlines\n\n");
   for (const Headline& h : d.headlines) {
     absl::StrAppend(&out, "- **", MarkdownEscape(h.category), "**", MarkdownEscape(h.text), "\n");
   }
@@ -1490,8 +1495,7 @@ std::string CategoryBars(const SuiteTable& t, const std::vector<const CaseView*>
       for (size_t i = 0; i < t.targets.size(); ++i) {
         const std::optional<PointFigures>& f = c->points.front()->targets[i];
         const bool limited = f && f->generator_limited_runs > 0;
-        absl::StrAppend(&out, "<tr>", Td(i == 0 ? c->name : "", "text"),
-                        Td(t.targets[i], "text"));
+        absl::StrAppend(&out, "<tr>", Td(i == 0 ? c->name : "", "text"), Td(t.targets[i], "text"));
         using Format = std::string (*)(double);
         for (auto [value, top, format] :
              {std::tuple<double, double, Format>{f ? f->throughput.median : 0.0, top_rate,
@@ -1503,9 +1507,9 @@ std::string CategoryBars(const SuiteTable& t, const std::vector<const CaseView*>
             continue;
           }
           absl::StrAppend(&out, "<td class=\"bar-cell\"><div class=\"bar series-", i % 8,
-                          limited ? " limited" : "", "\" style=\"width:",
-                          absl::StrFormat("%.1f", 80 * value / top), "%\"></div><span>",
-                          HtmlEscape(format(value)), "</span></td>");
+                          limited ? " limited" : "",
+                          "\" style=\"width:", absl::StrFormat("%.1f", 80 * value / top),
+                          "%\"></div><span>", HtmlEscape(format(value)), "</span></td>");
         }
         absl::StrAppend(&out, "</tr>\n");
       }
@@ -1524,12 +1528,14 @@ std::string RenderHtml(const v1::SuiteIndex& index, const std::vector<v1::RunRep
                        const SuiteTable& t, const SuiteDocument& d) {
   const std::string title = absl::StrCat("dbload suite report: ", d.name);
   std::string out = html::PageStart(title);
-  absl::StrAppend(&out, "<h1>", HtmlEscape(title), "</h1>\n<h2>Headlines</h2>\n<ul class=\"headlines\">\n");
+  absl::StrAppend(&out, "<h1>", HtmlEscape(title),
+                  "</h1>\n<h2>Headlines</h2>\n<ul class=\"headlines\">\n");
   for (const Headline& h : d.headlines) {
     absl::StrAppend(&out, "<li><strong>", HtmlEscape(h.category), "</strong>", HtmlEscape(h.text),
                     "</li>\n");
   }
-  for (const std::string& h : d.ramp_headlines) absl::StrAppend(&out, "<li>", HtmlEscape(h), "</li>\n");
+  for (const std::string& h : d.ramp_headlines)
+    absl::StrAppend(&out, "<li>", HtmlEscape(h), "</li>\n");
   if (d.headlines.empty() && d.ramp_headlines.empty()) {
     absl::StrAppend(&out, "<li>", d.compare ? "no comparable figures" : "one target: no comparison",
                     "</li>\n");
@@ -1547,11 +1553,11 @@ std::string RenderHtml(const v1::SuiteIndex& index, const std::vector<v1::RunRep
     const auto [tps, p95] = SweepCharts(t, *sweep.c);
     const std::string tname = absl::StrCat("sweep-", s + 1, "-tps");
     const std::string pname = absl::StrCat("sweep-", s + 1, "-p95");
-    absl::StrAppend(&charts, charts.empty() ? "" : ",", JsonQuote(tname), ":",
-                    html::ChartJson(tps), ",", JsonQuote(pname), ":", html::ChartJson(p95));
-    std::string body = absl::StrCat(html::ChartDiv(tname, tps.empty),
-                                    html::ChartDiv(pname, p95.empty),
-                                    HtmlTable(sweep.table, "sweep"));
+    absl::StrAppend(&charts, charts.empty() ? "" : ",", JsonQuote(tname), ":", html::ChartJson(tps),
+                    ",", JsonQuote(pname), ":", html::ChartJson(p95));
+    std::string body =
+        absl::StrCat(html::ChartDiv(tname, tps.empty), html::ChartDiv(pname, p95.empty),
+                     HtmlTable(sweep.table, "sweep"));
     for (const std::string& line : sweep.ratios) {
       absl::StrAppend(&body, "<p class=\"summary\">", HtmlEscape(line), "</p>\n");
     }
@@ -1571,14 +1577,15 @@ std::string RenderHtml(const v1::SuiteIndex& index, const std::vector<v1::RunRep
     absl::StrAppend(&out, Section("Cases", body));
   }
   if (d.compare && !d.summary.rows.empty()) {
-    absl::StrAppend(
-        &out, Section("Summary by category",
-                      absl::StrCat(HtmlNote(absl::StrCat("Ratios against ", t.targets[0],
-                                                         ", each at the same load point.")),
-                                   HtmlTable(d.summary, "summary"))));
+    absl::StrAppend(&out,
+                    Section("Summary by category",
+                            absl::StrCat(HtmlNote(absl::StrCat("Ratios against ", t.targets[0],
+                                                               ", each at the same load point.")),
+                                         HtmlTable(d.summary, "summary"))));
   }
   const std::string ramp = RenderRampHtml(index, reports, t.Measured(), &charts);
-  if (!ramp.empty()) absl::StrAppend(&out, "<section class=\"print-page\">\n", ramp, "</section>\n");
+  if (!ramp.empty())
+    absl::StrAppend(&out, "<section class=\"print-page\">\n", ramp, "</section>\n");
   if (!d.counters.rows.empty()) {
     absl::StrAppend(
         &out, Section("Database counters per transaction",

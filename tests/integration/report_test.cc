@@ -488,8 +488,8 @@ TEST_F(ReportTest, SuiteReportHtmlRendersItsChartsInChromium) {
   options.preserve_proto_field_names = true;
   ASSERT_TRUE(google::protobuf::util::MessageToJsonString(index, &json, options).ok());
   std::ofstream(dir + "/suite.json") << json;
-  const ProcessResult html = RunDbload(
-      {"suite", "report", dir, "--format", "html", "--output", Path("suite.html")});
+  const ProcessResult html =
+      RunDbload({"suite", "report", dir, "--format", "html", "--output", Path("suite.html")});
   ASSERT_EQ(html.exit_code, 0) << html.Describe();
   std::vector<std::string> requests;
   const std::string dom = DumpDom(Path("suite.html"), &requests);

@@ -330,9 +330,10 @@ TEST_F(SuiteReportTest, TextAndMarkdownFiguresAreTheRunReports) {
   const std::string& md = markdown.out;
   EXPECT_THAT(text.out, HasSubstr("Baseline: postgresql (the first target)"));
   EXPECT_THAT(text.out, HasSubstr("Runs: 11 (10 measured, 1 warm-up, 0 missing"));
-  EXPECT_THAT(MarkdownSection(md, "### Runs"),
-              HasSubstr("| 1 | postgresql | point select | 1 client | warm-up | discarded (warm-up) "
-                        "| runs/01.json |\n"));
+  EXPECT_THAT(
+      MarkdownSection(md, "### Runs"),
+      HasSubstr("| 1 | postgresql | point select | 1 client | warm-up | discarded (warm-up) "
+                "| runs/01.json |\n"));
   // The machine: what the probe recorded of each server, from the reports' manifests.
   const std::string machine = MarkdownSection(md, "### Machine and servers");
   EXPECT_THAT(machine, HasSubstr("- **postgresql**: PostgreSQL 15"));
@@ -384,10 +385,10 @@ TEST_F(SuiteReportTest, TextAndMarkdownFiguresAreTheRunReports) {
         phrase(base.p99(), other.p99(), "p99 latency");
       }
       if (base.P99Few() || other.P99Few()) phrases.back() += "*";
-      const std::string line = absl::StrCat("at ", PointText(point),
-                                            ": mariadb vs postgresql: ", absl::StrJoin(phrases, ", "));
-      EXPECT_THAT(sweep, HasSubstr(absl::StrCat("\n- ", absl::StrReplaceAll(line, {{"*", "\\*"}}),
-                                                "\n")));
+      const std::string line = absl::StrCat(
+          "at ", PointText(point), ": mariadb vs postgresql: ", absl::StrJoin(phrases, ", "));
+      EXPECT_THAT(sweep,
+                  HasSubstr(absl::StrCat("\n- ", absl::StrReplaceAll(line, {{"*", "\\*"}}), "\n")));
       EXPECT_THAT(text.out, HasSubstr(absl::StrCat("\n  ", line, "\n")));
       rate_ratios.push_back(other.rate().median / base.rate().median);
       mean_ratios.push_back(other.mean().median / base.mean().median);
@@ -427,9 +428,8 @@ TEST_F(SuiteReportTest, HtmlChartsRenderInChromium) {
     // TPS and p95 against clients: one line per target, one point per client count.
     for (const std::string chart : {"tps", "p95"}) {
       const std::string section = ChartSection(dom, absl::StrCat("sweep-", c + 1, "-", chart));
-      EXPECT_EQ(Polylines(section),
-                (std::map<std::string, size_t>{{"postgresql", kPoints.size()},
-                                               {"mariadb", kPoints.size()}}))
+      EXPECT_EQ(Polylines(section), (std::map<std::string, size_t>{{"postgresql", kPoints.size()},
+                                                                   {"mariadb", kPoints.size()}}))
           << chart;
       // A dot per measured point (2 targets × 2 client counts).
       EXPECT_EQ(CountOf(section, "class=\"point\""), kTargets.size() * kPoints.size());

@@ -36,8 +36,8 @@ struct Figures {
   double rate = 0, mean = 0, p99 = 0;
   bool limited = false;
   std::string state = "finished";
-  double p95 = 0;               // 0: the mean's
-  uint64_t statements = 0;      // 0: not counted (a report from before dbload counted them)
+  double p95 = 0;           // 0: the mean's
+  uint64_t statements = 0;  // 0: not counted (a report from before dbload counted them)
   double queries_duration = 10;
 };
 
@@ -162,18 +162,25 @@ SuiteBuilder PublishedSuite() {
   v1::SuiteCase* insert = b.Case("01-insert-users", "inserts", {}, false);
   insert->mutable_plan()->mutable_stop()->set_queries(50000);
   insert->mutable_plan()->mutable_stop()->set_duration_ns(600'000'000'000);
-  b.Case("02-batch-insert-items", "inserts", {}, false)->mutable_plan()->mutable_load()
-      ->mutable_open()->set_rate(50);
+  b.Case("02-batch-insert-items", "inserts", {}, false)
+      ->mutable_plan()
+      ->mutable_load()
+      ->mutable_open()
+      ->set_rate(50);
   b.Case("05-select-users-by-id", "selects", {}, false);
   b.Case("point_select", "point_select", {4, 32}, true);
 
-  const std::map<std::string, std::string> pg = {
-      {"server_version", "15.5 (Debian 15.5-0+deb12u1)"}, {"shared_buffers", "128MB"},
-      {"max_connections", "100"}, {"synchronous_commit", "on"}, {"fsync", "on"},
-      {"wal_level", "replica"}, {"block_size", "8192"}};
-  const std::map<std::string, std::string> maria = {
-      {"innodb_buffer_pool_size", "134217728"}, {"innodb_flush_log_at_trx_commit", "1"},
-      {"max_connections", "151"}, {"sync_binlog", "0"}};
+  const std::map<std::string, std::string> pg = {{"server_version", "15.5 (Debian 15.5-0+deb12u1)"},
+                                                 {"shared_buffers", "128MB"},
+                                                 {"max_connections", "100"},
+                                                 {"synchronous_commit", "on"},
+                                                 {"fsync", "on"},
+                                                 {"wal_level", "replica"},
+                                                 {"block_size", "8192"}};
+  const std::map<std::string, std::string> maria = {{"innodb_buffer_pool_size", "134217728"},
+                                                    {"innodb_flush_log_at_trx_commit", "1"},
+                                                    {"max_connections", "151"},
+                                                    {"sync_binlog", "0"}};
   const std::string pg_version =
       "PostgreSQL 15.5 (Debian 15.5-0+deb12u1) on x86_64-pc-linux-gnu, compiled by gcc, 64-bit";
   auto pg_run = [&](const std::string& name, double point, const Figures& f) -> v1::RunReport& {
@@ -310,10 +317,9 @@ TEST(SuiteReportTest, TheFirstScreenIsHeadlinesMachineAndHowItRan) {
                              "at 4, 32 clients; 1 min per run\n"));
   // The sections in the contract's order; the runs at the end.
   size_t last = 0;
-  for (const char* heading :
-       {"### Headlines", "### Machine and servers", "### How it ran", "### Sweep: point\\_select",
-        "### Cases", "### Summary by category", "### Database counters per transaction",
-        "### Runs"}) {
+  for (const char* heading : {"### Headlines", "### Machine and servers", "### How it ran",
+                              "### Sweep: point\\_select", "### Cases", "### Summary by category",
+                              "### Database counters per transaction", "### Runs"}) {
     const size_t at = md.find(heading);
     ASSERT_NE(at, std::string::npos) << heading;
     EXPECT_GT(at, last) << heading;
@@ -359,10 +365,10 @@ TEST(SuiteReportTest, SweepRepetitionsGiveMedianAndSpread) {
   SuiteBuilder b({"postgresql", "mariadb"}, 2);
   b.Case("read_only", "read_only", {4}, /*closed=*/true);
   b.Run("postgresql", "read_only", 4, 0, {.rate = 99999, .mean = 99, .p99 = 999});  // warm-up
-  b.Run("postgresql", "read_only", 4, 1, {.rate = 1000, .mean = 1, .p99 = 2, .p95 = 1.5,
-                                          .statements = 180000});
-  b.Run("postgresql", "read_only", 4, 2, {.rate = 1100, .mean = 1, .p99 = 3, .p95 = 1.7,
-                                          .statements = 200000});
+  b.Run("postgresql", "read_only", 4, 1,
+        {.rate = 1000, .mean = 1, .p99 = 2, .p95 = 1.5, .statements = 180000});
+  b.Run("postgresql", "read_only", 4, 2,
+        {.rate = 1100, .mean = 1, .p99 = 3, .p95 = 1.7, .statements = 200000});
   b.Run("mariadb", "read_only", 4, 1, {.rate = 1060, .mean = 3, .p99 = 8, .p95 = 4});
   b.Run("mariadb", "read_only", 4, 2, {.rate = 1200, .mean = 3.2, .p99 = 9, .p95 = 5});
   const std::string md = b.Render(SuiteFormat::kMarkdown);
@@ -431,11 +437,12 @@ TEST(SuiteReportTest, PointsAreComparedAtTheSamePointAndBestThroughputSaysWhere)
     EXPECT_THAT(out, Not(HasSubstr("1.50× lower throughput")));
     EXPECT_THAT(out, Not(HasSubstr("2.00× lower mean latency")));
   }
-  EXPECT_THAT(MarkdownSection(b.Render(SuiteFormat::kMarkdown), "Summary by category"),
-              HasSubstr("| inserts | insert (1 case at 2 points (1–4 clients), each against the "
-                        "same point) | mariadb | from 2.00× lower to 2.00× higher throughput | "
-                        "1.00×–2.50× higher mean latency | 1.00×–2.50× higher p99 latency | best "
-                        "throughput: mariadb 200/s at 1 client, postgresql 300/s at 4 clients |\n"));
+  EXPECT_THAT(
+      MarkdownSection(b.Render(SuiteFormat::kMarkdown), "Summary by category"),
+      HasSubstr("| inserts | insert (1 case at 2 points (1–4 clients), each against the "
+                "same point) | mariadb | from 2.00× lower to 2.00× higher throughput | "
+                "1.00×–2.50× higher mean latency | 1.00×–2.50× higher p99 latency | best "
+                "throughput: mariadb 200/s at 1 client, postgresql 300/s at 4 clients |\n"));
 }
 
 TEST(SuiteReportTest, CountersPerTransactionInHumanUnitsWithTheFewReadingsMark) {
@@ -572,7 +579,8 @@ TEST(SuiteReportTest, P99InsideBothIntervalsIsNoDifferenceAndThinP99IsMarked) {
                             "p99 latency within the 95% confidence intervals |\n"));
   EXPECT_THAT(md, HasSubstr("| 1,000/s | 1.00 ms | 8.00 ms* | same throughput, same mean "
                             "latency, 2.00× higher p99 latency* |\n"));
-  EXPECT_THAT(md, HasSubstr("| 4 | 1,000 | — | 1.00 ms | 4.00 ms | 1,000 | — | 1.00 ms | 8.00 ms* |"));
+  EXPECT_THAT(md,
+              HasSubstr("| 4 | 1,000 | — | 1.00 ms | 4.00 ms | 1,000 | — | 1.00 ms | 8.00 ms* |"));
   EXPECT_THAT(md, Not(HasSubstr("1.10× higher p99")));  // nor in the summary by category
   EXPECT_THAT(md, HasSubstr("| selects | select users by id | mariadb | same throughput | same "
                             "mean latency | p99 latency within the 95% confidence intervals |"));
@@ -675,8 +683,9 @@ TEST_F(LoadSuiteTest, AMissingReportIsShownAsSuch) {
   EXPECT_THAT(suite->problems[1], HasSubstr(dir_ + "/runs/2.json: cannot read"));
   const std::string text =
       RenderSuiteReport(suite->index, suite->reports, SuiteFormat::kText, suite->problems);
-  EXPECT_THAT(text, ::testing::ContainsRegex(absl::StrCat(
-                        "report unreadable: ", dir_, "/runs/2.json: cannot read the file +runs/2.json")));
+  EXPECT_THAT(text,
+              ::testing::ContainsRegex(absl::StrCat(
+                  "report unreadable: ", dir_, "/runs/2.json: cannot read the file +runs/2.json")));
   EXPECT_THAT(text, HasSubstr("Runs: 2 (1 measured, 0 warm-up, 1 missing"));
   EXPECT_THAT(text, Not(HasSubstr("2,500")));
 }
