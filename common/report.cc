@@ -111,6 +111,83 @@ std::string FormatInterval(const v1::PercentileBasis& b) {
       "]");
 }
 
+namespace {
+
+// Three significant figures in plain notation: "123", "12.3", "1.23", "0.00123"; trailing zeros
+// of a fraction dropped only where `trim` ("0.0006", not "0.000600").
+std::string ThreeFigures(double v, bool trim) {
+  if (v == 0 || !std::isfinite(v)) return "0";
+  const double a = std::fabs(v);
+  // Decimals for three significant figures, from the rounded magnitude (9.996 is "10.0").
+  int exponent = static_cast<int>(std::floor(std::log10(a)));
+  if (std::round(a / std::pow(10.0, exponent - 2)) >= 1000) ++exponent;
+  const int decimals = std::clamp(2 - exponent, 0, 12);
+  std::string out = absl::StrFormat("%.*f", decimals, v);
+  if (trim && out.find('.') != std::string::npos) {
+    while (out.back() == '0') out.pop_back();
+    if (out.back() == '.') out.pop_back();
+  }
+  return out == "-0" ? "0" : out;
+}
+
+std::string WithThousands(double v) {
+  const double rounded = std::round(std::fabs(v));
+  std::string digits = absl::StrFormat("%.0f", rounded);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return v < 0 && rounded > 0 ? "-" + out : out;
+}
+
+}  // namespace
+
+std::string FormatLatency(double ms) {
+  const double a = std::fabs(ms);
+  if (a == 0 || !std::isfinite(ms)) return "0 ms";
+  if (a < 0.0009995) return absl::StrCat(ThreeFigures(ms * 1e6, false), " ns");
+  if (a < 0.9995) return absl::StrCat(ThreeFigures(ms * 1e3, false), " µs");
+  if (a < 999.5) return absl::StrCat(ThreeFigures(ms, false), " ms");
+  return absl::StrCat(ThreeFigures(ms / 1e3, false), " s");
+}
+
+std::string FormatBytes(double bytes) {
+  const double a = std::fabs(bytes);
+  if (a < 999.5)
+    return absl::StrCat(a < 1 ? ThreeFigures(bytes, true) : WithThousands(bytes), " B");
+  const char* const units[] = {"kB", "MB", "GB", "TB", "PB"};
+  double value = bytes / 1000;
+  size_t unit = 0;
+  while (std::fabs(value) >= 999.5 && unit + 1 < std::size(units)) {
+    value /= 1000;
+    ++unit;
+  }
+  return absl::StrCat(ThreeFigures(value, false), " ", units[unit]);
+}
+
+std::string FormatCount(double value) {
+  if (!std::isfinite(value)) return "0";
+  if (std::fabs(value) >= 999.5) return WithThousands(value);
+  return ThreeFigures(value, true);
+}
+
+std::string FormatPerSecond(double per_second) {
+  return absl::StrCat(FormatCount(per_second), "/s");
+}
+
+std::string FormatSpan(double seconds) {
+  if (seconds < 1) return FormatLatency(seconds * 1e3);
+  const double whole = std::round(seconds);
+  if (std::fabs(seconds - whole) > 1e-6 || whole < 60 || static_cast<int64_t>(whole) % 60 != 0) {
+    return absl::StrCat(ThreeFigures(seconds, true), " s");
+  }
+  const int64_t minutes = static_cast<int64_t>(whole) / 60;
+  if (minutes < 60) return absl::StrCat(minutes, " min");
+  return minutes % 60 == 0 ? absl::StrCat(minutes / 60, " h")
+                           : absl::StrCat(minutes / 60, " h ", minutes % 60, " min");
+}
+
 v1::LatencySummary Summarize(const Histogram& h) {
   v1::LatencySummary s;
   s.set_count(h.TotalCount());

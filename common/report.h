@@ -41,6 +41,22 @@ std::string FormatInterval(const dbload::v1::PercentileBasis& basis);
 inline constexpr char kFewSamplesNote[] =
     "* rests on fewer than 10 samples beyond it: an indication, not a measurement";
 
+// Human units: the one formatter family of the suite report (and of any report that wants
+// them). Three significant figures, never exponent form (no "6.679e-06" in a table).
+// A latency or duration in ms: "850 µs", "12.3 ms", "1.25 s"; below 1 µs in ns ("6.68 ns").
+std::string FormatLatency(double ms);
+// Bytes in powers of 1000: "512 B", "8.19 kB", "12.3 MB", "1.25 GB"; fractions of a byte as
+// FormatCount ("0.5 B").
+std::string FormatBytes(double bytes);
+// A count or rate: rounded to a whole number with thousands separators from 1,000 ("12,345"),
+// three significant figures below ("123", "12.3", "1.5", "0.0006"); 0 as "0".
+std::string FormatCount(double value);
+// FormatCount and "/s": "1,234/s".
+std::string FormatPerSecond(double per_second);
+// A span in seconds as a plan states it: "45 s", "10 min", "1 h 30 min", "2.5 s"; below a
+// second as FormatLatency.
+std::string FormatSpan(double seconds);
+
 // A probe counter over fewer readings than this is an indication, not a measurement: the probe
 // reads about once a second, and a busy server can delay its readings (SaturationDelta.readings).
 inline constexpr uint32_t kMinProbeReadings = 5;

@@ -155,8 +155,10 @@ std::string NumberArray(const std::vector<double>& values) {
 std::string ChartJson(const ChartSpec& chart) {
   std::string out =
       absl::StrCat("{\"title\":", JsonQuote(chart.title), ",\"x_label\":", JsonQuote(chart.x_label),
-                   ",\"y_label\":", JsonQuote(chart.y_label),
-                   ",\"x_scale\":", chart.percentile_x ? "\"percentile\"" : "\"linear\"",
+                   ",\"y_label\":", JsonQuote(chart.y_label), ",\"x_scale\":",
+                   chart.percentile_x ? "\"percentile\""
+                   : chart.log2_x     ? "\"log2\""
+                                      : "\"linear\"",
                    ",\"empty\":", JsonQuote(chart.empty), ",\"series\":[");
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const Series& s = chart.series[i];

@@ -66,6 +66,9 @@ struct ChartSpec {
   std::vector<Series> series;
   std::vector<VerticalLine> vlines;
   std::string empty;
+  // x on a log-2 axis (clients 4, 8, …, 256 equally apart), ticks at powers of 2; every x must
+  // be > 0. Not with percentile_x.
+  bool log2_x = false;
 };
 std::string ChartJson(const ChartSpec& chart);
 // A spectrum as a series (x: percentile, y: ms).

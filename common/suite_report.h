@@ -3,6 +3,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,10 +41,15 @@ Spread SpreadOf(std::vector<double> values);
 
 // What one target measured for one case and point: each figure over its usable runs.
 struct PointFigures {
-  Spread throughput;  // actual rate, /s
+  Spread throughput;  // actual rate, /s: transactions per second (sysbench's TPS)
   Spread mean_ms;
   Spread p50_ms;
+  Spread p95_ms;
   Spread p99_ms;
+  // Statements per second (sysbench's QPS): RunReport.statements ÷ queries_duration_s; unknown
+  // (has_qps false) when any run counted no statements (a report from before dbload did).
+  bool has_qps = false;
+  Spread qps;
   size_t generator_limited_runs = 0;  // of throughput.n
   size_t database_stalled_runs = 0;   // of throughput.n: the database stopped answering
   // The highest dispatch lag p99 ÷ response p99 of the runs: how much of the p99 the
@@ -59,6 +65,9 @@ struct PointFigures {
   bool P99FewSamples() const;
   // Saturation per query (the probe's common counters, and process/cpu_seconds), by name.
   std::map<std::string, Spread> per_query;
+  // The names of per_query whose value rests, in some run, on fewer than kMinProbeReadings
+  // probe readings (FewProbeReadings).
+  std::set<std::string> few_readings;
 };
 
 // One row group of the comparison: a case at one load point, each target's figures (absent
@@ -68,11 +77,14 @@ struct SuitePoint {
   std::string category;
   double point = 0;  // 0: the plan's own load
   bool closed_loop = false;
+  // The case declares load points (a sweep); false: it runs at its plan's own load.
+  bool has_points = false;
+  bool ramp = false;  // the case has a knee stage: common/suite_ramp.h renders it
   std::vector<std::optional<PointFigures>> targets;  // in the suite's target order
 };
 
-// Whether a run counts: "measured", or why not ("discarded (warm-up)", "pending", "failed",
-// "report missing: …", "report state aborted", …).
+// Whether a run counts: "measured", or why not ("discarded (warm-up)", "failed (warm-up)",
+// "pending", "failed", "report missing: …", "report state aborted", …).
 struct RunStatus {
   bool measured = false;
   std::string status;
@@ -83,6 +95,8 @@ struct SuiteTable {
   std::vector<SuitePoint> points;    // cases in the suite's order, points ascending
   std::vector<RunStatus> runs;       // per index run
   uint32_t repetitions = 1;          // the most measured runs behind one figure
+  // Per index run: whether it counts (as common/suite_ramp.h takes it).
+  std::vector<bool> Measured() const;
 };
 
 // Groups the index's usable runs (finished in the index and in their report, not discarded) by
@@ -97,11 +111,14 @@ bool NoClearWinner(const Spread& baseline, const Spread& value);
 
 enum class SuiteFormat { kText, kMarkdown, kHtml };
 
-// Text and Markdown: the runs, the per-case comparison (throughput, mean, p99, ratios to the
-// first target), the summary by category (best throughput point per case and target, the range
-// of ratios). HTML (self-contained, as RenderReportHtml): the same, with throughput vs load point
-// and latency vs achieved throughput per case and target, bars per case, and the saturation
-// counters per query side by side.
+// The report a benchmarker publishes, the same sections in every format (README, "Suite
+// reports"): the headlines per category (ratios only between figures at the same load point),
+// the machine and servers, how the suite ran; a table per sweep (a case with points: TPS, QPS,
+// p95, p99 per target and point), one table of the cases without points (throughput, mean,
+// p99, the ratios in words), the summary by category, the ramp cases (common/suite_ramp.h), the
+// probe's counters per transaction, and the runs. Markdown pastes into a blog post or an issue
+// as it is; HTML (self-contained, as RenderReportHtml) adds TPS and p95 against clients on a
+// log-2 axis per sweep, bars per category, and prints (a page per section).
 std::string RenderSuiteReport(const dbload::v1::SuiteIndex& index,
                               const std::vector<dbload::v1::RunReport>& reports, SuiteFormat format,
                               const std::vector<std::string>& problems = {});

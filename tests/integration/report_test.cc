@@ -18,6 +18,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -28,7 +29,9 @@
 #include "common/histogram.h"
 #include "common/report_compare.h"
 #include "common/report_html.h"
+#include "dbload/v1/suite.pb.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
@@ -447,6 +450,63 @@ TEST_F(ReportTest, ComparisonHtmlRendersInChromium) {
     }
   }
   EXPECT_THAT(dom, HasSubstr(absl::StrCat("<h2>stage ", kHighStageHtml, "</h2>")));
+}
+
+TEST_F(ReportTest, SuiteReportHtmlRendersItsChartsInChromium) {
+  // A suite directory around the two real reports: the closed loop as a one-point sweep (its
+  // TPS and p95 charts, on the log-2 axis), the open loop as a case without points (bars), its
+  // name the hostile one.
+  const std::string dir = Path("suite");
+  std::filesystem::create_directories(dir + "/runs");
+  std::filesystem::copy_file(Path("b.json"), dir + "/runs/1.json");
+  std::filesystem::copy_file(Path("a.json"), dir + "/runs/2.json");
+  v1::SuiteIndex index;
+  index.set_format_version(1);
+  index.mutable_suite()->set_name("two reports");
+  index.mutable_suite()->add_targets()->set_name("postgresql");
+  v1::SuiteCase* sweep = index.mutable_suite()->add_cases();
+  sweep->set_name("closed-pg");
+  sweep->mutable_plan()->mutable_load()->mutable_closed();
+  sweep->add_points(2);
+  v1::SuiteCase* open = index.mutable_suite()->add_cases();
+  open->set_name(kHostileName);
+  open->set_category("selects");
+  open->mutable_plan()->mutable_load()->mutable_open()->set_rate(300);
+  for (const auto& [name, point, file] :
+       {std::tuple{std::string("closed-pg"), 2.0, "runs/1.json"},
+        std::tuple{std::string(kHostileName), 0.0, "runs/2.json"}}) {
+    v1::SuiteRun* run = index.add_runs();
+    run->set_target("postgresql");
+    run->set_case_name(name);
+    run->set_point(point);
+    run->set_repetition(1);
+    run->set_report(file);
+    run->set_state("finished");
+  }
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(index, &json, options).ok());
+  std::ofstream(dir + "/suite.json") << json;
+  const ProcessResult html =
+      RunDbload({"suite", "report", dir, "--format", "html", "--output", Path("suite.html")});
+  ASSERT_EQ(html.exit_code, 0) << html.Describe();
+  std::vector<std::string> requests;
+  const std::string dom = DumpDom(Path("suite.html"), &requests);
+  ExpectCleanPage(dom, requests);
+  for (const std::string chart : {"sweep-1-tps", "sweep-1-p95"}) {
+    const std::string section = ChartSection(dom, chart);
+    EXPECT_THAT(section, HasSubstr("<svg class=\"chart\""));
+    EXPECT_EQ(Polylines(section), (std::map<std::string, size_t>{{"postgresql", 1}})) << chart;
+    // The log-2 axis around 2 clients: ticks at 2 and 4, none at 0.
+    EXPECT_THAT(section, HasSubstr("text-anchor=\"middle\">2</text>"));
+    EXPECT_THAT(section, HasSubstr("text-anchor=\"middle\">4</text>"));
+    EXPECT_THAT(section, Not(HasSubstr("text-anchor=\"middle\">0</text>")));
+  }
+  EXPECT_THAT(ChartSection(dom, "sweep-1-tps"), HasSubstr(">transactions/s</text>"));
+  // The case without points is a bar, not a line against a load it does not have.
+  EXPECT_EQ(CountOf(dom, "<div class=\"bar series-0"), 2u);  // throughput and mean latency
+  EXPECT_THAT(dom, HasSubstr("@media print"));
 }
 
 TEST_F(ReportTest, ACoordinatorsReportRendersAsTheSavedFile) {

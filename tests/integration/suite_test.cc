@@ -279,32 +279,36 @@ TEST_F(SuiteTest, RunsEveryTargetCaseAndPointInOrderWithReportsOfTheirOwn) {
   const ProcessResult text = RunDbload({"suite", "report", out});
   ASSERT_EQ(text.exit_code, 0) << text.Describe();
   EXPECT_THAT(run.out, HasSubstr(text.out));
-  // Its figures are the run reports': each case and point's throughput and p99 on both
-  // targets, with the ratio to the first (suite_report_test checks every figure in detail).
+  // Its figures are the run reports': each case and point's TPS and p99 on both targets in
+  // the case's sweep table, with the ratio to the first under it (suite_report_test checks
+  // every figure in detail).
+  const ProcessResult markdown = RunDbload({"suite", "report", out, "--format", "markdown"});
+  ASSERT_EQ(markdown.exit_code, 0) << markdown.Describe();
   for (const auto& [key, pg] : reports) {
     const auto& [target, case_name, point] = key;
     if (target != "pg") continue;
     const v1::RunReport& maria = reports.at({"maria", case_name, point});
-    const std::string title =
-        absl::StrCat("\n", case_name, " (selects), ",
-                     case_name == "closed"
-                         ? absl::StrCat(point, point == 1 ? " client" : " clients")
-                         : absl::StrCat(point, "/s"),
-                     "\n");
-    const size_t at = text.out.find(title);
-    ASSERT_NE(at, std::string::npos) << title << text.out;
-    const std::string block = text.out.substr(at, text.out.find("\n\n", at + 1) - at);
+    const size_t at = markdown.out.find(absl::StrCat("### Sweep: ", case_name, "\n"));
+    ASSERT_NE(at, std::string::npos) << case_name << markdown.out;
+    const std::string sweep = markdown.out.substr(at, markdown.out.find("\n### ", at + 1) - at);
+    const size_t row = sweep.find(absl::StrCat("\n| ", FormatCount(point), " | "));
+    ASSERT_NE(row, std::string::npos) << sweep;
+    const std::string line = sweep.substr(row + 1, sweep.find('\n', row + 1) - row - 1);
+    EXPECT_THAT(line, HasSubstr(absl::StrCat("| ", FormatCount(point), " | ",
+                                             FormatCount(pg.actual_rate()), " | ")));
+    EXPECT_THAT(line, HasSubstr(absl::StrCat(" | ", FormatCount(maria.actual_rate()), " | ")));
+    EXPECT_THAT(line, HasSubstr(FormatLatency(pg.response_time().p99_ms()))) << line;
+    EXPECT_THAT(line, HasSubstr(FormatLatency(maria.response_time().p99_ms()))) << line;
     const double ratio = maria.actual_rate() / pg.actual_rate();
     const std::string up = absl::StrFormat("%.2f", ratio), down = absl::StrFormat("%.2f", 1 / ratio);
     const std::string words = up == "1.00" || down == "1.00" ? "same"
                               : ratio > 1 ? absl::StrCat(up, "× higher")
                                           : absl::StrCat(down, "× lower");
-    EXPECT_THAT(block, ::testing::ContainsRegex(absl::StrCat(
-                           "throughput \\(/s\\) +", absl::StrFormat("%.0f", pg.actual_rate()),
-                           " +", absl::StrFormat("%.0f", maria.actual_rate()), " \\(", words)))
-        << block;
-    EXPECT_THAT(block, HasSubstr(FormatMs(pg.response_time().p99_ms()))) << block;
-    EXPECT_THAT(block, HasSubstr(FormatMs(maria.response_time().p99_ms()))) << block;
+    const std::string at_point = case_name == "closed"
+                                     ? absl::StrCat(point, point == 1 ? " client" : " clients")
+                                     : FormatPerSecond(point);
+    EXPECT_THAT(sweep, HasSubstr(absl::StrCat("- at ", at_point, ": maria vs pg: ", words, " TPS")))
+        << sweep;
   }
 
   // The same directory again is refused without --resume.
