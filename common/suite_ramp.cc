@@ -82,7 +82,7 @@ std::string HumanPercent(double fraction) {
 }
 
 // CPU in cores as top shows it: % of one core.
-std::string HumanCpu(double cores) { return ThreeDigits(cores * 100, true) + " %"; }
+std::string HumanCpu(double cores) { return ThreeDigits(cores * 100, false) + " %"; }
 
 // Levels --------------------------------------------------------------------------------------
 

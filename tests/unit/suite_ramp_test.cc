@@ -252,11 +252,11 @@ TEST(SuiteRampTest, MarkdownTablePerTargetWithKneeLines) {
                       "| step | clients | throughput | p99 | SLO | CPU | connections | disk writes "
                       "| rows inserted |\n|---:|---:|---:|---:|:---|---:|---:|---:|---:|\n"));
   EXPECT_THAT(md,
-              HasSubstr("| 1 | 8 | 800/s | 5.00 ms | met | 10 % | 8 | 1.50 MB/s | 1,000/s |\n"));
+              HasSubstr("| 1 | 8 | 800/s | 5.00 ms | met | 10.0 % | 8 | 1.50 MB/s | 1,000/s |\n"));
   EXPECT_THAT(md, HasSubstr("| 4 | 32 | 3,000/s | 60.0 ms | missed: p99 60.0 ms above 50 ms | "
-                            "40 % | 32 | 6.00 MB/s | 4,000/s |\n"));
+                            "40.0 % | 32 | 6.00 MB/s | 4,000/s |\n"));
   EXPECT_THAT(md, HasSubstr("| 5 (refine) | 28 | 2,800/s | 55.0 ms | missed: p99 55.0 ms above 50 "
-                            "ms | 50 % | 28 | 7.50 MB/s | 5,000/s |\n"));
+                            "ms | 50.0 % | 28 | 7.50 MB/s | 5,000/s |\n"));
   EXPECT_THAT(md, HasSubstr(
                       "Knee: 24 clients (the highest step that met p99 ≤ 50 ms and errors ≤ 1 %)"));
   // MariaDB: no CPU column data, and every figure over its 2-second steps (3 readings) marked.
