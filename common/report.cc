@@ -177,7 +177,9 @@ std::string FormatPerSecond(double per_second) {
 }
 
 std::string FormatSpan(double seconds) {
-  if (seconds < 1) return FormatLatency(seconds * 1e3);
+  // Below a second as a plan writes it, without trailing zeros: "50 ms", "2.5 ms", "800 µs".
+  if (seconds * 1e3 < 0.9995) return absl::StrCat(ThreeFigures(seconds * 1e6, true), " µs");
+  if (seconds < 0.9995) return absl::StrCat(ThreeFigures(seconds * 1e3, true), " ms");
   const double whole = std::round(seconds);
   if (std::fabs(seconds - whole) > 1e-6 || whole < 60 || static_cast<int64_t>(whole) % 60 != 0) {
     return absl::StrCat(ThreeFigures(seconds, true), " s");

@@ -54,7 +54,7 @@ std::string FormatCount(double value);
 // FormatCount and "/s": "1,234/s".
 std::string FormatPerSecond(double per_second);
 // A span in seconds as a plan states it: "45 s", "10 min", "1 h 30 min", "2.5 s"; below a
-// second as FormatLatency.
+// second in ms or µs without trailing zeros ("50 ms", "2.5 ms").
 std::string FormatSpan(double seconds);
 
 // A probe counter over fewer readings than this is an indication, not a measurement: the probe

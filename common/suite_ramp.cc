@@ -16,9 +16,8 @@ namespace {
 
 namespace v1 = dbload::v1;
 
-// Human units ---------------------------------------------------------------------------------
-// Own small formatters for now: the suite report's shared ones land in parallel (issue 17), and
-// the two sets are unified when both are merged. None of them ever prints an exponent.
+// Human units: common/report.h's (FormatLatency, FormatCount, FormatPerSecond, FormatBytes,
+// FormatSpan), and two of the ramp's own.
 
 // `value` with `decimals` decimals, trailing zeros (and a bare point) removed: "1", "2.5".
 std::string Trimmed(double value, int decimals) {
@@ -29,51 +28,6 @@ std::string Trimmed(double value, int decimals) {
   return text == "-0" ? "0" : text;
 }
 
-// A whole number with thousands separators: "1,234,567".
-std::string Thousands(double value) {
-  const double rounded = std::round(value);
-  std::string digits = absl::StrFormat("%.0f", std::fabs(rounded));
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return rounded < 0 ? "-" + out : out;
-}
-
-// Three significant digits below 1,000 (without an exponent), separators above.
-std::string ThreeDigits(double value, bool trim) {
-  const double a = std::fabs(value);
-  if (a >= 999.5) return Thousands(value);
-  const int decimals = a >= 99.95 ? 0 : a >= 9.995 ? 1 : 2;
-  return trim ? Trimmed(value, decimals) : absl::StrFormat("%.*f", decimals, value);
-}
-
-// A latency given in ms, in µs, ms or s: "850 µs", "1.20 ms", "2.35 s". `trim`: for limits the
-// user wrote ("50 ms", not "50.0 ms").
-std::string HumanMs(double ms, bool trim = false) {
-  if (ms <= 0) return "0 µs";
-  if (ms * 1000 < 999.5) return ThreeDigits(ms * 1000, trim) + " µs";
-  if (ms < 999.5) return ThreeDigits(ms, trim) + " ms";
-  return ThreeDigits(ms / 1000, trim) + " s";
-}
-
-// Events per second: "12,345/s", "45.6/s", "0.25/s".
-std::string HumanRate(double per_s) { return ThreeDigits(per_s, true) + "/s"; }
-
-// Bytes per second, in binary multiples as the servers' own size functions print them.
-std::string HumanBytesPerSecond(double bytes_per_s) {
-  static constexpr const char* kUnits[] = {"B/s", "KB/s", "MB/s", "GB/s", "TB/s"};
-  double value = bytes_per_s;
-  size_t unit = 0;
-  while (std::fabs(value) >= 1023.5 && unit + 1 < std::size(kUnits)) {
-    value /= 1024;
-    ++unit;
-  }
-  return absl::StrCat(unit == 0 ? Trimmed(value, 0) : ThreeDigits(value, false), " ",
-                      kUnits[unit]);
-}
-
 // A fraction as a percentage: 0.01 → "1 %", 0.0123 → "1.23 %".
 std::string HumanPercent(double fraction) {
   const double percent = fraction * 100;
@@ -81,25 +35,27 @@ std::string HumanPercent(double fraction) {
   return absl::StrCat(Trimmed(percent, a >= 10 ? 1 : a >= 1 ? 2 : 3), " %");
 }
 
-// CPU in cores as top shows it: % of one core.
-std::string HumanCpu(double cores) { return ThreeDigits(cores * 100, false) + " %"; }
+// CPU in cores as top shows it, % of one core, one decimal in every row: "77.0 %".
+std::string HumanCpu(double cores) { return absl::StrFormat("%.1f %%", cores * 100); }
+
+std::string BytesPerSecond(double bytes_per_s) { return FormatBytes(bytes_per_s) + "/s"; }
 
 // Levels --------------------------------------------------------------------------------------
 
 std::string LevelCell(double level, bool open) {
-  return open ? HumanRate(level) : Thousands(level);
+  return open ? FormatPerSecond(level) : FormatCount(level);
 }
 
 std::string LevelText(double level, bool open) {
-  if (open) return HumanRate(level);
-  return absl::StrCat(Thousands(level), std::llround(level) == 1 ? " client" : " clients");
+  if (open) return FormatPerSecond(level);
+  return absl::StrCat(FormatCount(level), std::llround(level) == 1 ? " client" : " clients");
 }
 
 // The SLO as the search judged it: "p99 ≤ 50 ms and errors ≤ 1 %".
 std::string SloText(const v1::KneeSearch& spec, bool open) {
   std::vector<std::string> limits;
   if (spec.p99_ns() > 0) {
-    limits.push_back("p99 ≤ " + HumanMs(static_cast<double>(spec.p99_ns()) / 1e6, true));
+    limits.push_back("p99 ≤ " + FormatSpan(static_cast<double>(spec.p99_ns()) / 1e9));
   }
   if (spec.errors() > 0) limits.push_back("errors ≤ " + HumanPercent(spec.errors()));
   if (open && spec.achieved() > 0) {
@@ -118,7 +74,7 @@ std::string MissedWords(const v1::KneeStep& step, const v1::KneeSearch& spec, bo
   const double p99_limit_ms = static_cast<double>(spec.p99_ns()) / 1e6;
   if (spec.p99_ns() > 0 && step.p99_ms() > p99_limit_ms) {
     parts.push_back(
-        absl::StrCat("p99 ", HumanMs(step.p99_ms()), " above ", HumanMs(p99_limit_ms, true)));
+        absl::StrCat("p99 ", FormatLatency(step.p99_ms()), " above ", FormatSpan(p99_limit_ms / 1e3)));
   }
   if (spec.errors() > 0 && completed > 0) {
     const double rate = static_cast<double>(step.errors()) / static_cast<double>(completed);
@@ -128,9 +84,9 @@ std::string MissedWords(const v1::KneeStep& step, const v1::KneeSearch& spec, bo
     }
   }
   if (open && spec.achieved() > 0 && step.achieved_rate() < spec.achieved() * step.level()) {
-    parts.push_back(absl::StrCat("achieved ", HumanRate(step.achieved_rate()), ", below ",
+    parts.push_back(absl::StrCat("achieved ", FormatPerSecond(step.achieved_rate()), ", below ",
                                  HumanPercent(spec.achieved()), " of ",
-                                 HumanRate(step.level())));
+                                 FormatPerSecond(step.level())));
   }
   if (parts.empty()) return step.missed();
   return absl::StrJoin(parts, ", ");
@@ -371,8 +327,8 @@ std::string KneeLine(const RampCase& c, const RampRun& run) {
 std::string SearchLine(const RampCase& c) {
   const bool open = c.open_loop;
   return absl::StrCat("Knee search: from ", LevelText(c.spec.from(), open), ", +",
-                      open ? HumanRate(c.spec.step()) : Thousands(c.spec.step()), " every ",
-                      HumanMs(static_cast<double>(c.spec.every_ns()) / 1e6, true), " up to ",
+                      open ? FormatPerSecond(c.spec.step()) : FormatCount(c.spec.step()), " every ",
+                      FormatSpan(static_cast<double>(c.spec.every_ns()) / 1e9), " up to ",
                       LevelText(c.spec.max(), open), ", then at most ", c.spec.refine(),
                       " bisecting steps, while ", SloText(c.spec, open),
                       ". Each step's throughput and p99 are the search's own judgement of it; "
@@ -390,8 +346,8 @@ std::vector<std::string> StepRow(const RampCase& c, const RampStep& s, bool* few
   std::vector<std::string> row = {
       s.refine ? absl::StrCat(s.number, " (refine)") : absl::StrCat(s.number),
       LevelCell(k.level(), c.open_loop),
-      HumanRate(k.achieved_rate()),
-      completed ? HumanMs(k.p99_ms()) : kNoData,
+      FormatPerSecond(k.achieved_rate()),
+      completed ? FormatLatency(k.p99_ms()) : kNoData,
       k.met() ? "met" : absl::StrCat("missed: ", MissedWords(k, c.spec, c.open_loop))};
   const StepSaturation& sat = s.saturation;
   const bool few = sat.readings > 0 && sat.readings < kMinProbeReadings;
@@ -401,9 +357,9 @@ std::vector<std::string> StepRow(const RampCase& c, const RampStep& s, bool* few
     return format(*value) + (few ? kFewReadingsMark : "");
   };
   row.push_back(cell(sat.cpu_cores, HumanCpu));
-  row.push_back(cell(sat.connections, [](double v) { return Thousands(v); }));
-  row.push_back(cell(sat.written_bytes_per_s, HumanBytesPerSecond));
-  row.push_back(cell(sat.rows_inserted_per_s, HumanRate));
+  row.push_back(cell(sat.connections, [](double v) { return FormatCount(v); }));
+  row.push_back(cell(sat.written_bytes_per_s, BytesPerSecond));
+  row.push_back(cell(sat.rows_inserted_per_s, FormatPerSecond));
   return row;
 }
 
@@ -593,7 +549,7 @@ std::pair<html::ChartSpec, html::ChartSpec> RampCharts(const RampCase& c) {
     }
     if (any) {
       const double limit = static_cast<double>(c.spec.p99_ns()) / 1e6;
-      p99.series.push_back({.name = absl::StrCat("SLO p99 ", HumanMs(limit, true)),
+      p99.series.push_back({.name = absl::StrCat("SLO p99 ", FormatSpan(limit / 1e3)),
                             .x = {low, high},
                             .y = {limit, limit}});
     }

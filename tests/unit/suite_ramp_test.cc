@@ -252,16 +252,16 @@ TEST(SuiteRampTest, MarkdownTablePerTargetWithKneeLines) {
                       "| step | clients | throughput | p99 | SLO | CPU | connections | disk writes "
                       "| rows inserted |\n|---:|---:|---:|---:|:---|---:|---:|---:|---:|\n"));
   EXPECT_THAT(md,
-              HasSubstr("| 1 | 8 | 800/s | 5.00 ms | met | 10.0 % | 8 | 1.50 MB/s | 1,000/s |\n"));
+              HasSubstr("| 1 | 8 | 800/s | 5.00 ms | met | 10.0 % | 8 | 1.57 MB/s | 1,000/s |\n"));
   EXPECT_THAT(md, HasSubstr("| 4 | 32 | 3,000/s | 60.0 ms | missed: p99 60.0 ms above 50 ms | "
-                            "40.0 % | 32 | 6.00 MB/s | 4,000/s |\n"));
+                            "40.0 % | 32 | 6.29 MB/s | 4,000/s |\n"));
   EXPECT_THAT(md, HasSubstr("| 5 (refine) | 28 | 2,800/s | 55.0 ms | missed: p99 55.0 ms above 50 "
-                            "ms | 50.0 % | 28 | 7.50 MB/s | 5,000/s |\n"));
+                            "ms | 50.0 % | 28 | 7.86 MB/s | 5,000/s |\n"));
   EXPECT_THAT(md, HasSubstr(
                       "Knee: 24 clients (the highest step that met p99 ≤ 50 ms and errors ≤ 1 %)"));
   // MariaDB: no CPU column data, and every figure over its 2-second steps (3 readings) marked.
   EXPECT_THAT(md,
-              HasSubstr("| 1 | 8 | 800/s | 6.68 µs | met | — | 8† | 1.50 MB/s† | 1,000/s† |\n"));
+              HasSubstr("| 1 | 8 | 800/s | 6.68 µs | met | — | 8† | 1.57 MB/s† | 1,000/s† |\n"));
   EXPECT_THAT(md, HasSubstr("No knee up to 64 clients: every step met the SLO"));
   EXPECT_THAT(md, HasSubstr(kFewReadingsNote));
   EXPECT_THAT(md, HasSubstr("No knee: no step met the SLO (p99 ≤ 50 ms and errors ≤ 1 %); the "
@@ -391,10 +391,10 @@ TEST(SuiteRampTest, HumanUnitsNeverAnExponent) {
     EXPECT_THAT(out, HasSubstr("0.25/s"));
     EXPECT_THAT(out, HasSubstr("123,457/s"));
     EXPECT_THAT(out, HasSubstr("1.23 s"));  // p99 1,234.5 ms
-    EXPECT_THAT(out, HasSubstr("0 B/s"));
+    EXPECT_THAT(out, HasSubstr("0.000003 B/s"));  // 3e-6 B/s, in full
   }
-  // 6.679e-06 ms is 6.679 ns: below a microsecond, still in µs.
-  EXPECT_THAT(suite.Markdown(), HasSubstr("| 1 | 1 | 0.25/s | 0.01 µs | met |"));
+  // 6.679e-06 ms is 6.68 ns.
+  EXPECT_THAT(suite.Markdown(), HasSubstr("| 1 | 1 | 0.25/s | 6.68 ns | met |"));
 }
 
 }  // namespace
