@@ -1320,7 +1320,7 @@ int SuiteRunCommand(const std::vector<std::string>& args) {
   // Refused (DIR holds a suite, or another one than --resume continues): one line, nothing
   // started, printed or written.
   if (absl::Status usable = CheckSuiteDirectory(*suite, run_options); !usable.ok()) {
-    return Fail(absl::Status(usable.code(), absl::StrCat("dbload suite run: ", usable.message())));
+    return Fail(absl::Status(usable.code(), absl::StrCat("suite run: ", usable.message())));
   }
   // Passwords are read here for prepare, cleanup and the local agents: a missing one is found
   // before any load, not at the first run of its target.

@@ -64,8 +64,10 @@ std::string Grouped(double value) {
   return grouped;
 }
 
-// "40 s" under 2 minutes, else "12 min" (rounded up: a plan's length is not undersold).
+// "40 s" under 2 minutes ("0.5 s" under one), else "12 min" (rounded up: a plan's length is
+// not undersold).
 std::string Span(double seconds) {
+  if (seconds < 1) return absl::StrFormat("%.1f s", seconds);
   if (seconds < 120) return absl::StrFormat("%.0f s", seconds);
   return absl::StrFormat("%.0f min", std::ceil(seconds / 60));
 }
@@ -114,7 +116,9 @@ class RunProgress {
                         plan_.stages(static_cast<int>(s.stage()) - 1).has_knee();
       absl::StrAppend(&line, ", stage ", s.stage(), knee ? " (knee search)" : "", " at ",
                       plan_.load().has_open() ? absl::StrCat(Grouped(s.target_rate()), "/s")
-                                              : absl::StrCat(s.clients(), " clients"));
+                                              : absl::StrCat(s.clients(), s.clients() == 1
+                                                                                ? " client"
+                                                                                : " clients"));
     }
     const uint64_t n = s.executed();
     const uint64_t beyond_p99 =
