@@ -115,10 +115,9 @@ class RunProgress {
       const bool knee = static_cast<int>(s.stage()) <= plan_.stages_size() &&
                         plan_.stages(static_cast<int>(s.stage()) - 1).has_knee();
       absl::StrAppend(&line, ", stage ", s.stage(), knee ? " (knee search)" : "", " at ",
-                      plan_.load().has_open() ? absl::StrCat(Grouped(s.target_rate()), "/s")
-                                              : absl::StrCat(s.clients(), s.clients() == 1
-                                                                                ? " client"
-                                                                                : " clients"));
+                      plan_.load().has_open()
+                          ? absl::StrCat(Grouped(s.target_rate()), "/s")
+                          : absl::StrCat(s.clients(), s.clients() == 1 ? " client" : " clients"));
     }
     const uint64_t n = s.executed();
     const uint64_t beyond_p99 =
@@ -232,8 +231,8 @@ absl::Status CheckSuiteDirectory(const v1::Suite& suite, const SuiteRunOptions& 
   }
   const size_t expected = ExpandSuite(suite).size();
   if (static_cast<size_t>(recorded->runs_size()) != expected) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        index_path, " lists ", recorded->runs_size(), " runs, the suite has ", expected));
+    return absl::FailedPreconditionError(absl::StrCat(index_path, " lists ", recorded->runs_size(),
+                                                      " runs, the suite has ", expected));
   }
   return absl::OkStatus();
 }
@@ -390,14 +389,14 @@ int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecut
         for (const v1::SuiteCase& candidate : suite.cases()) {
           if (candidate.name() == run.case_name()) suite_case = &candidate;
         }
-        const std::string point =
-            suite_case == nullptr ? "" : PointWords(*suite_case, run.point());
+        const std::string point = suite_case == nullptr ? "" : PointWords(*suite_case, run.point());
         RunProgress progress(out,
                              absl::StrCat("  [", i + 1, "/", runs.size(), "] ", run.target(), " ",
                                           run.case_name(), point.empty() ? "" : " ", point),
                              *plan);
-        code = executor.Run(*plan, report_path,
-                            [&progress](const v1::IntervalSample& sample) { progress.Add(sample); });
+        code = executor.Run(*plan, report_path, [&progress](const v1::IntervalSample& sample) {
+          progress.Add(sample);
+        });
         progress.Finish();
       }
       run.set_state(options.interrupted->load() ? "interrupted" : StateOf(code));

@@ -324,8 +324,8 @@ absl::Status ApplySuiteOverride(YAML::Node& root, absl::string_view text, const 
     value = WithoutMarks(YAML::Load(std::string(text.substr(equals + 1))));
   } catch (const YAML::Exception& error) {
     // Its position is in the value, not in the file: say so.
-    return absl::InvalidArgumentError(absl::StrCat(source, ": --set ", path,
-                                                   ": the value is not valid YAML: ", error.msg));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": --set ", path, ": the value is not valid YAML: ", error.msg));
   }
   return SuiteOverride(source, std::move(path), std::move(value), overridden).Apply(root);
 }
@@ -800,7 +800,9 @@ absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::str
   // first a plan file of that combination would have had, its field named by its path in the
   // suite.
   auto origin_of = [&](size_t c, size_t t, std::optional<size_t> p) {
-    PlanOrigin origin{.case_index = c, .target_index = t, .case_plan = &*cases[c].plan,
+    PlanOrigin origin{.case_index = c,
+                      .target_index = t,
+                      .case_plan = &*cases[c].plan,
                       .target = &*targets[t].target,
                       .probe = targets[t].probe ? &*targets[t].probe : nullptr,
                       .point = p,

@@ -18,11 +18,11 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
-#include <tuple>
-#include <set>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -34,8 +34,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
-#include "tests/harness/sql_clients.h"
 #include "tests/harness/scratch_dir.h"
+#include "tests/harness/sql_clients.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -161,8 +161,8 @@ class SuiteTest : public ::testing::Test {
       std::ifstream in(entry.path());
       std::stringstream content;
       content << in.rdbuf();
-      files[entry.path().string()] = absl::StrCat(
-          entry.last_write_time().time_since_epoch().count(), " ", content.str());
+      files[entry.path().string()] =
+          absl::StrCat(entry.last_write_time().time_since_epoch().count(), " ", content.str());
     }
     return files;
   }
@@ -385,9 +385,8 @@ TEST_F(SuiteTest, InterruptedSuiteResumesWithoutRedoingFinishedRuns) {
     const ProcessResult other = RunDbload(args);
     EXPECT_EQ(other.exit_code, 2) << other.Describe();
     EXPECT_EQ(other.out, "");
-    EXPECT_THAT(other.err,
-                ::testing::StartsWith(absl::StrCat("dbload: suite run: --resume ", out,
-                                                   ": the suite was run with ")));
+    EXPECT_THAT(other.err, ::testing::StartsWith(absl::StrCat("dbload: suite run: --resume ", out,
+                                                              ": the suite was run with ")));
     EXPECT_THAT(other.err, HasSubstr(how[0]));
     EXPECT_EQ(std::count(other.err.begin(), other.err.end(), '\n'), 1) << other.err;
   }

@@ -129,7 +129,8 @@ TEST(SuiteParserTest, ErrorsNameFileLineColumnAndField) {
   // A closed-loop point that is not a number of clients: at the point.
   std::string bad_point = text;
   bad_point.replace(bad_point.find("[1, 4, 16]"), 10, "[1, 2.5]");
-  EXPECT_THAT(error_of(bad_point), HasSubstr("s.yaml:12:17: cases.0.points.1: expected an integer"));
+  EXPECT_THAT(error_of(bad_point),
+              HasSubstr("s.yaml:12:17: cases.0.points.1: expected an integer"));
   EXPECT_THAT(error_of(bad_point), HasSubstr("(case point on target pg at point 2.5)"));
   std::string negative = text;
   negative.replace(negative.find("[1, 4, 16]"), 10, "[1, -4]");
@@ -210,8 +211,9 @@ TEST(SuiteParserTest, SetOverridesChangeTheSuite) {
   EXPECT_EQ(error_of({"settings.repetitions=many"}),
             "s.yaml: --set settings.repetitions: expected an integer from 1 to 1000, got "
             "\"many\"");
-  EXPECT_THAT(error_of({"targets.1.target.port=abc"}),
-              HasSubstr("s.yaml: --set targets.1.target.port: expected an integer from 1 to 65535"));
+  EXPECT_THAT(
+      error_of({"targets.1.target.port=abc"}),
+      HasSubstr("s.yaml: --set targets.1.target.port: expected an integer from 1 to 65535"));
   EXPECT_THAT(error_of({"cases.0.points=[1, 2"}),
               HasSubstr("s.yaml: --set cases.0.points: the value is not valid YAML: "));
   EXPECT_EQ(error_of({"cases=[]"}),
@@ -326,8 +328,9 @@ TEST(SuiteParserSetTest, APasswordSourceReplacesTheTargetsOther) {
 
   std::string both = kSuite;
   both.replace(both.find("password_env: PGPASSWORD"), 0, "password_file: /p, ");
-  const std::string line = "  - {name: pg, target: {driver: postgresql, user: bench, password_file: "
-                           "/p, password_env: PGPASSWORD, database: bench}}";
+  const std::string line =
+      "  - {name: pg, target: {driver: postgresql, user: bench, password_file: "
+      "/p, password_env: PGPASSWORD, database: bench}}";
   ASSERT_NE(both.find(line), std::string::npos);
   EXPECT_THAT(std::string(Parse(both).status().message()),
               HasSubstr(absl::StrCat("s.yaml:4:", line.find("PGPASSWORD") + 1,

@@ -90,8 +90,8 @@ class SuiteRunnerTest : public ::testing::Test {
     executor_.interrupted = &interrupted_;
   }
 
-  int Run(bool resume, FakeExecutor& executor, const v1::Suite* suite = nullptr,
-          double scale = 1, double time_scale = 1, std::vector<std::string> overrides = {}) {
+  int Run(bool resume, FakeExecutor& executor, const v1::Suite* suite = nullptr, double scale = 1,
+          double time_scale = 1, std::vector<std::string> overrides = {}) {
     return RunSuite(suite == nullptr ? suite_ : *suite,
                     {.directory = dir_,
                      .resume = resume,
@@ -111,8 +111,8 @@ class SuiteRunnerTest : public ::testing::Test {
       std::ifstream in(entry.path());
       std::stringstream content;
       content << in.rdbuf();
-      files[entry.path().string()] = absl::StrCat(
-          entry.last_write_time().time_since_epoch().count(), " ", content.str());
+      files[entry.path().string()] =
+          absl::StrCat(entry.last_write_time().time_since_epoch().count(), " ", content.str());
     }
     return files;
   }
@@ -266,8 +266,10 @@ cases:
                                                "p.yaml", {});
   ASSERT_TRUE(suite.ok()) << suite.status();
   for (int second = 1; second <= 25; ++second) {
-    executor_.samples.push_back(
-        Second(second + 0.01, 1234 + second, 4.1, second == 12 ? 2 : second == 21 ? 1 : 0));
+    executor_.samples.push_back(Second(second + 0.01, 1234 + second, 4.1,
+                                       second == 12   ? 2
+                                       : second == 21 ? 1
+                                                      : 0));
   }
   executor_.samples[9].set_executed(500);  // second 10: under 1,000 samples, its p99 marked
   EXPECT_EQ(Run(false, executor_, &*suite), 0) << out_.str();
@@ -368,9 +370,9 @@ TEST_F(SuiteRunnerTest, RefusedRunsWriteNothing) {
   for (const Refusal& refusal : refusals) {
     out_.str("");
     FakeExecutor refused;
-    EXPECT_EQ(Run(refusal.resume, refused, nullptr, refusal.scale, refusal.time_scale,
-                  refusal.overrides),
-              2);
+    EXPECT_EQ(
+        Run(refusal.resume, refused, nullptr, refusal.scale, refusal.time_scale, refusal.overrides),
+        2);
     EXPECT_TRUE(refused.calls.empty());
     EXPECT_EQ(out_.str(), absl::StrCat("dbload: suite: ",
                                        refusal.resume ? absl::StrCat("--resume ", dir_, ": ") : "",
