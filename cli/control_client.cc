@@ -91,7 +91,11 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
   // agents could not start yields one empty interval (their final reports) just before its end,
   // which must not read as load. Any other empty interval (a stalled database) shows one tick
   // late, but shows.
-  std::vector<std::string> held;
+  std::vector<v1::IntervalSample> held;
+  const auto emit = [&options](const v1::IntervalSample& sample) {
+    if (options.print_intervals) std::cout << RenderIntervalLine(sample) << "\n";
+    if (options.on_interval) options.on_interval(sample);
+  };
   v1::RunProgress last;
   bool ended = false;
   grpc::ClientContext watch_context;
@@ -103,15 +107,14 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
   while (reader->Read(&progress)) {
     const bool terminal = progress.state() != "running";
     if (!(terminal && absl::StartsWith(progress.end_reason(), "not started"))) {
-      for (const std::string& line : held) std::cout << line << "\n";
+      for (const v1::IntervalSample& sample : held) emit(sample);
       held.clear();
     }
-    if (progress.has_interval() && options.print_intervals) {
-      std::string line = RenderIntervalLine(progress.interval());
+    if (progress.has_interval() && (options.print_intervals || options.on_interval)) {
       if (progress.interval().executed() == 0 && progress.interval().errors() == 0) {
-        held.push_back(std::move(line));
+        held.push_back(progress.interval());
       } else {
-        std::cout << line << std::endl;
+        emit(progress.interval());
       }
     }
     std::cout << std::flush;
@@ -136,7 +139,7 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
     std::cerr << "dbload: " << InPlan(options, NotStartedReason(end_reason, last.run_id())) << "\n";
     return kExitUsage;
   }
-  for (const std::string& line : held) std::cout << line << "\n";
+  for (const v1::IntervalSample& sample : held) emit(sample);
 
   if (!options.print_report && options.report_path.empty()) {
     stop_watcher();

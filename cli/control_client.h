@@ -30,6 +30,8 @@ struct FollowOptions {
   std::string plan_path;    // names the plan in messages; may be empty
   std::string report_path;  // --report: also written as JSON, atomically; may be empty
   bool print_intervals = true;
+  // Also given each interval as it is printed (or would be), on the calling thread; may be null.
+  std::function<void(const dbload::v1::IntervalSample&)> on_interval;
   bool print_report = true;
   // Called with the final report before it is printed or saved; may add to it (the row
   // counts of `dbload run`). An error is printed after the report and the run exits with 1.

@@ -93,16 +93,29 @@ Commands:
   workload check FILE.yaml [--set OPTION=VALUE ...]
         Check a workload file: every error names its line and field.
   suite run SUITE [--agents N | --coordinator ADDR [--min-agents N] [--wait-for-agents D]]
-            [--set PATH=VALUE ...] [--scale X] [--out DIR] [--resume] [--allow-target LIST]
+            [--set PATH=VALUE ...] [--scale X] [--time-scale T] [--out DIR] [--resume]
+            [--allow-target LIST]
         Run a suite (a file, or a built-in one by name): each target x case x load point,
         warm-up runs and repetitions, as plans, in order; prepare once per target, cleanup if
-        asked. Reports in DIR/runs/TARGET/CASE/POINT-rN.json, the index in DIR/suite.json
-        (default DIR: out/suites/NAME-TIMESTAMP). --scale multiplies every open-loop rate and
-        query count. --resume continues DIR (the same suite) from its first unfinished run.
-  suite check SUITE [--set PATH=VALUE ...] [--scale X]
-        Check a suite file without running it: every error names its line and field.
+        asked. A line as each run starts and ends, and inside it one every 10 s of the run at
+        most and at its end (the last second's rate and p99, the run's errors so far).
+        Reports in DIR/runs/TARGET/CASE/POINT-rN.json, the index in DIR/suite.json
+        (default DIR: out/suites/NAME-TIMESTAMP). --set PATH=VALUE changes the suite (the
+        value is YAML; null removes the field; * for a list index sets every element:
+        --set 'cases.*.plan.stop.duration=30s'; a target's password_file or password_env
+        replaces the other). --scale X multiplies every open-loop rate and query count (the
+        load, not the time). --time-scale T (0 < T <= 1000) multiplies every duration of every
+        case (warm-up, stop, stages, knee steps, think time) and every query count again, so
+        that each case takes T times as long at the same rates (whole ms, at least 1 ms, at
+        least 1 query); limits are checked after scaling. --resume continues DIR (the same
+        suite, --set, --scale and --time-scale) from its first unfinished run; a refused run
+        (DIR holds a suite, or another one) prints one line and writes nothing.
+  suite check SUITE [--set PATH=VALUE ...] [--scale X] [--time-scale T]
+        Check a suite file without running it: every error names its line, column and field
+        (its path in the suite: cases.2.plan.stop.duration, targets.0.target.port).
   suite list | suites
-        List the built-in suites.
+        List the built-in suites: their runs and how long their load lasts (about, or at most
+        for a knee search, which ends at its knee).
   version
 
 --allow-target LIST (run, prepare, cleanup, suite run: the commands that connect to the target
@@ -1155,9 +1168,12 @@ class CliSuiteExecutor : public SuiteExecutor {
     return absl::OkStatus();
   }
 
-  int Run(const v1::Plan& plan, const std::string& report_path) override {
-    const FollowOptions options{
-        .report_path = report_path, .print_intervals = false, .print_report = false};
+  int Run(const v1::Plan& plan, const std::string& report_path,
+          const IntervalSink& on_interval) override {
+    const FollowOptions options{.report_path = report_path,
+                                .print_intervals = false,
+                                .on_interval = on_interval,
+                                .print_report = false};
     if (!local_) {
       v1::Plan resolved = plan;
       if (absl::Status status = ResolveWorkloadAt(resolved, base_dir_); !status.ok()) {
@@ -1203,6 +1219,14 @@ absl::StatusOr<v1::Suite> LoadSuiteArg(const std::string& command, const Flags& 
           "dbload ", command, ": --scale: expected a number > 0, got \"", scale, "\""));
     }
   }
+  if (const std::string time_scale = flags.Get("--time-scale"); !time_scale.empty()) {
+    if (!absl::SimpleAtod(time_scale, &options.time_scale) || !(options.time_scale > 0) ||
+        !(options.time_scale <= kMaxSuiteTimeScale)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "dbload %s: --time-scale: expected a number > 0 and at most %g, got \"%s\"", command,
+          kMaxSuiteTimeScale, time_scale));
+    }
+  }
   const std::string& arg = flags.positional[0];
   std::string builtin = arg;
   if (absl::EndsWith(builtin, ".yaml")) builtin.resize(builtin.size() - 5);
@@ -1230,25 +1254,24 @@ std::string Rfc3339Now() {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
 }
 
-// "2 targets x 3 cases, 12 runs, about 4m planned"
+// "2 targets x 3 cases, 12 runs, about 40 s of load planned"
 std::string SuiteSummary(const v1::Suite& suite) {
-  const std::vector<v1::SuiteRun> runs = ExpandSuite(suite);
-  int64_t planned = 0;
-  for (const v1::SuiteRun& run : runs) {
-    if (absl::StatusOr<v1::Plan> plan = PlanOfRun(suite, run); plan.ok()) {
-      planned += PlannedRunNanos(*plan);
-    }
-  }
-  return absl::StrFormat("%d targets x %d cases, %d runs, about %.0f min of load planned",
-                         suite.targets_size(), suite.cases_size(), runs.size(),
-                         static_cast<double>(planned) / (60 * kSecond));
+  return absl::StrFormat("%d targets x %d cases, %s", suite.targets_size(), suite.cases_size(),
+                         DescribePlannedLoad(suite));
+}
+
+// A number as the user gave it, for the suite's index (--scale 1 when not given).
+double FlagNumber(const Flags& flags, const std::string& name) {
+  double value = 1;
+  if (const std::string text = flags.Get(name); !text.empty()) absl::SimpleAtod(text, &value);
+  return value;
 }
 
 int SuiteRunCommand(const std::vector<std::string>& args) {
   absl::StatusOr<Flags> flags = ParseFlags(
       "suite run", args,
-      {"--set", "--scale", "--agents", "--coordinator", "--min-agents", "--wait-for-agents", "--out",
-       "--allow-target"},
+      {"--set", "--scale", "--time-scale", "--agents", "--coordinator", "--min-agents",
+       "--wait-for-agents", "--out", "--allow-target"},
       {"--resume"});
   if (!flags.ok()) return Fail(flags.status());
   absl::StatusOr<TargetAllowList> allow = AllowTargetOf("suite run", *flags);
@@ -1285,6 +1308,19 @@ int SuiteRunCommand(const std::vector<std::string>& args) {
     }
     out = absl::StrCat("out/suites/", suite->name(), "-",
                        absl::FormatTime("%Y%m%dT%H%M%SZ", absl::Now(), absl::UTCTimeZone()));
+  }
+  const SuiteRunOptions run_options{.directory = out,
+                                    .resume = resume,
+                                    .interrupted = &interrupted,
+                                    .out = &std::cout,
+                                    .now = Rfc3339Now,
+                                    .scale = FlagNumber(*flags, "--scale"),
+                                    .time_scale = FlagNumber(*flags, "--time-scale"),
+                                    .overrides = flags->All("--set")};
+  // Refused (DIR holds a suite, or another one than --resume continues): one line, nothing
+  // started, printed or written.
+  if (absl::Status usable = CheckSuiteDirectory(*suite, run_options); !usable.ok()) {
+    return Fail(absl::Status(usable.code(), absl::StrCat("suite run: ", usable.message())));
   }
   // Passwords are read here for prepare, cleanup and the local agents: a missing one is found
   // before any load, not at the first run of its target.
@@ -1333,13 +1369,7 @@ int SuiteRunCommand(const std::vector<std::string>& args) {
   std::cout << "suite " << suite->name() << " (" << source << "): " << SuiteSummary(*suite)
             << "; writing " << out << std::endl;
   CliSuiteExecutor executor(via, coordinator.empty(), base_dir, clock, *allow);
-  const int exit_code = RunSuite(*suite,
-                                 {.directory = out,
-                                  .resume = resume,
-                                  .interrupted = &interrupted,
-                                  .out = &std::cout,
-                                  .now = Rfc3339Now},
-                                 executor);
+  const int exit_code = RunSuite(*suite, run_options, executor);
   if (exit_code == kExitInterrupted) return exit_code;  // `--resume` finishes it, then reports
   // The suite report, as `dbload suite report DIR` would print it, and as files beside the runs.
   absl::StatusOr<LoadedSuite> loaded = LoadSuite(out);
@@ -1383,7 +1413,8 @@ int SuiteCommand(const std::vector<std::string>& args) {
   if (sub == "report") return SuiteReportCommand(rest);
   if (sub == "list" && rest.empty()) return SuiteListCommand();
   if (sub == "check") {
-    absl::StatusOr<Flags> flags = ParseFlags("suite check", rest, {"--set", "--scale"}, {});
+    absl::StatusOr<Flags> flags =
+        ParseFlags("suite check", rest, {"--set", "--scale", "--time-scale"}, {});
     if (!flags.ok()) return Fail(flags.status());
     std::string source, base_dir;
     absl::StatusOr<v1::Suite> suite = LoadSuiteArg("suite check", *flags, &source, &base_dir);
@@ -1393,7 +1424,7 @@ int SuiteCommand(const std::vector<std::string>& args) {
   }
   return Fail(absl::InvalidArgumentError(
       "dbload suite: expected `dbload suite run SUITE [...]`, `dbload suite check SUITE "
-      "[--set PATH=VALUE ...] [--scale X]`, `dbload suite report DIR [...]` or "
+      "[--set PATH=VALUE ...] [--scale X] [--time-scale T]`, `dbload suite report DIR [...]` or "
       "`dbload suite list`"));
 }
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/control_client.h"
+#include "common/percentile_interval.h"
 #include "common/report.h"
 #include "common/suite_parser.h"
 
@@ -52,6 +53,104 @@ std::string StateOf(int exit_code) {
   }
 }
 
+// "1,234,567": whole numbers, grouped.
+std::string Grouped(double value) {
+  const std::string digits = absl::StrFormat("%.0f", std::max(0.0, value));
+  std::string grouped;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) grouped.push_back(',');
+    grouped.push_back(digits[i]);
+  }
+  return grouped;
+}
+
+// "40 s" under 2 minutes ("0.5 s" under one), else "12 min" (rounded up: a plan's length is
+// not undersold).
+std::string Span(double seconds) {
+  if (seconds < 1) return absl::StrFormat("%.1f s", seconds);
+  if (seconds < 120) return absl::StrFormat("%.0f s", seconds);
+  return absl::StrFormat("%.0f min", std::ceil(seconds / 60));
+}
+
+// "16 clients", "1 client", "2,500/s", or "" for a case's own load.
+std::string PointWords(const v1::SuiteCase& suite_case, double point) {
+  if (suite_case.points().empty()) return "";
+  if (suite_case.plan().load().has_open()) {
+    return point >= 100 ? absl::StrCat(Grouped(point), "/s") : absl::StrFormat("%g/s", point);
+  }
+  return absl::StrFormat("%g client%s", point, point == 1 ? "" : "s");
+}
+
+// One run's progress lines, from its per-second samples: one when kSuiteProgressEvery of the
+// run's own time passed since the last (the samples' clock, so the pace is the run's, whatever
+// the wall clock does), and the last sample's at the end if it was not shown. The rate and p99
+// are the last second's (a p99 is never averaged over seconds), errors count the whole run.
+class RunProgress {
+ public:
+  RunProgress(std::ostream& out, std::string head, const v1::Plan& plan)
+      : out_(out), head_(std::move(head)), plan_(plan), planned_(PlannedRunLength(plan)) {}
+
+  void Add(const v1::IntervalSample& sample) {
+    errors_ += sample.errors();
+    last_ = sample;
+    received_ = true;
+    shown_ = false;
+    if (sample.elapsed_s() >= shown_at_ + kSuiteProgressEvery) Show();
+  }
+
+  void Finish() {
+    if (received_ && !shown_) Show();
+  }
+
+ private:
+  void Show() {
+    const v1::IntervalSample& s = last_;
+    std::string line = absl::StrCat(head_, ": ", Span(s.elapsed_s()));
+    if (planned_.nanos > 0) {
+      absl::StrAppend(&line, " of ", planned_.bound ? "at most " : "",
+                      Span(static_cast<double>(planned_.nanos) / 1e9));
+    }
+    if (s.warmup()) absl::StrAppend(&line, " (warm-up)");
+    if (s.stage() > 0) {
+      const bool knee = static_cast<int>(s.stage()) <= plan_.stages_size() &&
+                        plan_.stages(static_cast<int>(s.stage()) - 1).has_knee();
+      absl::StrAppend(&line, ", stage ", s.stage(), knee ? " (knee search)" : "", " at ",
+                      plan_.load().has_open()
+                          ? absl::StrCat(Grouped(s.target_rate()), "/s")
+                          : absl::StrCat(s.clients(), s.clients() == 1 ? " client" : " clients"));
+    }
+    const uint64_t n = s.executed();
+    const uint64_t beyond_p99 =
+        n - std::min<uint64_t>(n, static_cast<uint64_t>(std::ceil(0.99 * static_cast<double>(n))));
+    absl::StrAppend(&line, ", ", Grouped(s.achieved_rate()), " tx/s, p99 ", FormatMs(s.p99_ms()),
+                    n > 0 && beyond_p99 < kFewSamplesBeyond ? "*" : "", " ms, ", errors_,
+                    errors_ == 1 ? " error" : " errors");
+    out_ << line << std::endl;
+    shown_ = true;
+    shown_at_ = s.elapsed_s();
+  }
+
+  std::ostream& out_;
+  const std::string head_;
+  const v1::Plan& plan_;
+  const PlannedLength planned_;
+  v1::IntervalSample last_;
+  bool received_ = false;
+  bool shown_ = false;
+  double shown_at_ = 0;
+  uint64_t errors_ = 0;
+};
+
+// How the suite was read, as recorded (0: an index from before they were recorded, or none).
+double RecordedScale(double scale) { return scale == 0 ? 1 : scale; }
+
+std::string SetsText(const std::vector<std::string>& sets) {
+  if (sets.empty()) return "no --set";
+  std::vector<std::string> quoted;
+  for (const std::string& set : sets) quoted.push_back(absl::StrCat("--set ", set));
+  return absl::StrJoin(quoted, " ");
+}
+
 absl::StatusOr<v1::RunReport> ReadReport(const std::string& path) {
   std::ifstream file(path);
   if (!file) return absl::NotFoundError(absl::StrCat("no report at ", path));
@@ -89,6 +188,83 @@ bool SuiteRunDone(const v1::SuiteRun& run) {
   return run.state() == "finished" || run.state() == "aborted" || run.state() == "degraded";
 }
 
+absl::Status CheckSuiteDirectory(const v1::Suite& suite, const SuiteRunOptions& options) {
+  namespace fs = std::filesystem;
+  const std::string index_path = (fs::path(options.directory) / "suite.json").string();
+  std::error_code error;
+  if (!fs::exists(index_path, error)) {
+    if (fs::exists(options.directory, error) && !fs::is_directory(options.directory, error)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("--out ", options.directory, " is a file, not a directory"));
+    }
+    return absl::OkStatus();
+  }
+  if (!options.resume) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(options.directory,
+                     " already holds a suite (suite.json); --resume continues it, or choose "
+                     "another --out"));
+  }
+  absl::StatusOr<v1::SuiteIndex> recorded = LoadSuiteIndex(index_path);
+  if (!recorded.ok()) return recorded.status();
+  const std::string resume = absl::StrCat("--resume ", options.directory, ": ");
+  // How it was read first: a different --set may still give the same suite, but not the same
+  // intent, and "--scale 1 -> 2" says more than the rates it changed.
+  auto differs = [&](const std::string& what) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        resume, "the suite was run with ", what, "; run it the same way, or choose another --out"));
+  };
+  const double scale = RecordedScale(recorded->scale());
+  const double time_scale = RecordedScale(recorded->time_scale());
+  if (scale != options.scale) {
+    return differs(absl::StrFormat("--scale %g, not %g", scale, options.scale));
+  }
+  if (time_scale != options.time_scale) {
+    return differs(absl::StrFormat("--time-scale %g, not %g", time_scale, options.time_scale));
+  }
+  const std::vector<std::string> sets(recorded->overrides().begin(), recorded->overrides().end());
+  if (sets != options.overrides) {
+    return differs(absl::StrCat(SetsText(sets), ", not ", SetsText(options.overrides)));
+  }
+  if (absl::Status same = MatchSuites(recorded->suite(), suite); !same.ok()) {
+    return absl::Status(same.code(), absl::StrCat(resume, same.message()));
+  }
+  const size_t expected = ExpandSuite(suite).size();
+  if (static_cast<size_t>(recorded->runs_size()) != expected) {
+    return absl::FailedPreconditionError(absl::StrCat(index_path, " lists ", recorded->runs_size(),
+                                                      " runs, the suite has ", expected));
+  }
+  return absl::OkStatus();
+}
+
+std::string DescribePlannedLoad(const v1::Suite& suite) {
+  const std::vector<v1::SuiteRun> runs = ExpandSuite(suite);
+  int64_t total = 0;
+  bool bound = false;
+  size_t unknown = 0;
+  for (const v1::SuiteRun& run : runs) {
+    absl::StatusOr<v1::Plan> plan = PlanOfRun(suite, run);
+    const PlannedLength length = plan.ok() ? PlannedRunLength(*plan) : PlannedLength();
+    total += length.nanos;
+    bound = bound || length.bound;
+    unknown += length.nanos == 0;
+  }
+  std::string text = absl::StrCat(runs.size(), runs.size() == 1 ? " run" : " runs");
+  if (unknown == runs.size()) return absl::StrCat(text, " of unknown length");
+  absl::StrAppend(&text, ", ", bound ? "at most " : "about ",
+                  Span(static_cast<double>(total) / 1e9), " of load planned");
+  if (unknown > 0) {
+    absl::StrAppend(&text, " + ", unknown, unknown == 1 ? " run" : " runs",
+                    " of unknown length (a closed loop ended by its query count)");
+  }
+  if (bound) {
+    absl::StrAppend(&text,
+                    " (a bound: a knee search ends at its knee, a closed loop at its query "
+                    "count, often well before)");
+  }
+  return text;
+}
+
 int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecutor& executor) {
   std::ostream& out = *options.out;
   namespace fs = std::filesystem;
@@ -98,26 +274,15 @@ int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecut
     return kExitUsage;
   };
 
+  if (absl::Status usable = CheckSuiteDirectory(suite, options); !usable.ok()) {
+    return fail(std::string(usable.message()));  // refused: nothing written
+  }
   v1::SuiteIndex index;
   std::error_code error;
-  if (fs::exists(index_path, error)) {
-    if (!options.resume) {
-      return fail(absl::StrCat(options.directory,
-                               " already holds a suite (suite.json); --resume continues it, or "
-                               "choose another --out"));
-    }
+  if (options.resume && fs::exists(index_path, error)) {
     absl::StatusOr<v1::SuiteIndex> recorded = LoadSuiteIndex(index_path);
     if (!recorded.ok()) return fail(std::string(recorded.status().message()));
-    if (absl::Status same = MatchSuites(recorded->suite(), suite); !same.ok()) {
-      return fail(absl::StrCat("--resume ", options.directory, ": ", same.message()));
-    }
     index = *std::move(recorded);
-    // The runs as this suite expands them, with what the index knows of each.
-    const std::vector<v1::SuiteRun> expected = ExpandSuite(suite);
-    if (static_cast<size_t>(index.runs_size()) != expected.size()) {
-      return fail(absl::StrCat(index_path, " lists ", index.runs_size(), " runs, the suite has ",
-                               expected.size()));
-    }
   } else {
     if (options.resume) {
       out << "suite: nothing to resume in " << options.directory << "; starting it" << std::endl;
@@ -130,6 +295,9 @@ int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecut
     *index.mutable_suite() = suite;
     for (v1::SuiteRun& run : ExpandSuite(suite)) *index.add_runs() = std::move(run);
     index.set_started_at(options.now());
+    index.set_scale(options.scale);
+    index.set_time_scale(options.time_scale);
+    for (const std::string& set : options.overrides) index.add_overrides(set);
   }
   index.clear_finished_at();
   auto save = [&]() -> bool {
@@ -217,7 +385,19 @@ int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecut
         out << "suite: " << plan.status().message() << std::endl;
       } else {
         fs::remove(report_path, error);  // a report there is an earlier attempt's
-        code = executor.Run(*plan, report_path);
+        const v1::SuiteCase* suite_case = nullptr;
+        for (const v1::SuiteCase& candidate : suite.cases()) {
+          if (candidate.name() == run.case_name()) suite_case = &candidate;
+        }
+        const std::string point = suite_case == nullptr ? "" : PointWords(*suite_case, run.point());
+        RunProgress progress(out,
+                             absl::StrCat("  [", i + 1, "/", runs.size(), "] ", run.target(), " ",
+                                          run.case_name(), point.empty() ? "" : " ", point),
+                             *plan);
+        code = executor.Run(*plan, report_path, [&progress](const v1::IntervalSample& sample) {
+          progress.Add(sample);
+        });
+        progress.Finish();
       }
       run.set_state(options.interrupted->load() ? "interrupted" : StateOf(code));
       absl::StatusOr<v1::RunReport> report = ReadReport(report_path);

@@ -192,6 +192,124 @@ YAML::Node WithoutMarks(const YAML::Node& node) {
   }
 }
 
+// A target's password comes from one place: a --set of one of these drops the others there, so
+// that a per-target override replaces the suite file's source instead of being refused as two.
+const std::vector<std::string> kPasswordSources = {"password", "password_file", "password_env"};
+
+// One --set, walked key by key from the suite's root; `*` forks the walk over a list's elements.
+class SuiteOverride {
+ public:
+  SuiteOverride(const std::string& source, std::string path, YAML::Node value, Paths& overridden)
+      : source_(source),
+        path_(std::move(path)),
+        keys_(absl::StrSplit(path_, '.')),
+        value_(std::move(value)),
+        overridden_(overridden) {}
+
+  absl::Status Apply(YAML::Node& root) { return Walk(root, 0, "", &kSuiteFields); }
+
+ private:
+  absl::Status Error(absl::string_view at, absl::string_view message) const {
+    return absl::InvalidArgumentError(absl::StrCat(source_, ": --set ", at, ": ", message));
+  }
+  bool Removes() const { return value_.IsNull(); }
+
+  // Sets keys_[i...] under `current` (the node at `walked`, whose fields the suite checks when
+  // `fields` is not null; inside a plan, target or probe the plan parser checks them later).
+  absl::Status Walk(YAML::Node current, size_t i, const std::string& walked,
+                    const std::vector<std::string>* fields) {
+    const std::string& key = keys_[i];
+    const std::string here = walked.empty() ? key : absl::StrCat(walked, ".", key);
+    if (key.empty()) return Error(Quote(path_), "empty field name in the path");
+    const bool last = i + 1 == keys_.size();
+    if (key == "*") {
+      if (!current.IsSequence()) {
+        return Error(here, absl::StrCat("* stands for every element of a list, and ", walked,
+                                        " is ", Describe(current)));
+      }
+      for (size_t index = 0; index < current.size(); ++index) {
+        if (absl::Status status = Element(current, index, i, walked); !status.ok()) return status;
+      }
+      return absl::OkStatus();
+    }
+    if (current.IsSequence()) {
+      size_t index = 0;
+      if (!absl::SimpleAtoi(key, &index)) {
+        return Error(here, absl::StrCat(walked, " is a list; give an index from 0 (", walked,
+                                        ".0) or * for every element (", walked, ".*)"));
+      }
+      if (index >= current.size()) {
+        return Error(here, absl::StrCat("the suite has ", current.size(), " ", walked,
+                                        " (numbered from 0); --set changes one that exists"));
+      }
+      return Element(current, index, i, walked);
+    }
+    if (fields != nullptr && std::find(fields->begin(), fields->end(), key) == fields->end()) {
+      return Error(here, SuiteReader::UnknownField(key, walked, *fields));
+    }
+    const std::vector<std::string>* child_fields =
+        key == "settings" && i == 0 ? &kSettingsFields : nullptr;
+    if (last) {
+      if (Removes()) {
+        current.remove(key);
+      } else {
+        if (IsTargetField(i) && std::find(kPasswordSources.begin(), kPasswordSources.end(), key) !=
+                                    kPasswordSources.end()) {
+          for (const std::string& other : kPasswordSources) {
+            if (other != key) current.remove(other);
+          }
+        }
+        current[key] = WithoutMarks(value_);  // a copy each: a later --set edits one place
+      }
+      overridden_.insert(here);
+      return absl::OkStatus();
+    }
+    YAML::Node child = current[key];
+    if (!child.IsDefined() || child.IsNull()) {
+      if (key == "targets" || key == "cases" || key == "points" || keys_[i + 1] == "*") {
+        return Error(here, "the suite has none; --set changes one that exists");
+      }
+      if (Removes()) return absl::OkStatus();  // nothing there to remove
+      current[key] = YAML::Node(YAML::NodeType::Map);
+      overridden_.insert(here);
+      child.reset(current[key]);
+    } else if (!child.IsMap() && !child.IsSequence()) {
+      return Error(here, absl::StrCat("the suite sets it to ", Describe(child),
+                                      ", so --set cannot set a field in it"));
+    }
+    return Walk(child, i + 1, here, child_fields);
+  }
+
+  // keys_[i] picked element `index` of the list `list` at `walked`.
+  absl::Status Element(YAML::Node list, size_t index, size_t i, const std::string& walked) {
+    const std::string here = absl::StrCat(walked, ".", index);
+    if (i + 1 == keys_.size()) {
+      if (Removes()) {
+        return Error(here, absl::StrCat("null removes a field of a map; to drop elements of ",
+                                        walked, ", --set the whole list"));
+      }
+      list[index] = WithoutMarks(value_);
+      overridden_.insert(here);
+      return absl::OkStatus();
+    }
+    const std::vector<std::string>* fields = walked == "targets" ? &kTargetFields
+                                             : walked == "cases" ? &kCaseFields
+                                                                 : nullptr;
+    return Walk(list[index], i + 1, here, fields);
+  }
+
+  // keys_[i] is a field of a target's `target` map: targets.N.target.KEY.
+  bool IsTargetField(size_t i) const {
+    return i == 3 && keys_[0] == "targets" && keys_[2] == "target";
+  }
+
+  const std::string& source_;
+  const std::string path_;
+  const std::vector<std::string> keys_;
+  const YAML::Node value_;
+  Paths& overridden_;
+};
+
 absl::Status ApplySuiteOverride(YAML::Node& root, absl::string_view text, const std::string& source,
                                 Paths& overridden) {
   const size_t equals = text.find('=');
@@ -200,75 +318,16 @@ absl::Status ApplySuiteOverride(YAML::Node& root, absl::string_view text, const 
         absl::StrCat(source, ": --set ", Quote(text),
                      ": expected path=value, e.g. settings.repetitions=3 or cases.0.points=[1,4]"));
   }
-  const std::string path(text.substr(0, equals));
+  std::string path(text.substr(0, equals));
   YAML::Node value;
   try {
     value = WithoutMarks(YAML::Load(std::string(text.substr(equals + 1))));
   } catch (const YAML::Exception& error) {
     // Its position is in the value, not in the file: say so.
-    return absl::InvalidArgumentError(absl::StrCat(source, ": --set ", path,
-                                                   ": the value is not valid YAML: ", error.msg));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": --set ", path, ": the value is not valid YAML: ", error.msg));
   }
-  auto error = [&](absl::string_view at, absl::string_view message) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": --set ", at, ": ", message));
-  };
-  const std::vector<std::string> keys = absl::StrSplit(path, '.');
-  // The suite's own levels are checked here; inside a plan, target or probe the plan parser
-  // checks the keys (an unknown one is named with a suggestion there).
-  const std::vector<std::string>* fields = &kSuiteFields;
-  YAML::Node current = root;
-  std::string walked;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    const std::string& key = keys[i];
-    const std::string parent = walked;
-    walked = walked.empty() ? key : absl::StrCat(walked, ".", key);
-    if (key.empty()) return error(Quote(path), "empty field name in the path");
-    const bool last = i + 1 == keys.size();
-    if (current.IsSequence()) {
-      size_t index = 0;
-      if (!absl::SimpleAtoi(key, &index)) {
-        return error(walked,
-                     absl::StrCat(parent, " is a list; give an index from 0, e.g. ", parent, ".0"));
-      }
-      if (index >= current.size()) {
-        return error(walked, absl::StrCat("the suite has ", current.size(), " ", parent,
-                                          " (numbered from 0); --set changes one that exists"));
-      }
-      if (last) {
-        current[index] = value;
-        overridden.insert(walked);
-        return absl::OkStatus();
-      }
-      YAML::Node child = current[index];
-      current.reset(child);
-      if (parent == "targets") fields = &kTargetFields;
-      if (parent == "cases") fields = &kCaseFields;
-      continue;
-    }
-    if (fields != nullptr && std::find(fields->begin(), fields->end(), key) == fields->end()) {
-      return error(walked, SuiteReader::UnknownField(key, parent, *fields));
-    }
-    fields = key == "settings" && i == 0 ? &kSettingsFields : nullptr;
-    if (last) {
-      current[key] = value;
-      overridden.insert(walked);
-      return absl::OkStatus();
-    }
-    YAML::Node child = current[key];
-    if (!child.IsDefined() || child.IsNull()) {
-      if (key == "targets" || key == "cases" || key == "points") {
-        return error(walked, "the suite has none; --set changes one that exists");
-      }
-      current[key] = YAML::Node(YAML::NodeType::Map);
-      overridden.insert(walked);
-      child.reset(current[key]);
-    } else if (!child.IsMap() && !child.IsSequence()) {
-      return error(walked, absl::StrCat("the suite sets it to ", Describe(child),
-                                        ", so --set cannot set a field in it"));
-    }
-    current.reset(child);
-  }
-  return absl::OkStatus();
+  return SuiteOverride(source, std::move(path), std::move(value), overridden).Apply(root);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -350,28 +409,198 @@ uint64_t ScaledCount(uint64_t count, double scale) {
       1, static_cast<uint64_t>(std::llround(static_cast<double>(count) * scale)));
 }
 
-void ScaleLevel(v1::Level& level, double scale) {
+// Whole milliseconds, at least 1 ms: a scaled duration never becomes 0 ("unset").
+int64_t ScaledDuration(int64_t nanos, double time_scale) {
+  if (nanos <= 0 || time_scale == 1) return nanos;
+  constexpr double kMillisecond = 1e6;
+  const double millis = std::round(static_cast<double>(nanos) * time_scale / kMillisecond);
+  return static_cast<int64_t>(std::max(1.0, millis) * kMillisecond);
+}
+
+void ScaleLevel(v1::Level& level, double scale, double time_scale) {
   level.set_from(level.from() * scale);
   level.set_to(level.to() * scale);
   level.set_step(level.step() * scale);
   level.set_max(level.max() * scale);
+  level.set_every_ns(ScaledDuration(level.every_ns(), time_scale));
 }
 
-void ScalePlan(v1::Plan& plan, double scale) {
+// --scale (rates and query counts) and --time-scale (durations, and query counts again, so that
+// a case bounded by its count lasts time_scale times as long too). Latency limits (a knee's or
+// abort rule's p99) are not times of the case: they stay.
+void ScalePlan(v1::Plan& plan, double scale, double time_scale) {
   const bool open = plan.load().has_open();
   if (open) plan.mutable_load()->mutable_open()->set_rate(plan.load().open().rate() * scale);
-  plan.mutable_stop()->set_queries(ScaledCount(plan.stop().queries(), scale));
+  if (plan.load().has_closed()) {
+    v1::ClosedLoad& closed = *plan.mutable_load()->mutable_closed();
+    closed.set_think_time_ns(ScaledDuration(closed.think_time_ns(), time_scale));
+  }
+  plan.set_warmup_ns(ScaledDuration(plan.warmup_ns(), time_scale));
+  v1::StopRule& stop = *plan.mutable_stop();
+  stop.set_duration_ns(ScaledDuration(stop.duration_ns(), time_scale));
+  stop.set_queries(ScaledCount(stop.queries(), scale * time_scale));
+  if (plan.has_abort()) {
+    plan.mutable_abort()->set_for_ns(ScaledDuration(plan.abort().for_ns(), time_scale));
+  }
   for (v1::Stage& stage : *plan.mutable_stages()) {
-    stage.set_queries(ScaledCount(stage.queries(), scale));
-    if (!open) continue;
-    if (stage.has_rate()) ScaleLevel(*stage.mutable_rate(), scale);
+    stage.set_duration_ns(ScaledDuration(stage.duration_ns(), time_scale));
+    stage.set_queries(ScaledCount(stage.queries(), scale * time_scale));
+    // Clients are not scaled (a closed loop's level), but its staircase's period is.
+    const double level_scale = open ? scale : 1;
+    if (stage.has_rate()) ScaleLevel(*stage.mutable_rate(), level_scale, time_scale);
+    if (stage.has_clients()) ScaleLevel(*stage.mutable_clients(), 1, time_scale);
     if (stage.has_knee()) {
       v1::KneeSearch& knee = *stage.mutable_knee();
-      knee.set_from(knee.from() * scale);
-      knee.set_step(knee.step() * scale);
-      knee.set_max(knee.max() * scale);
+      knee.set_from(knee.from() * level_scale);
+      knee.set_step(knee.step() * level_scale);
+      knee.set_max(knee.max() * level_scale);
+      knee.set_every_ns(ScaledDuration(knee.every_ns(), time_scale));
     }
   }
+}
+
+// The node at a dotted path under `node` (map keys, list indexes), or the deepest one on the
+// way that exists: where a message about that field points.
+YAML::Node NearestNode(const YAML::Node& node, absl::string_view path) {
+  YAML::Node current = node;
+  for (absl::string_view key : absl::StrSplit(path, '.', absl::SkipEmpty())) {
+    // const: lookups never add keys (and a missing key is an invalid node, never reset from).
+    const YAML::Node& here = current;
+    const YAML::Node child = [&]() -> YAML::Node {
+      if (here.IsMap()) return here[std::string(key)];
+      size_t index = 0;
+      if (here.IsSequence() && absl::SimpleAtoi(key, &index) && index < here.size()) {
+        return here[index];
+      }
+      return YAML::Node(YAML::NodeType::Undefined);
+    }();
+    if (!child.IsDefined() || child.IsNull()) break;
+    current.reset(child);
+  }
+  return current;
+}
+
+// A message of the plan parser ("WHERE: FIELD: what", WHERE being "file:line:column", the file
+// alone, or "file: --set"), taken apart so that the field can be named by its path in the suite.
+struct PlanMessage {
+  std::string where;  // "s.yaml:12:5"; empty when the parser had no position for it
+  bool from_set = false;
+  std::string field;  // relative to the plan; may be empty
+  std::string what;
+};
+
+bool IsFieldPath(absl::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+  });
+}
+
+PlanMessage SplitPlanMessage(absl::string_view message, const std::string& source) {
+  PlanMessage split;
+  absl::string_view rest = message;
+  if (absl::StartsWith(rest, source)) {
+    rest.remove_prefix(source.size());
+    if (absl::ConsumePrefix(&rest, ": --set ")) {
+      split.from_set = true;
+    } else if (absl::StartsWith(rest, ":") && rest.size() > 1 &&
+               absl::ascii_isdigit(static_cast<unsigned char>(rest[1]))) {
+      const size_t end = rest.find(": ");
+      split.where = absl::StrCat(source, rest.substr(0, end));
+      rest.remove_prefix(end == absl::string_view::npos ? rest.size() : end + 2);
+    } else {
+      absl::ConsumePrefix(&rest, ": ");
+    }
+  }
+  if (const size_t colon = rest.find(": ");
+      colon != absl::string_view::npos && IsFieldPath(rest.substr(0, colon))) {
+    split.field = std::string(rest.substr(0, colon));
+    rest.remove_prefix(colon + 2);
+  }
+  split.what = std::string(rest);
+  return split;
+}
+
+// Where a case's plan, on one target at one point, was put together from: to name the suite's
+// own path and position of a plan field.
+struct PlanOrigin {
+  size_t case_index = 0;
+  size_t target_index = 0;
+  const YAML::Node* case_plan = nullptr;
+  const YAML::Node* target = nullptr;  // the target's `target` map
+  const YAML::Node* probe = nullptr;   // may be null
+  std::optional<size_t> point;         // the index in the case's points
+  const YAML::Node* point_node = nullptr;
+};
+
+// A plan field's path in the suite, and the node it was written at (or the nearest one there).
+std::pair<std::string, YAML::Node> SuiteFieldOf(const PlanOrigin& origin,
+                                                const std::string& field) {
+  auto under = [](const std::string& prefix, absl::string_view rest) {
+    return rest.empty() ? prefix : absl::StrCat(prefix, ".", rest);
+  };
+  const std::string target_path = absl::StrCat("targets.", origin.target_index);
+  for (const char* part : {"target", "probe"}) {
+    absl::string_view rest = field;
+    if (!absl::ConsumePrefix(&rest, part) || !(rest.empty() || rest.front() == '.')) continue;
+    absl::ConsumePrefix(&rest, ".");
+    const YAML::Node* node = part == std::string("target") ? origin.target : origin.probe;
+    return {under(absl::StrCat(target_path, ".", part), rest),
+            node == nullptr ? YAML::Node() : NearestNode(*node, rest)};
+  }
+  if (origin.point && (field == "load.closed.clients" || field == "load.open.rate")) {
+    return {absl::StrCat("cases.", origin.case_index, ".points.", *origin.point),
+            *origin.point_node};
+  }
+  return {under(absl::StrCat("cases.", origin.case_index, ".plan"), field),
+          NearestNode(*origin.case_plan, field)};
+}
+
+// The plan parser's message with the field named by its path in the suite, at its position in
+// the suite file (or as the --set that gave it).
+std::string InSuite(absl::string_view message, const std::string& source,
+                    const PlanOrigin& origin) {
+  const PlanMessage split = SplitPlanMessage(message, source);
+  auto [path, node] = SuiteFieldOf(origin, split.field);
+  if (split.from_set || (split.where.empty() && node.Mark().is_null())) {
+    return absl::StrCat(source, ": --set ", path, ": ", split.what);
+  }
+  const std::string where = split.where.empty() ? YamlPosition(source, node.Mark()) : split.where;
+  return absl::StrCat(where, ": ", path, ": ", split.what);
+}
+
+// PlanOfRun, its validation's messages naming `source`.
+absl::StatusOr<v1::Plan> PlanOfRunFrom(const v1::Suite& suite, const v1::SuiteRun& run,
+                                       const std::string& source) {
+  const v1::SuiteTarget* target = nullptr;
+  for (const v1::SuiteTarget& candidate : suite.targets()) {
+    if (candidate.name() == run.target()) target = &candidate;
+  }
+  const v1::SuiteCase* suite_case = nullptr;
+  for (const v1::SuiteCase& candidate : suite.cases()) {
+    if (candidate.name() == run.case_name()) suite_case = &candidate;
+  }
+  if (target == nullptr || suite_case == nullptr) {
+    return absl::NotFoundError(absl::StrCat("suite ", suite.name(), " has no ",
+                                            target == nullptr ? "target " : "case ",
+                                            target == nullptr ? run.target() : run.case_name()));
+  }
+  v1::Plan plan = suite_case->plan();
+  if (!suite_case->points().empty()) {
+    if (plan.load().has_open()) plan.mutable_load()->mutable_open()->set_rate(run.point());
+    if (plan.load().has_closed()) {
+      plan.mutable_load()->mutable_closed()->set_clients(
+          static_cast<uint32_t>(std::llround(run.point())));
+    }
+  }
+  *plan.mutable_target() = target->target();
+  if (target->has_probe()) *plan.mutable_probe() = target->probe();
+  if (plan.name().empty()) {
+    plan.set_name(absl::StrCat(suite.name(), "/", target->name(), "/", suite_case->name(), "/",
+                               FormatSuitePoint(*suite_case, run.point())));
+  }
+  ApplyPlanDefaults(plan);
+  if (absl::Status valid = ValidatePlan(plan, source); !valid.ok()) return valid;
+  return plan;
 }
 
 absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::string& source,
@@ -391,6 +620,11 @@ absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::str
   if (!(options.scale > 0) || !std::isfinite(options.scale)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: --scale: expected a number > 0, got %g", source, options.scale));
+  }
+  if (!(options.time_scale > 0) || !(options.time_scale <= kMaxSuiteTimeScale)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: --time-scale: expected a number > 0 and at most %g, got %g", source,
+                        kMaxSuiteTimeScale, options.time_scale));
   }
   SuiteReader reader(source, overridden);
   auto top = reader.ReadMap(root, "", kSuiteFields);
@@ -563,7 +797,18 @@ absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::str
   if (cases.empty()) return reader.Error(root, "cases", "missing; a suite needs at least one case");
 
   // Every case on every target at every point, through the plan parser: the first error is the
-  // first a plan file of that combination would have had.
+  // first a plan file of that combination would have had, its field named by its path in the
+  // suite.
+  auto origin_of = [&](size_t c, size_t t, std::optional<size_t> p) {
+    PlanOrigin origin{.case_index = c,
+                      .target_index = t,
+                      .case_plan = &*cases[c].plan,
+                      .target = &*targets[t].target,
+                      .probe = targets[t].probe ? &*targets[t].probe : nullptr,
+                      .point = p,
+                      .point_node = p ? &cases[c].point_nodes[*p] : nullptr};
+    return origin;
+  };
   for (size_t c = 0; c < cases.size(); ++c) {
     RawCase& raw = cases[c];
     std::vector<const YAML::Node*> points;
@@ -577,18 +822,13 @@ absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::str
             ConvertPlanNode(PlanTree(*raw.plan, targets[t], /*with_probe=*/!first, points[p]),
                             source, plan_paths, first ? options.check : PlanCheck());
         if (!plan.ok()) {
-          // A field the plan lacks has no position of its own: the case's plan has.
-          std::string message(plan.status().message());
-          const std::string unplaced = source + ": ";
-          if (absl::StartsWith(message, unplaced) &&
-              !absl::StartsWith(message, unplaced + "--set ")) {
-            message = absl::StrCat(YamlPosition(source, raw.plan->Mark()), ": ",
-                                   message.substr(unplaced.size()));
-          }
+          const std::optional<size_t> point =
+              points[p] == nullptr ? std::nullopt : std::optional<size_t>(p);
           return absl::Status(
               plan.status().code(),
               absl::StrCat(
-                  message, " (case ", raw.suite_case.name(), " on target ", targets[t].name,
+                  InSuite(plan.status().message(), source, origin_of(c, t, point)), " (case ",
+                  raw.suite_case.name(), " on target ", targets[t].name,
                   points[p] == nullptr ? "" : absl::StrCat(" at point ", (*points[p]).Scalar()),
                   ")"));
         }
@@ -618,30 +858,49 @@ absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::str
     if (!targets[t].has_pool) target.mutable_target()->clear_pool();
     if (targets[t].probe) *target.mutable_probe() = plan->probe();
   }
+  const bool scaled = options.scale != 1 || options.time_scale != 1;
   for (RawCase& raw : cases) {
-    if (options.scale != 1) {
-      ScalePlan(*raw.suite_case.mutable_plan(), options.scale);
+    if (scaled) {
+      ScalePlan(*raw.suite_case.mutable_plan(), options.scale, options.time_scale);
       if (raw.suite_case.plan().load().has_open()) {
         for (double& point : *raw.suite_case.mutable_points()) point *= options.scale;
       }
     }
     *suite.add_cases() = std::move(raw.suite_case);
   }
-  // What the runs will be; after --scale, checked again (without positions: they are the
-  // scaled values, not the file's).
   const std::vector<v1::SuiteRun> runs = ExpandSuite(suite);
   if (runs.size() > kMaxSuiteRuns) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": the suite expands to ", runs.size(),
                                                    " runs; at most ", kMaxSuiteRuns));
   }
-  if (options.scale != 1) {
-    for (const v1::SuiteRun& run : runs) {
-      absl::StatusOr<v1::Plan> plan = PlanOfRun(suite, run);
-      if (!plan.ok()) {
-        return absl::Status(
-            plan.status().code(),
-            absl::StrFormat("%s (with --scale %g: case %s on target %s)", plan.status().message(),
-                            options.scale, run.case_name(), run.target()));
+  // Scaled, every run's plan is checked again, limits included, before any load: its errors are
+  // about the scaled values, at the field's place in the file.
+  if (scaled) {
+    std::string how;
+    if (options.scale != 1) absl::StrAppendFormat(&how, "--scale %g", options.scale);
+    if (options.time_scale != 1) {
+      absl::StrAppendFormat(&how, "%s--time-scale %g", how.empty() ? "" : " ", options.time_scale);
+    }
+    for (size_t t = 0; t < targets.size(); ++t) {
+      for (size_t c = 0; c < cases.size(); ++c) {
+        const v1::SuiteCase& suite_case = suite.cases(static_cast<int>(c));
+        const size_t point_count = std::max<size_t>(1, suite_case.points_size());
+        for (size_t p = 0; p < point_count; ++p) {
+          v1::SuiteRun run;
+          run.set_target(targets[t].name);
+          run.set_case_name(suite_case.name());
+          if (!suite_case.points().empty()) run.set_point(suite_case.points(static_cast<int>(p)));
+          absl::StatusOr<v1::Plan> plan = PlanOfRunFrom(suite, run, source);
+          if (plan.ok()) continue;
+          const std::optional<size_t> point =
+              suite_case.points().empty() ? std::nullopt : std::optional<size_t>(p);
+          return absl::Status(
+              plan.status().code(),
+              absl::StrCat(InSuite(plan.status().message(), source, origin_of(c, t, point)),
+                           " (with ", how, ": case ", suite_case.name(), " on target ",
+                           targets[t].name,
+                           point ? absl::StrFormat(" at point %g", run.point()) : "", ")"));
+        }
       }
     }
   }
@@ -712,45 +971,23 @@ std::vector<v1::SuiteRun> ExpandSuite(const v1::Suite& suite) {
 }
 
 absl::StatusOr<v1::Plan> PlanOfRun(const v1::Suite& suite, const v1::SuiteRun& run) {
-  const v1::SuiteTarget* target = nullptr;
-  for (const v1::SuiteTarget& candidate : suite.targets()) {
-    if (candidate.name() == run.target()) target = &candidate;
-  }
-  const v1::SuiteCase* suite_case = nullptr;
-  for (const v1::SuiteCase& candidate : suite.cases()) {
-    if (candidate.name() == run.case_name()) suite_case = &candidate;
-  }
-  if (target == nullptr || suite_case == nullptr) {
-    return absl::NotFoundError(absl::StrCat("suite ", suite.name(), " has no ",
-                                            target == nullptr ? "target " : "case ",
-                                            target == nullptr ? run.target() : run.case_name()));
-  }
-  v1::Plan plan = suite_case->plan();
-  if (!suite_case->points().empty()) {
-    if (plan.load().has_open()) plan.mutable_load()->mutable_open()->set_rate(run.point());
-    if (plan.load().has_closed()) {
-      plan.mutable_load()->mutable_closed()->set_clients(
-          static_cast<uint32_t>(std::llround(run.point())));
-    }
-  }
-  *plan.mutable_target() = target->target();
-  if (target->has_probe()) *plan.mutable_probe() = target->probe();
-  if (plan.name().empty()) {
-    plan.set_name(absl::StrCat(suite.name(), "/", target->name(), "/", suite_case->name(), "/",
-                               FormatSuitePoint(*suite_case, run.point())));
-  }
-  ApplyPlanDefaults(plan);
-  if (absl::Status valid = ValidatePlan(plan, suite.name()); !valid.ok()) return valid;
-  return plan;
+  return PlanOfRunFrom(suite, run, suite.name());
 }
 
-int64_t PlannedRunNanos(const v1::Plan& plan) {
+PlannedLength PlannedRunLength(const v1::Plan& plan) {
+  PlannedLength planned;
+  const bool closed = plan.load().has_closed();
   int64_t length = 0;
   if (plan.stages_size() > 0) {
-    for (const v1::Stage& stage : plan.stages()) length += StageLength(stage);
+    for (const v1::Stage& stage : plan.stages()) {
+      length += StageLength(stage);
+      // A knee search lasts until its knee; StageLength is every step it could take.
+      planned.bound = planned.bound || stage.has_knee() || (closed && stage.queries() > 0);
+    }
     if (plan.stop().duration_ns() > 0 && (length == 0 || plan.stop().duration_ns() < length)) {
       length = plan.stop().duration_ns();
     }
+    planned.bound = planned.bound || (closed && plan.stop().queries() > 0);
   } else if (plan.stop().duration_ns() > 0) {
     length = plan.stop().duration_ns();
     if (plan.stop().queries() > 0 && plan.load().has_open() && plan.load().open().rate() > 0) {
@@ -758,13 +995,18 @@ int64_t PlannedRunNanos(const v1::Plan& plan) {
                                  static_cast<int64_t>(static_cast<double>(plan.stop().queries()) /
                                                       plan.load().open().rate() * 1e9));
     }
+    // A closed loop's count may come first: its duration is then only a bound.
+    planned.bound = closed && plan.stop().queries() > 0;
   } else if (plan.stop().queries() > 0 && plan.load().has_open() && plan.load().open().rate() > 0) {
     length = static_cast<int64_t>(static_cast<double>(plan.stop().queries()) /
                                   plan.load().open().rate() * 1e9);
   }
-  if (length == 0) return 0;
-  return length + plan.warmup_ns();
+  if (length == 0) return {};
+  planned.nanos = length + plan.warmup_ns();
+  return planned;
 }
+
+int64_t PlannedRunNanos(const v1::Plan& plan) { return PlannedRunLength(plan).nanos; }
 
 absl::Status MatchSuites(const v1::Suite& recorded, const v1::Suite& given) {
   google::protobuf::util::MessageDifferencer differencer;

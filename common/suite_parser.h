@@ -30,23 +30,35 @@ namespace dbload {
 //
 // A case's plan is a plan without a target; the plan parser itself converts and checks it once
 // for every target and load point (common/plan_parser_yaml.h), so that its errors are a plan
-// file's errors, at their line and column in the suite file, with the case and target named.
+// file's errors, at their line and column in the suite file, the field named by its path in the
+// suite ("cases.2.plan.stop.duration", "targets.0.target.port", "cases.0.points.1"), with the
+// case and target named.
 // Names of suites, targets and cases become directory names: letters, digits, '.', '_', '-'.
 
 struct SuiteOptions {
   // `--set path=value` on the suite's tree before conversion: "settings.repetitions=3",
   // "targets.0.target.port=5433", "cases.1.points=[1, 2]", "cases.0.plan.stop.duration=2s".
-  // The value is YAML (a number, a word, a [list] or a {map}).
+  // The value is YAML (a number, a word, a [list] or a {map}); `null` removes the field. `*`
+  // for an index sets every element of the list: "cases.*.plan.stop.duration=2s". Setting one
+  // of a target's password_file / password_env removes the other there (one source each).
   std::vector<std::string> overrides;
   // `--scale X`: every open-loop rate (a plan's load.open.rate, an open-loop case's points, the
   // rates of its stages and knee searches) and every query count (stop.queries, a stage's
   // queries, rounded, at least 1) times X: rates scaled to the machine with one setting.
   double scale = 1;
+  // `--time-scale T` (0 < T <= kMaxSuiteTimeScale): every duration of every case (warmup,
+  // stop.duration, a stage's duration, a staircase's and a knee search's every, a closed loop's
+  // think_time, abort.for; whole milliseconds, at least 1 ms) and every query count again
+  // (stop.queries, a stage's queries: at least 1) times T, so that each case, whether its
+  // duration or its count ends it, takes T times as long at the same rates. Latency limits
+  // (p99 of a knee search or an abort rule) stay.
+  double time_scale = 1;
   // Run on every case's plan (with the suite's first target) after the plan parser's checks,
   // e.g. whether the workload knows the scenario; see PlanCheck.
   PlanCheck check;
 };
 
+inline constexpr double kMaxSuiteTimeScale = 1000;
 inline constexpr size_t kMaxSuiteBytes = size_t{4} << 20;
 inline constexpr uint32_t kMaxSuiteWarmupRuns = 100;
 inline constexpr uint32_t kMaxSuiteRepetitions = 1000;
@@ -79,10 +91,17 @@ std::string FormatSuitePoint(const dbload::v1::SuiteCase& suite_case, double poi
 absl::StatusOr<dbload::v1::Plan> PlanOfRun(const dbload::v1::Suite& suite,
                                            const dbload::v1::SuiteRun& run);
 
-// How long a run is planned to take (warm-up + stop.duration, or a staircase's length, or an
+// How long a run is planned to take (warm-up + stop.duration, or its stages' lengths, or an
 // open loop's stop.queries / rate); 0 when it cannot be told (a closed loop bounded only by a
-// query count).
-int64_t PlannedRunNanos(const dbload::v1::Plan& plan);
+// query count). `bound`: the run may end sooner, so the length is only its longest: a knee
+// search ends at its knee (its length counts every step it could take, each `every` plus the
+// judgement's slack), and a closed loop's query count may come before its duration.
+struct PlannedLength {
+  int64_t nanos = 0;
+  bool bound = false;
+};
+PlannedLength PlannedRunLength(const dbload::v1::Plan& plan);
+int64_t PlannedRunNanos(const dbload::v1::Plan& plan);  // PlannedRunLength(plan).nanos
 
 // For --resume: OK when `given` (the suite file now) is the suite `recorded` in DIR/suite.json,
 // else FailedPrecondition listing the first differences ("cases[0].points[1]: 4 -> 8").

@@ -11,17 +11,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
-#include <tuple>
-#include <set>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -33,8 +34,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
-#include "tests/harness/sql_clients.h"
 #include "tests/harness/scratch_dir.h"
+#include "tests/harness/sql_clients.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -152,6 +153,20 @@ class SuiteTest : public ::testing::Test {
     return index.ok() ? *index : v1::SuiteIndex();
   }
 
+  // Every file under DIR with its mtime and content: what "a refused run writes nothing"
+  // compares, byte for byte.
+  static std::map<std::string, std::string> Snapshot(const std::string& dir) {
+    std::map<std::string, std::string> files;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+      std::ifstream in(entry.path());
+      std::stringstream content;
+      content << in.rdbuf();
+      files[entry.path().string()] =
+          absl::StrCat(entry.last_write_time().time_since_epoch().count(), " ", content.str());
+    }
+    return files;
+  }
+
   static testing::ScratchDir* dir_;
 };
 
@@ -208,6 +223,15 @@ TEST_F(SuiteTest, RunsEveryTargetCaseAndPointInOrderWithReportsOfTheirOwn) {
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   EXPECT_THAT(run.out, HasSubstr("suite: run 1 of 12: pg/closed/1 (rep 1), ETA "));
   EXPECT_THAT(run.out, HasSubstr("suite: run 12 of 12: maria/poisson/400 (rep 1), ETA 1s"));
+  // Each run's progress, from its own per-second samples (these runs are short: the line at
+  // their end).
+  const std::string figures = ", [0-9,]+ tx/s, p99 [0-9.]+\\*? ms, 0 errors\n";
+  EXPECT_THAT(run.out, ::testing::ContainsRegex(
+                           "\n  \\[1/12\\] pg closed 1 client: [0-9.]+ s of 1 s" + figures));
+  EXPECT_THAT(run.out, ::testing::ContainsRegex(
+                           "\n  \\[4/12\\] pg open-queries 600/s: [0-9.]+ s of 0.5 s" + figures));
+  EXPECT_THAT(run.out, ::testing::ContainsRegex(
+                           "\n  \\[12/12\\] maria poisson 400/s: [0-9.]+ s of 1 s" + figures));
   const int64_t scans = PgScans() - scans_before;
   const int64_t executes = MariaDbExecutes() - executes_before;
 
@@ -311,10 +335,17 @@ TEST_F(SuiteTest, RunsEveryTargetCaseAndPointInOrderWithReportsOfTheirOwn) {
         << sweep;
   }
 
-  // The same directory again is refused without --resume.
+  // The same directory again is refused without --resume: one line, no report, no file in DIR
+  // created or changed (report.md and report.html included).
+  const auto before = Snapshot(out);
+  ASSERT_TRUE(before.contains(out + "/report.md"));
   const ProcessResult again = RunDbload({"suite", "run", suite, "--out", out});
   EXPECT_EQ(again.exit_code, 2) << again.Describe();
-  EXPECT_THAT(again.out + again.err, HasSubstr("already holds a suite"));
+  EXPECT_EQ(again.out, "");
+  EXPECT_EQ(again.err, absl::StrCat("dbload: suite run: ", out,
+                                    " already holds a suite (suite.json); --resume continues it, "
+                                    "or choose another --out\n"));
+  EXPECT_EQ(Snapshot(out), before);
 }
 
 TEST_F(SuiteTest, InterruptedSuiteResumesWithoutRedoingFinishedRuns) {
@@ -348,11 +379,23 @@ TEST_F(SuiteTest, InterruptedSuiteResumesWithoutRedoingFinishedRuns) {
   struct stat before {};
   ASSERT_EQ(stat(first_report.c_str(), &before), 0);
 
-  // Another suite in the same directory is refused, saying what differs.
-  const ProcessResult other = RunDbload(
-      {"suite", "run", suite, "--out", out, "--resume", "--set", "cases.0.points=[1, 4]"});
-  EXPECT_EQ(other.exit_code, 2) << other.Describe();
-  EXPECT_THAT(other.out + other.err, HasSubstr("points"));
+  // Another suite in the same directory, or the same one read another way, is refused, saying
+  // what differs, and writes nothing (no report.md either).
+  const auto before_refusals = Snapshot(out);
+  for (const std::vector<std::string>& how :
+       {std::vector<std::string>{"--set", "cases.0.points=[1, 4]"}, {"--time-scale", "2"}}) {
+    std::vector<std::string> args = {"suite", "run", suite, "--out", out, "--resume"};
+    args.insert(args.end(), how.begin(), how.end());
+    const ProcessResult other = RunDbload(args);
+    EXPECT_EQ(other.exit_code, 2) << other.Describe();
+    EXPECT_EQ(other.out, "");
+    EXPECT_THAT(other.err, ::testing::StartsWith(absl::StrCat("dbload: suite run: --resume ", out,
+                                                              ": the suite was run with ")));
+    EXPECT_THAT(other.err, HasSubstr(how[0]));
+    EXPECT_EQ(std::count(other.err.begin(), other.err.end(), '\n'), 1) << other.err;
+  }
+  EXPECT_EQ(Snapshot(out), before_refusals);
+  EXPECT_FALSE(std::filesystem::exists(out + "/report.md"));
 
   const ProcessResult resumed = RunDbload({"suite", "run", suite, "--out", out, "--resume"}, 120);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.Describe();
@@ -388,13 +431,16 @@ TEST_F(SuiteTest, BadSuitesNameFileLineAndField) {
                    "point_selekt, load: {closed: {clients: 1}}, stop: {duration: 1s}}\n"));
   const ProcessResult checked = RunDbload({"suite", "check", suite});
   EXPECT_EQ(checked.exit_code, 2);
-  EXPECT_THAT(checked.err, HasSubstr(absl::StrCat(suite, ":9:38: scenario: ")));
+  EXPECT_THAT(checked.err, HasSubstr(absl::StrCat(suite, ":9:38: cases.0.plan.scenario: ")));
   EXPECT_THAT(checked.err, HasSubstr("(case c on target pg)"));
   const ProcessResult list = RunDbload({"suites"});
   EXPECT_EQ(list.exit_code, 0);
   EXPECT_THAT(list.out, HasSubstr("mysql-vs-postgresql-shop: 2 targets x 17 cases, 34 runs"));
   EXPECT_THAT(list.out, HasSubstr("sysbench-sweep: 2 targets x 3 cases, 72 runs"));
-  EXPECT_THAT(list.out, HasSubstr("ingestion-ramp: 2 targets x 1 cases, 2 runs"));
+  EXPECT_THAT(list.out, HasSubstr("ingestion-ramp: 2 targets x 1 cases, 2 runs, at most "));
+  EXPECT_THAT(list.out, HasSubstr("a knee search ends at its knee"));
+  EXPECT_THAT(list.out, HasSubstr("postgresql-vs-mariadb-quick: 2 targets x 2 cases, 8 runs, "
+                                  "about 16 s of load planned"));
   const ProcessResult builtin = RunDbload({"suite", "check", "sysbench-sweep", "--scale", "2"});
   EXPECT_EQ(builtin.exit_code, 0) << builtin.Describe();
 }
