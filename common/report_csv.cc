@@ -104,7 +104,8 @@ template <typename Scope>
 void AppendScope(std::string& out, const std::string& name, const Scope& scope, double duration_s,
                  bool statements_counted) {
   AppendRow(out, name, "all", scope.executed(), scope.errors(), scope.ignored(),
-            scope.statements(), statements_counted, scope.wanted_rate(), scope.actual_rate(), duration_s, scope.response_time(),
+            scope.statements(), statements_counted, scope.wanted_rate(), scope.actual_rate(),
+            duration_s, scope.response_time(),
             scope.generator_limited(), scope.pool_limited(), scope.database_stalled(),
             scope.dispatch_lag_share());
   for (const v1::QueryTypeReport& q : scope.query_types()) {

@@ -119,8 +119,8 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
     std::shuffle(senders.begin(), senders.end(), random);
     for (const std::string& agent : senders) {
       const int samples = 100 + static_cast<int>(random() % 2000);
-      const IntervalSnapshot snapshot = RandomSnapshot(random, samples, &union_response,
-                                                       &union_service, &union_lag, &union_statements);
+      const IntervalSnapshot snapshot = RandomSnapshot(
+          random, samples, &union_response, &union_service, &union_lag, &union_statements);
       executed_by_agent[agent] += samples;
       for (const QueryTypeInterval& q : snapshot.query_types) response_by_agent[agent].Add(q.response_time);
       expected_executed += samples;
