@@ -8,7 +8,9 @@ IntervalRecorder::IntervalRecorder(int query_type_count) : errors_(query_type_co
   for (int i = 0; i < query_type_count; ++i) slots_.push_back(std::make_unique<QueryTypeSlot>());
 }
 
-void IntervalRecorder::RecordError(int query_type, const db::DbError& error) {
+void IntervalRecorder::RecordError(int query_type, const db::DbError& error,
+                                   uint64_t statements) {
+  slots_[query_type]->statements.fetch_add(statements, std::memory_order_relaxed);
   std::lock_guard lock(errors_mu_);
   ++errors_[query_type][{error.error_class, error.code}];
 }
@@ -52,6 +54,8 @@ IntervalSnapshot IntervalRecorder::Drain(Nanos now) {
   for (size_t i = 0; i < slots_.size(); ++i) {
     slots_[i]->response_time.DrainInto(snapshot.query_types[i].response_time);
     slots_[i]->service_time.DrainInto(snapshot.query_types[i].service_time);
+    snapshot.query_types[i].statements =
+        slots_[i]->statements.exchange(0, std::memory_order_relaxed);
   }
   dispatch_lag_.DrainInto(snapshot.dispatch_lag);
   queued_lag_.DrainInto(snapshot.schedule_lag);

@@ -50,18 +50,25 @@ class ConnectionClock {
   std::array<std::atomic<Nanos>, kStates> totals_{};
 };
 
-// Where workers record each completed transaction. Successful transactions cost two or three
+// Where workers record each completed transaction. Successful transactions cost three or four
 // relaxed atomic increments and no lock; errors (rare, and carrying a code string) take a mutex.
 // A reader drains everything recorded so far into an IntervalSnapshot while workers go on
 // recording: each sample lands in exactly one drain.
+//
+// `statements`: what the transaction sent to the server (db::Session::statements_sent() after
+// it less before), whatever its outcome. They land in exactly one drain too, though a drain
+// that runs while a worker records may take a transaction's statements and its outcome in
+// neighbouring intervals; totals over intervals are exact either way.
 class IntervalRecorder {
  public:
   explicit IntervalRecorder(int query_type_count);
 
-  void RecordSuccess(int query_type, Nanos response_time, Nanos service_time) {
+  void RecordSuccess(int query_type, Nanos response_time, Nanos service_time,
+                     uint64_t statements) {
     QueryTypeSlot& slot = *slots_[query_type];
     slot.response_time.Record(response_time);
     slot.service_time.Record(service_time);
+    slot.statements.fetch_add(statements, std::memory_order_relaxed);
   }
   // `had_free_connection`: a connection was waiting for the transaction (always so in a closed
   // loop); otherwise it queued for a busy one, and its lag is not the agent's lateness alone.
@@ -69,7 +76,7 @@ class IntervalRecorder {
   void RecordScheduleLag(Nanos lag, bool had_free_connection) {
     (had_free_connection ? dispatch_lag_ : queued_lag_).Record(lag);
   }
-  void RecordError(int query_type, const db::DbError& error);
+  void RecordError(int query_type, const db::DbError& error, uint64_t statements);
 
   // A clock for one more connection, in state kInAgent from `now`; it stays valid as long as
   // the recorder (a worker calls this once, when it starts its loop).
@@ -84,6 +91,9 @@ class IntervalRecorder {
   struct QueryTypeSlot {
     ConcurrentHistogram response_time;
     ConcurrentHistogram service_time;
+    // On a cache line of its own: slots are small and allocated one after another, and every
+    // transaction adds here (the histograms' counts are in arrays of their own).
+    alignas(64) std::atomic<uint64_t> statements{0};
   };
   std::vector<std::unique_ptr<QueryTypeSlot>> slots_;
   ConcurrentHistogram dispatch_lag_;

@@ -225,14 +225,18 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
   worker.busy.store(true, std::memory_order_relaxed);
   const Nanos started = now;
   worker.time->Enter(ConnectionState::kInDbCall, started);
+  // Counted by the session, not the workload: every statement the transaction sent, BEGIN,
+  // COMMIT and ROLLBACK included, whichever workload it is and however it ends.
+  const uint64_t sent_before = session.statements_sent();
   const db::ExecOutcome outcome = scenario_worker.Run(query_type, session);
   const Nanos ended = clock_.Now();
+  const uint64_t statements = session.statements_sent() - sent_before;
   now = ended;
   worker.time->Enter(ConnectionState::kInAgent, ended);
   worker.busy.store(false, std::memory_order_relaxed);
   recorder_.RecordScheduleLag(started - intended, had_free_connection);
   if (outcome.ok()) {
-    recorder_.RecordSuccess(query_type, ended - intended, ended - started);
+    recorder_.RecordSuccess(query_type, ended - intended, ended - started, statements);
     completed_.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
@@ -240,7 +244,7 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
   // histogram (it is not a transaction), and the client goes on with a new transaction with new
   // parameters, as sysbench's restarted event draws new ones.
   const db::DbError error = ignored_errors_.Apply(*outcome.error);
-  recorder_.RecordError(query_type, error);
+  recorder_.RecordError(query_type, error, statements);
   completed_.fetch_add(1, std::memory_order_relaxed);
   switch (error.error_class) {
     case db::ErrorClass::kRetryable:

@@ -112,8 +112,8 @@ void BM_ConcurrentHistogram_Record_Separate(benchmark::State& state) {
 BENCHMARK(BM_ConcurrentHistogram_Record_Separate)->Arg(0)->Threads(2)->UseRealTime();
 
 // What LoadRunner::RunTransaction records for one successful transaction: schedule lag plus
-// response and service time (three relaxed atomic increments), into a recorder shared by all
-// workers, with 20 query types.
+// response and service time and the statements it sent (four relaxed atomic increments), into a
+// recorder shared by all workers, with 20 query types.
 IntervalRecorder& SharedRecorder() {
   static IntervalRecorder* recorder = new IntervalRecorder(20);
   return *recorder;
@@ -127,12 +127,12 @@ void BM_IntervalRecorder_RecordTransaction(benchmark::State& state) {
     const int64_t response = values[i & kValueMask];
     const int64_t lag = values[(i + 17) & kValueMask] >> 8;  // lag: a few us
     recorder.RecordScheduleLag(lag, /*had_free_connection=*/true);
-    recorder.RecordSuccess(query_type, response + lag, response);
+    recorder.RecordSuccess(query_type, response + lag, response, /*statements=*/20);
     ++i;
     if (++query_type == 20) query_type = 0;
   }
   state.SetItemsProcessed(state.iterations());
-  state.SetLabel("3 records per transaction");
+  state.SetLabel("4 records per transaction");
 }
 BENCHMARK(BM_IntervalRecorder_RecordTransaction)->Threads(1)->Threads(2)->UseRealTime();
 
@@ -185,7 +185,7 @@ void BM_IntervalRecorder_Drain20(benchmark::State& state) {
     for (int q = 0; q < 20; ++q) {
       for (int64_t k = 0; k < state.range(0); ++k) {
         const int64_t v = values[static_cast<size_t>(k + q) & kValueMask];
-        recorder.RecordSuccess(q, v, v);
+        recorder.RecordSuccess(q, v, v, /*statements=*/1);
         if (q == 0) recorder.RecordScheduleLag(v >> 8, /*had_free_connection=*/true);
       }
     }

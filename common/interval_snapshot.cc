@@ -38,6 +38,12 @@ uint64_t IntervalSnapshot::Ignored() const {
   return total;
 }
 
+uint64_t IntervalSnapshot::Statements() const {
+  uint64_t total = 0;
+  for (const auto& q : query_types) total += q.statements;
+  return total;
+}
+
 void ConnectionTime::Add(const ConnectionTime& other) {
   in_db_call += other.in_db_call;
   connecting += other.connecting;
@@ -51,6 +57,7 @@ void IntervalSnapshot::Add(const IntervalSnapshot& other) {
     query_types[i].response_time.Add(other.query_types[i].response_time);
     query_types[i].service_time.Add(other.query_types[i].service_time);
     for (const auto& [key, count] : other.query_types[i].errors) query_types[i].errors[key] += count;
+    query_types[i].statements += other.query_types[i].statements;
   }
   schedule_lag.Add(other.schedule_lag);
   dispatch_lag.Add(other.dispatch_lag);
@@ -61,9 +68,13 @@ void SnapshotToReport(const IntervalSnapshot& snapshot, v1::AgentReport* report)
   report->clear_query_types();
   for (size_t i = 0; i < snapshot.query_types.size(); ++i) {
     const QueryTypeInterval& q = snapshot.query_types[i];
-    if (q.response_time.Empty() && q.service_time.Empty() && q.errors.empty()) continue;
+    if (q.response_time.Empty() && q.service_time.Empty() && q.errors.empty() &&
+        q.statements == 0) {
+      continue;
+    }
     v1::QueryTypeDelta* delta = report->add_query_types();
     delta->set_query_type(static_cast<uint32_t>(i));
+    delta->set_statements(q.statements);
     q.response_time.ToProto(delta->mutable_response_time());
     q.service_time.ToProto(delta->mutable_service_time());
     for (const auto& [key, count] : q.errors) {
@@ -90,6 +101,8 @@ void ConnectionTimeToProto(const ConnectionTime& time, v1::ConnectionTime* out) 
 }
 
 namespace {
+constexpr uint64_t kMaxStatementsPerReport = 1'000'000'000'000;
+
 absl::StatusOr<db::ErrorClass> ErrorClassFromName(const std::string& name) {
   for (db::ErrorClass c : {db::ErrorClass::kRetryable, db::ErrorClass::kConnection,
                            db::ErrorClass::kFatal, db::ErrorClass::kIgnored}) {
@@ -135,6 +148,12 @@ absl::StatusOr<IntervalSnapshot> SnapshotFromReport(const v1::AgentReport& repor
     if (!service.ok()) return service.status();
     q.response_time = *std::move(response);
     q.service_time = *std::move(service);
+    // A trillion statements in one interval is garbage, and sums of such would wrap.
+    if (delta.statements() > kMaxStatementsPerReport) {
+      return absl::InvalidArgumentError(absl::StrCat("query type ", index, ": ",
+                                                     delta.statements(), " statements"));
+    }
+    q.statements = delta.statements();
     for (const v1::ErrorCount& error : delta.errors()) {
       absl::StatusOr<db::ErrorClass> error_class = ErrorClassFromName(error.error_class());
       if (!error_class.ok()) return error_class.status();

@@ -20,6 +20,9 @@ struct QueryTypeInterval {
   Histogram service_time;   // end − actual start: the database's share
   // (error class, code) -> count, ignored ones (ErrorClass::kIgnored) included
   std::map<std::pair<db::ErrorClass, std::string>, uint64_t> errors;
+  // Statements the type's transactions sent, whatever their outcome (see
+  // v1::QueryTypeReport.statements).
+  uint64_t statements = 0;
   // Errors that failed a transaction: every class but kIgnored. Ignored errors are neither
   // transactions nor errors (sysbench's "ignored errors"): stop rules, SLOs and error rates do
   // not count them, reports show them apart.
@@ -48,6 +51,7 @@ struct IntervalSnapshot {
   uint64_t Executed() const;
   uint64_t Errors() const;
   uint64_t Ignored() const;
+  uint64_t Statements() const;
   // Every transaction that ended, whatever its outcome: what a start limit counts.
   uint64_t Completed() const { return Executed() + Errors() + Ignored(); }
   // Adds another snapshot's counts (same query types).

@@ -71,6 +71,28 @@ std::string DescribeLoad(const v1::Plan& plan) {
                                              : "");
 }
 
+// "20000 (20.0 per transaction, 4000.0/s)": a scope's statements (sysbench's queries), per
+// transaction that ended however it ended, since failed and ignored ones sent statements too,
+// and per second of `seconds` (0: no rate). Empty when none were counted: a report from before
+// dbload counted them, whose zero would be no measurement.
+std::string DescribeStatements(uint64_t statements, uint64_t executed, uint64_t errors,
+                               uint64_t ignored, double seconds) {
+  if (statements == 0) return "";
+  std::string text = absl::StrCat(statements);
+  std::vector<std::string> parts;
+  if (const uint64_t transactions = executed + errors + ignored; transactions > 0) {
+    parts.push_back(absl::StrFormat(
+        "%.1f per transaction%s",
+        static_cast<double>(statements) / static_cast<double>(transactions),
+        errors + ignored > 0 ? ", failed and ignored ones included" : ""));
+  }
+  if (seconds > 0) {
+    parts.push_back(absl::StrFormat("%.1f/s", static_cast<double>(statements) / seconds));
+  }
+  if (!parts.empty()) absl::StrAppend(&text, " (", absl::StrJoin(parts, ", "), ")");
+  return text;
+}
+
 std::string DescribeTarget(const v1::Target& target) {
   std::string where = target.socket().empty()
                           ? absl::StrCat(target.host(), ":", target.port())
@@ -240,6 +262,7 @@ v1::IntervalSample RunReportBuilder::AddInterval(const IntervalInfo& info,
   sample.set_executed(snapshot.Executed());
   sample.set_errors(snapshot.Errors());
   sample.set_ignored(snapshot.Ignored());
+  sample.set_statements(snapshot.Statements());
   sample.set_p50_ms(Ms(response.ValueAtPercentile(50)));
   sample.set_p99_ms(Ms(response.ValueAtPercentile(99)));
   sample.set_p999_ms(Ms(response.ValueAtPercentile(99.9)));
@@ -274,6 +297,7 @@ void FillMeasured(const IntervalSnapshot& measured, const std::vector<std::strin
   report.set_executed(measured.Executed());
   report.set_errors(measured.Errors());
   report.set_ignored(measured.Ignored());
+  report.set_statements(measured.Statements());
   Histogram response, service;
   for (size_t i = 0; i < names.size(); ++i) {
     const QueryTypeInterval& q = measured.query_types[i];
@@ -284,6 +308,7 @@ void FillMeasured(const IntervalSnapshot& measured, const std::vector<std::strin
     out->set_executed(q.response_time.TotalCount());
     out->set_errors(q.ErrorCount());
     out->set_ignored(q.IgnoredCount());
+    out->set_statements(q.statements);
     for (const auto& [key, count] : q.errors) {
       v1::ErrorCount* e = out->add_error_counts();
       e->set_error_class(std::string(db::ErrorClassName(key.first)));
@@ -357,10 +382,17 @@ std::string RenderIntervalLine(const v1::IntervalSample& s) {
   const uint64_t n = s.executed();
   const uint64_t beyond_at_most =
       n - std::min<uint64_t>(n, static_cast<uint64_t>(std::ceil(0.99 * static_cast<double>(n))));
+  // Statements per second over the same length as the achieved rate (none shown in a report
+  // from before dbload counted them).
+  const std::string statements_rate =
+      s.statements() > 0 && s.length_s() > 0
+          ? absl::StrFormat(" (%.0f stmt/s)", static_cast<double>(s.statements()) / s.length_s())
+          : "";
   return absl::StrFormat(
-      "[%6.1fs]%s%s target %s  achieved %.0f/s  p50 %s ms  p99 %s%s ms  errors %s  lag p99 %s ms",
+      "[%6.1fs]%s%s target %s  achieved %.0f/s%s  p50 %s ms  p99 %s%s ms  errors %s  lag p99 %s ms",
       s.elapsed_s(), s.warmup() ? " warm-up" : "",
       s.stage() > 0 ? absl::StrFormat(" stage %d", s.stage()) : "", target, s.achieved_rate(),
+      statements_rate,
       FormatMs(s.p50_ms()), FormatMs(s.p99_ms()),
       n > 0 && beyond_at_most < kFewSamplesBeyond ? "*" : "",
       // Shown only when there are some: most scenarios ignore nothing.
@@ -604,6 +636,20 @@ std::string RenderReportText(const v1::RunReport& r) {
   if (r.query_types_size() > 1) {
     for (const auto& q : r.query_types()) {
       absl::StrAppend(&out, "  ", q.name(), ": ", q.executed(), "\n");
+    }
+  }
+  // sysbench's queries (read + write + other): statements ÷ queries duration is its QPS.
+  if (const std::string statements =
+          DescribeStatements(r.statements(), r.executed(), r.errors(), r.ignored(),
+                             r.queries_duration_s());
+      !statements.empty()) {
+    absl::StrAppend(&out, "Statements: ", statements, "\n");
+    if (r.query_types_size() > 1) {
+      for (const auto& q : r.query_types()) {
+        const std::string described = DescribeStatements(
+            q.statements(), q.executed(), q.errors(), q.ignored(), r.queries_duration_s());
+        absl::StrAppend(&out, "  ", q.name(), ": ", described.empty() ? "0" : described, "\n");
+      }
     }
   }
   absl::StrAppend(&out, "Errors: ", r.errors(), "\n");

@@ -32,8 +32,10 @@ constexpr const char* kColumns[] = {"scope",       "query_type",  "executed",   
 // After the columns above, per published percentile: pNN_samples_beyond, pNN_ci_low_ms and
 // pNN_ci_high_ms (empty when the samples give no upper bound, or the report predates them); then
 // few_samples, the percentiles resting on fewer than 10 samples beyond them ("p99.9 p99.99");
-// last ignored: transactions rolled back on an error the scenario ignores, as sysbench's
-// "ignored errors" (in neither executed nor errors).
+// ignored: transactions rolled back on an error the scenario ignores, as sysbench's "ignored
+// errors" (in neither executed nor errors); last statements: what the transactions sent to the
+// server, BEGIN, COMMIT and ROLLBACK included (sysbench's queries; ÷ duration_s is its QPS),
+// empty in a report from before dbload counted them.
 std::vector<std::string> Columns() {
   std::vector<std::string> columns(std::begin(kColumns), std::end(kColumns));
   for (const double p : kPublishedPercentiles) {
@@ -44,6 +46,7 @@ std::vector<std::string> Columns() {
   }
   columns.push_back("few_samples");
   columns.push_back("ignored");
+  columns.push_back("statements");
   return columns;
 }
 
@@ -51,7 +54,8 @@ std::string Number(double value, int decimals) { return absl::StrFormat("%.*f", 
 
 // One row. `wanted_rate` < 0: unknown for this row (query types have no target of their own).
 void AppendRow(std::string& out, const std::string& scope, const std::string& query_type,
-               uint64_t executed, uint64_t errors, uint64_t ignored, double wanted_rate,
+               uint64_t executed, uint64_t errors, uint64_t ignored, uint64_t statements,
+               bool statements_counted, double wanted_rate,
                double actual_rate, double duration_s, const v1::LatencySummary& s,
                bool generator_limited, bool pool_limited, bool database_stalled,
                double dispatch_lag_share) {
@@ -91,19 +95,22 @@ void AppendRow(std::string& out, const std::string& scope, const std::string& qu
   }
   basis.push_back(absl::StrJoin(few, " "));
   absl::StrAppend(&out, absl::StrJoin(fields, ","), ",", absl::StrJoin(basis, ","), ",", ignored,
-                  "\r\n");
+                  ",", statements_counted ? absl::StrCat(statements) : "", "\r\n");
 }
 
 // The "all" row and one per query type of a run or a stage. A query type's rate is its executed
 // ÷ the scope's duration, as the report computes the scope's own actual rate.
 template <typename Scope>
-void AppendScope(std::string& out, const std::string& name, const Scope& scope, double duration_s) {
+void AppendScope(std::string& out, const std::string& name, const Scope& scope, double duration_s,
+                 bool statements_counted) {
   AppendRow(out, name, "all", scope.executed(), scope.errors(), scope.ignored(),
-            scope.wanted_rate(), scope.actual_rate(), duration_s, scope.response_time(),
+            scope.statements(), statements_counted, scope.wanted_rate(), scope.actual_rate(),
+            duration_s, scope.response_time(),
             scope.generator_limited(), scope.pool_limited(), scope.database_stalled(),
             scope.dispatch_lag_share());
   for (const v1::QueryTypeReport& q : scope.query_types()) {
-    AppendRow(out, name, q.name(), q.executed(), q.errors(), q.ignored(), -1,
+    AppendRow(out, name, q.name(), q.executed(), q.errors(), q.ignored(), q.statements(),
+              statements_counted, -1,
               duration_s > 0 ? q.executed() / duration_s : 0, duration_s, q.response_time(),
               scope.generator_limited(), scope.pool_limited(), scope.database_stalled(),
               scope.dispatch_lag_share());
@@ -114,10 +121,15 @@ void AppendScope(std::string& out, const std::string& name, const Scope& scope, 
 
 std::string RenderReportCsv(const v1::RunReport& report) {
   std::string out = absl::StrCat(absl::StrJoin(Columns(), ","), "\r\n");
-  AppendScope(out, "run", report, report.queries_duration_s());
+  // A run that sent something counted every statement of it (stages and query types with
+  // none sent none); one whose transactions sent none is a report from before dbload counted
+  // them.
+  const bool statements_counted =
+      report.statements() > 0 || report.executed() + report.errors() + report.ignored() == 0;
+  AppendScope(out, "run", report, report.queries_duration_s(), statements_counted);
   for (const v1::StageReport& stage : report.stages()) {
     AppendScope(out, absl::StrCat("stage ", stage.index(), ": ", stage.name()), stage,
-                stage.duration_s());
+                stage.duration_s(), statements_counted);
   }
   return out;
 }

@@ -154,6 +154,7 @@ void MetricsExporter::OnInterval(const RunInterval& interval) {
     QueryTypeSeries& series = run.query_types[q];
     const QueryTypeInterval& counts = merged.query_types[q];
     series.ok += counts.response_time.TotalCount();
+    series.statements += counts.statements;
     for (const auto& [key, count] : counts.errors) {
       series.errors[{std::string(db::ErrorClassName(key.first)), key.second}] += count;
     }
@@ -224,6 +225,11 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
   std::lock_guard lock(mu_);
   MetricFamily queries = Family("dbload_queries_total", "Completed transactions by result.",
                                 MetricType::Counter);
+  MetricFamily statements =
+      Family("dbload_statements_total",
+             "Statements the transactions sent, BEGIN, COMMIT and ROLLBACK included, whatever "
+             "their result (sysbench's queries).",
+             MetricType::Counter);
   MetricFamily response = Family("dbload_response_time_seconds",
                                  "Response time from the intended start (includes queueing).",
                                  MetricType::Histogram);
@@ -360,6 +366,7 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
             with({L("result", ignored ? "ignored" : "error"), L("error_class", error_class)}),
             static_cast<double>(count)));
       }
+      statements.metric.push_back(Counter(labels, static_cast<double>(series.statements)));
       response.metric.push_back(histogram_metric(labels, series.response));
       service.metric.push_back(histogram_metric(labels, series.service));
       const Histogram recent = MergeWindow(series.window);
@@ -369,7 +376,7 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
       }
     }
   }
-  return {queries,     response,    service,     window,     lag,
+  return {queries,     statements,  response,    service,     window,     lag,
           target,      achieved,    clients,     in_flight,  connections,
           cpu,         utilization, info,        stage,      lost,
           agents,      generator_limited, pool_limited, database_stalled, dispatch_lag_share,

@@ -47,6 +47,9 @@ struct RunInterval {
 // Publishes runs to Prometheus, following its conventions (seconds, `_total` counters), from
 // the same exact counts the report uses:
 //   dbload_queries_total{run,scenario,query_type,result,error_class}      counter
+//   dbload_statements_total{run,scenario,query_type}  statements the transactions sent, BEGIN,
+//                                   COMMIT and ROLLBACK included, whatever their result
+//                                   (sysbench's queries: rate() of it is its QPS)   counter
 //   dbload_response_time_seconds / dbload_service_time_seconds{…}         histograms
 //   dbload_response_time_window_seconds{…,quantile}   exact quantiles of the last window
 //   dbload_schedule_lag_window_seconds{run,quantile}
@@ -109,6 +112,7 @@ class MetricsExporter final : public prometheus::Collectable {
     Distribution response, service;
     uint64_t ok = 0;
     std::map<std::pair<std::string, std::string>, uint64_t> errors;  // (class, code)
+    uint64_t statements = 0;
     std::deque<SparseCounts> window;  // response time, newest last
   };
   // A probe counter's highest value since its last reset, and what it counted before its resets.

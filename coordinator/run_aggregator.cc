@@ -16,6 +16,7 @@ void ResetSnapshot(IntervalSnapshot& snapshot) {
     q.response_time.Reset();
     q.service_time.Reset();
     q.errors.clear();
+    q.statements = 0;
   }
   snapshot.schedule_lag.Reset();
   snapshot.dispatch_lag.Reset();

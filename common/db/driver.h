@@ -95,6 +95,23 @@ class Session {
   // for a statement that returns no result set.
   virtual absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view sql,
                                                                size_t max_rows) = 0;
+
+  // Statements this session has handed to the server for execution since it was opened: every
+  // Execute, ExecuteSql, Begin, Commit, Rollback, FetchColumn and BulkInsert that got as far as
+  // sending, whether the server then ran it or answered with an error. Not preparations, not
+  // what a reconnect does by itself, and not a call refused before anything went out (a
+  // transaction already lost with its connection, a wrong parameter count). The load runner
+  // reads it before and after each transaction: what sysbench counts as queries, the same for
+  // every workload, since workloads reach the server only through their session.
+  // Plain, not atomic: a session is used by one thread at a time, and so is its count.
+  uint64_t statements_sent() const { return statements_sent_; }
+
+ protected:
+  // Each implementation calls this once per statement, where it hands it to its client library.
+  void CountStatementSent() { ++statements_sent_; }
+
+ private:
+  uint64_t statements_sent_ = 0;
 };
 
 struct ConnectionOptions {

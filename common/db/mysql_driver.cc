@@ -189,6 +189,7 @@ class MySqlSession final : public Session {
           statement.setNull(index, sql::DataType::SQLNULL);
         }
       }
+      CountStatementSent();
       if (slot.has_result_set) {
         // Buffered (stored) result: every row has been read from the server when this returns.
         const std::unique_ptr<sql::ResultSet> result(statement.executeQuery());
@@ -329,6 +330,7 @@ class MySqlSession final : public Session {
     if (auto error = EnsureConnected()) return StatusOf(*error, kContext);
     std::vector<std::string> column;
     try {
+      CountStatementSent();
       if (!plain_->execute(sql::SQLString(sql.data(), sql.size()))) {
         return absl::InvalidArgumentError(
             absl::StrCat(kContext, ": the statement returned no column: ", std::string(sql)));
@@ -357,6 +359,7 @@ class MySqlSession final : public Session {
   // read once per connection, by the first bulk insert.
   std::optional<DbError> CheckPacketSize(std::string_view table, size_t statement_size) {
     if (max_allowed_packet_ == 0) {
+      CountStatementSent();
       const std::unique_ptr<sql::ResultSet> result(
           plain_->executeQuery("SELECT @@max_allowed_packet"));
       max_allowed_packet_ = result->next() ? result->getUInt64(1) : 0;
@@ -435,11 +438,13 @@ class MySqlSession final : public Session {
     return std::nullopt;
   }
 
-  // LAST_INSERT_ID() of this connection, through a statement prepared on first use.
+  // LAST_INSERT_ID() of this connection, through a statement prepared on first use. One more
+  // statement for the server, counted as such.
   std::optional<int64_t> LastInsertId() {
     if (last_insert_id_ == nullptr) {
       last_insert_id_.reset(connection_->prepareStatement("SELECT LAST_INSERT_ID()"));
     }
+    CountStatementSent();
     const std::unique_ptr<sql::ResultSet> result(last_insert_id_->executeQuery());
     if (!result->next() || result->isNull(1)) return std::nullopt;
     return result->getInt64(1);
@@ -452,6 +457,7 @@ class MySqlSession final : public Session {
       return outcome;
     }
     try {
+      CountStatementSent();
       if (plain_->execute(sql)) {
         const std::unique_ptr<sql::ResultSet> result(plain_->getResultSet());
         outcome.rows = static_cast<int64_t>(result->rowsCount());

@@ -15,7 +15,9 @@ class NoopSession final : public Session {
 
   absl::Status Prepare(int, const StatementSpec&) override { return absl::OkStatus(); }
 
+  // Every call is "sent": the noop server runs them all.
   ExecOutcome Execute(int, std::span<const Value>, bool capture_first_value) override {
+    CountStatementSent();
     Wait();
     ExecOutcome outcome;
     if (options_.fail_every > 0 && ++executed_ % options_.fail_every == 0) {
@@ -26,10 +28,10 @@ class NoopSession final : public Session {
     if (capture_first_value) outcome.first_value = ++last_id_;
     return outcome;
   }
-  ExecOutcome ExecuteSql(std::string_view) override { return {}; }
-  ExecOutcome Begin() override { return {}; }
-  ExecOutcome Commit() override { return {}; }
-  ExecOutcome Rollback() override { return {}; }
+  ExecOutcome ExecuteSql(std::string_view) override { return Sent(); }
+  ExecOutcome Begin() override { return Sent(); }
+  ExecOutcome Commit() override { return Sent(); }
+  ExecOutcome Rollback() override { return Sent(); }
   absl::Status Reconnect() override { return absl::OkStatus(); }
 
   // Refuses what the real drivers refuse, so that a loader tried against noop fails the same way.
@@ -37,14 +39,21 @@ class NoopSession final : public Session {
                          std::span<const Value> values) override {
     ExecOutcome outcome;
     outcome.error = CheckBulkShape(table, columns.size(), values.size(), "");
+    if (outcome.ok() && !values.empty()) CountStatementSent();
     if (outcome.ok()) outcome.rows = static_cast<int64_t>(values.size() / columns.size());
     return outcome;
   }
   absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view, size_t) override {
+    CountStatementSent();
     return std::vector<std::string>{};
   }
 
  private:
+  ExecOutcome Sent() {
+    CountStatementSent();
+    return {};
+  }
+
   void Wait() {
     Nanos latency = options_.fixed_latency;
     if (options_.exponential_mean > 0) {

@@ -276,6 +276,7 @@ class PostgreSqlSession final : public Session {
       return outcome;
     }
     BindParams(params);
+    CountStatementSent();
     Result result(PQexecPrepared(handle_, slots_[id].name.c_str(), static_cast<int>(params.size()),
                                  pointers_.data(), nullptr, nullptr, /*resultFormat=*/0));
     Fill(result.get(), capture_first_value, outcome);
@@ -304,6 +305,7 @@ class PostgreSqlSession final : public Session {
       outcome.error = std::move(error);
       return outcome;
     }
+    CountStatementSent();
     Result result(PQexec(handle_, "COMMIT"));
     Fill(result.get(), false, outcome);
     in_transaction_ = transaction_lost_ = false;
@@ -360,6 +362,7 @@ class PostgreSqlSession final : public Session {
     }
     copy.append(") FROM STDIN");
     {
+      CountStatementSent();
       Result started(PQexec(handle_, copy.c_str()));
       if (started == nullptr || PQresultStatus(started.get()) != PGRES_COPY_IN) {
         Fill(started.get(), false, outcome);  // the server's refusal: no table, no column …
@@ -420,6 +423,7 @@ class PostgreSqlSession final : public Session {
     constexpr char kContext[] = "fetch column";
     if (transaction_lost_) return StatusOf(LostTransactionError(), kContext);
     if (auto error = EnsureConnected()) return StatusOf(*error, kContext);
+    CountStatementSent();
     Result result(PQexec(handle_, std::string(sql).c_str()));
     ExecOutcome outcome;
     Fill(result.get(), false, outcome);
@@ -569,6 +573,7 @@ class PostgreSqlSession final : public Session {
       outcome.error = std::move(error);
       return outcome;
     }
+    CountStatementSent();
     Result result(PQexec(handle_, sql));
     Fill(result.get(), true, outcome);
     return outcome;

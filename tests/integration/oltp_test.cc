@@ -12,6 +12,14 @@
 // executed against pg_stat_database's xact_commit (and its ignored errors against
 // xact_rollback), or MariaDB's global Com_commit and Com_rollback; and the table keeps its size
 // (every DELETE + INSERT pair committed together, or rolled back together).
+//
+// And the report's statements (sysbench's queries, issue 17: QPS), in read_write under
+// contention and in point_select, against the servers' own count of what dbload's sessions
+// sent: MariaDB's global Com_stmt_execute + Com_begin + Com_commit + Com_rollback (counted as
+// each statement arrives, failed ones included), PostgreSQL's pg_stat_statements calls of the
+// load's user (loaded by this binary into its server: ALTER SYSTEM and `dbenv restart`), which
+// counts the statements that completed, so that each failed transaction's failing statement
+// comes on top. Both equalities are exact.
 
 #include <algorithm>
 #include <chrono>
@@ -25,8 +33,10 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/local_run.h"
 #include "common/clock.h"
 #include "common/db/driver.h"
@@ -36,12 +46,15 @@
 #include "common/workloads/loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/harness/child_process.h"
 #include "tests/harness/test_servers.h"
 
 namespace dbload {
 namespace {
 
 using ::dbload::testing::PasswordOf;
+using ::dbload::testing::ProcessResult;
+using ::dbload::testing::RunProcess;
 using ::dbload::testing::TestServers;
 using ::dbload::testing::TestServersEnvironment;
 
@@ -310,6 +323,53 @@ TEST_P(OltpTest, ServerCountsSysbenchsStatements) {
   }
 }
 
+// A session of the PostgreSQL superuser over the socket (trusted there), in the database
+// `postgres`: it reads and resets pg_stat_statements (whose counts are the whole server's)
+// without adding to what the load's user is counted for, nor to the load database's commits.
+void ConnectAsPgSuperuser(Clock& clock, std::unique_ptr<db::Driver>& driver,
+                          std::unique_ptr<db::Session>& session) {
+  TestServers& servers = TestServersEnvironment::Servers();
+  dbload::v1::Target target = servers.PostgresSocketTarget();
+  target.set_user(servers.Get("PG_SUPERUSER"));
+  target.set_database("postgres");
+  target.clear_password_file();
+  absl::StatusOr<std::unique_ptr<db::Driver>> made = db::MakeDriver(target, "", clock);
+  ASSERT_OK(made.status());
+  driver = *std::move(made);
+  driver->ThreadStart();
+  absl::StatusOr<std::unique_ptr<db::Session>> connected = driver->Connect();
+  ASSERT_OK(connected.status());
+  session = *std::move(connected);
+}
+
+// pg_stat_statements needs shared_preload_libraries, which the harness's server does not set:
+// set it and restart the server (same port and data) once, before any session of the suite.
+void EnablePgStatStatements() {
+  SteadyClock clock;
+  std::unique_ptr<db::Driver> driver;
+  std::unique_ptr<db::Session> session;
+  ASSERT_NO_FATAL_FAILURE(ConnectAsPgSuperuser(clock, driver, session));
+  absl::StatusOr<std::vector<std::string>> loaded =
+      session->FetchColumn("SHOW shared_preload_libraries", 1);
+  ASSERT_OK(loaded.status());
+  if (loaded->empty() || !absl::StrContains(loaded->front(), "pg_stat_statements")) {
+    ASSERT_EXEC_OK(session->ExecuteSql(
+        "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"));
+    session.reset();
+    const ProcessResult restart =
+        RunProcess({"/bin/bash", TestServers::DbenvPath(), "restart",
+                    TestServersEnvironment::Servers().dir(), "postgres"},
+                   std::chrono::seconds(60));
+    ASSERT_EQ(restart.exit_code, 0) << restart.Describe();
+    absl::StatusOr<std::unique_ptr<db::Session>> again = driver->Connect();
+    ASSERT_OK(again.status());
+    session = *std::move(again);
+  }
+  ASSERT_EXEC_OK(session->ExecuteSql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements"));
+  session.reset();
+  driver->ThreadEnd();
+}
+
 // Contention: a table of kContendedRows rows, whose hot spot (sysbench's "special" distribution
 // sends 75 % of ids to the central 1 %) is 10 ids: the DELETE + INSERT of one id by two
 // transactions at once gives PostgreSQL's 23505 (the second DELETE waited for the first, found
@@ -319,6 +379,14 @@ constexpr int64_t kContendedRows = 1000;
 constexpr Nanos kContendedRun = 3 * kSecond;
 
 class OltpContentionTest : public ::testing::TestWithParam<std::tuple<Backend, int>> {
+ public:
+  static void SetUpTestSuite() {
+    static bool enabled = false;  // once per binary, for this suite and those derived from it
+    if (enabled) return;
+    enabled = true;
+    EnablePgStatStatements();
+  }
+
  protected:
   void SetUp() override {
     TestServers& servers = TestServersEnvironment::Servers();
@@ -342,6 +410,8 @@ class OltpContentionTest : public ::testing::TestWithParam<std::tuple<Backend, i
     }
     session_.reset();
     if (driver_ != nullptr) driver_->ThreadEnd();
+    super_session_.reset();
+    if (super_driver_ != nullptr) super_driver_->ThreadEnd();
   }
 
   bool postgres() const { return std::get<0>(GetParam()) == Backend::kPostgres; }
@@ -385,7 +455,7 @@ class OltpContentionTest : public ::testing::TestWithParam<std::tuple<Backend, i
                      "WHERE datname = current_database()"
                    : "SELECT CONCAT(VARIABLE_NAME, '=', VARIABLE_VALUE) FROM "
                      "information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN ('COM_COMMIT', "
-                     "'COM_ROLLBACK', 'INNODB_DEADLOCKS')";
+                     "'COM_ROLLBACK', 'INNODB_DEADLOCKS', 'COM_BEGIN', 'COM_STMT_EXECUTE')";
     absl::StatusOr<std::vector<std::string>> rows = session_->FetchColumn(sql, 10);
     EXPECT_TRUE(rows.ok()) << rows.status();
     std::map<std::string, int64_t> counters =
@@ -394,8 +464,44 @@ class OltpContentionTest : public ::testing::TestWithParam<std::tuple<Backend, i
       counters["commits"] = counters["com_commit"];
       counters["rollbacks"] = counters["com_rollback"];
       counters["deadlocks"] = counters["innodb_deadlocks"];
+      // Every statement of the load: prepared ones, and the transactions' START TRANSACTION,
+      // COMMIT and ROLLBACK (this session's reads are plain SELECTs, counted as none of them).
+      counters["statements"] = counters["com_stmt_execute"] + counters["com_begin"] +
+                               counters["com_commit"] + counters["com_rollback"];
     }
     return counters;
+  }
+
+  // PostgreSQL: from now on pg_stat_statements counts afresh.
+  void ResetStatementCounts() {
+    ASSERT_NO_FATAL_FAILURE(ConnectAsPgSuperuser(clock_, super_driver_, super_session_));
+    absl::StatusOr<std::vector<std::string>> reset =
+        super_session_->FetchColumn("SELECT pg_stat_statements_reset()", 1);
+    ASSERT_OK(reset.status());
+  }
+
+  // PostgreSQL: the statements of the load's user that completed since the reset (recorded as
+  // each ends, so a finished run's are all there). This test's own session is the same user:
+  // it must send nothing in between.
+  int64_t CompletedStatements() {
+    absl::StatusOr<std::vector<std::string>> rows = super_session_->FetchColumn(
+        absl::StrCat("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE userid = "
+                     "(SELECT oid FROM pg_roles WHERE rolname = '",
+                     target_.user(), "')"),
+        1);
+    EXPECT_TRUE(rows.ok()) << rows.status();
+    int64_t calls = -1;
+    if (rows.ok() && rows->size() == 1) {
+      EXPECT_TRUE(absl::SimpleAtoi(rows->front(), &calls));
+    }
+    return calls;
+  }
+
+  // What pg_stat_statements holds, for a message.
+  std::string StatementCountsByText() {
+    absl::StatusOr<std::vector<std::string>> rows = super_session_->FetchColumn(
+        "SELECT calls || ' ' || left(query, 60) FROM pg_stat_statements ORDER BY calls DESC", 100);
+    return rows.ok() ? absl::StrJoin(*rows, "\n") : std::string(rows.status().message());
   }
 
   int64_t RowCount() {
@@ -409,16 +515,17 @@ class OltpContentionTest : public ::testing::TestWithParam<std::tuple<Backend, i
     return count;
   }
 
-  dbload::v1::Plan Plan() const {
+  dbload::v1::Plan Plan(const std::string& scenario = "read_write",
+                        Nanos duration = kContendedRun) const {
     dbload::v1::Plan plan;
     plan.set_name(absl::StrCat("oltp-contention-", clients()));
     *plan.mutable_target() = target_;
     plan.mutable_target()->set_pool(static_cast<uint32_t>(clients()));
     plan.set_workload("oltp");
     for (const auto& [key, value] : options_) (*plan.mutable_workload_options())[key] = value;
-    plan.set_scenario("read_write");
+    plan.set_scenario(scenario);
     plan.mutable_load()->mutable_closed()->set_clients(static_cast<uint32_t>(clients()));
-    plan.mutable_stop()->set_duration_ns(kContendedRun);
+    plan.mutable_stop()->set_duration_ns(duration);
     plan.set_seed(17);
     // The EXPLAIN capture's own connection and statements would be the server's to count too.
     plan.mutable_explain()->set_disabled(true);
@@ -427,6 +534,8 @@ class OltpContentionTest : public ::testing::TestWithParam<std::tuple<Backend, i
 
   SteadyClock clock_;
   int64_t own_transactions_ = 0;  // polls of pg_stat_activity on session_
+  std::unique_ptr<db::Driver> super_driver_;
+  std::unique_ptr<db::Session> super_session_;
   dbload::v1::Target target_;
   std::map<std::string, std::string> options_;
   std::unique_ptr<db::Driver> driver_;
@@ -440,9 +549,13 @@ TEST_P(OltpContentionTest, ReadWriteGoesOnThroughSysbenchsIgnoredErrorsAndCounts
   const dbload::v1::Plan plan = Plan();
   const std::map<std::string, int64_t> before = Counters();
   own_transactions_ = 0;
+  if (postgres()) {
+    ASSERT_NO_FATAL_FAILURE(ResetStatementCounts());
+  }
   absl::StatusOr<dbload::v1::RunReport> report =
       RunPlanLocally(plan, *driver_, **scenario, clock_, {});
   ASSERT_OK(report.status());
+  const int64_t completed_statements = postgres() ? CompletedStatements() : -1;
   WaitForOtherSessionsToEnd();
   const int64_t own_polls = own_transactions_;
   const std::map<std::string, int64_t> delta = Delta(before, Counters());
@@ -462,8 +575,12 @@ TEST_P(OltpContentionTest, ReadWriteGoesOnThroughSysbenchsIgnoredErrorsAndCounts
             << " clients, " << kContendedRun / kSecond << " s, " << kContendedRows
             << " rows] transactions " << report->executed() << ", errors " << report->errors()
             << ", ignored " << report->ignored() << " (" << (codes.empty() ? " none" : codes)
-            << " ); server: commits +" << delta.at("commits") << ", rollbacks +"
-            << delta.at("rollbacks") << ", deadlocks +" << delta.at("deadlocks") << std::endl;
+            << " ), statements " << report->statements() << "; server: commits +"
+            << delta.at("commits") << ", rollbacks +" << delta.at("rollbacks") << ", deadlocks +"
+            << delta.at("deadlocks") << ", statements "
+            << (postgres() ? absl::StrCat(completed_statements, " completed (pg_stat_statements)")
+                           : absl::StrCat("+", delta.at("statements"), " (Com_*)"))
+            << std::endl;
 
   // The run ended by its duration, not by a duplicate key, and nothing else failed.
   EXPECT_EQ(report->end_reason(), "duration") << RenderReportText(*report);
@@ -510,6 +627,64 @@ TEST_P(OltpContentionTest, ReadWriteGoesOnThroughSysbenchsIgnoredErrorsAndCounts
             static_cast<int64_t>(ignored_by_code[postgres() ? "40P01" : "1213"]));
   // Each committed event deleted one row and put it back; an ignored one changed nothing.
   EXPECT_EQ(RowCount(), kContendedRows);
+
+  // Statements: what the server counted of the load, exactly. A committed event sent 20 (18 +
+  // BEGIN + COMMIT), an ignored one 3 to 20 (BEGIN, up to its failing statement, ROLLBACK).
+  const int64_t statements = static_cast<int64_t>(report->statements());
+  if (postgres()) {
+    // pg_stat_statements counts what completed: every statement but each ignored
+    // transaction's failing one.
+    EXPECT_EQ(completed_statements + ignored, statements) << StatementCountsByText();
+  } else {
+    EXPECT_EQ(delta.at("statements"), statements);
+  }
+  EXPECT_GE(statements, 20 * executed + 3 * ignored);
+  EXPECT_LE(statements, 20 * (executed + ignored));
+  EXPECT_EQ(read_write.statements(), report->statements());
+  uint64_t interval_statements = 0;
+  for (const dbload::v1::IntervalSample& sample : report->intervals()) {
+    interval_statements += sample.statements();
+  }
+  EXPECT_EQ(interval_statements, report->statements());
+  EXPECT_THAT(RenderReportText(*report),
+              ::testing::HasSubstr(absl::StrCat("Statements: ", report->statements(), " (")));
+}
+
+// point_select: one statement per transaction, no transaction statements; the server's count
+// of them is the report's.
+class OltpPointSelectStatementsTest : public OltpContentionTest {};
+
+TEST_P(OltpPointSelectStatementsTest, TheServerCountsTheReportsStatements) {
+  absl::StatusOr<std::unique_ptr<Scenario>> scenario = workload_->MakeScenario("point_select");
+  ASSERT_OK(scenario.status());
+  const dbload::v1::Plan plan = Plan("point_select", kSecond);
+  const std::map<std::string, int64_t> before = Counters();
+  if (postgres()) {
+    ASSERT_NO_FATAL_FAILURE(ResetStatementCounts());
+  }
+  absl::StatusOr<dbload::v1::RunReport> report =
+      RunPlanLocally(plan, *driver_, **scenario, clock_, {});
+  ASSERT_OK(report.status());
+  const int64_t completed_statements = postgres() ? CompletedStatements() : -1;
+  WaitForOtherSessionsToEnd();
+  const std::map<std::string, int64_t> delta = Delta(before, Counters());
+  std::cout << "[" << (postgres() ? "postgresql" : "mariadb") << " point_select, " << clients()
+            << " clients, 1 s] transactions " << report->executed() << ", statements "
+            << report->statements() << "; server: "
+            << (postgres() ? absl::StrCat(completed_statements, " (pg_stat_statements)")
+                           : absl::StrCat("+", delta.at("statements"), " (Com_*)"))
+            << std::endl;
+  EXPECT_EQ(report->end_reason(), "duration");
+  EXPECT_EQ(report->errors() + report->ignored(), 0u);
+  EXPECT_GT(report->executed(), 0u);
+  EXPECT_EQ(report->statements(), report->executed());
+  const int64_t statements = static_cast<int64_t>(report->statements());
+  if (postgres()) {
+    EXPECT_EQ(completed_statements, statements) << StatementCountsByText();
+  } else {
+    EXPECT_EQ(delta.at("statements"), statements);
+    EXPECT_EQ(delta.at("com_stmt_execute"), statements);
+  }
 }
 
 // Issue 17 as it was: without sysbench's ignored errors, the first duplicate key is fatal and
@@ -545,6 +720,12 @@ std::string ContentionCaseName(const ::testing::TestParamInfo<std::tuple<Backend
   return absl::StrCat(std::get<0>(info.param) == Backend::kPostgres ? "pg_" : "mariadb_",
                       std::get<1>(info.param), "_clients");
 }
+
+INSTANTIATE_TEST_SUITE_P(PointSelect, OltpPointSelectStatementsTest,
+                         ::testing::Combine(::testing::Values(Backend::kPostgres,
+                                                              Backend::kMariaDb),
+                                            ::testing::Values(4)),
+                         ContentionCaseName);
 
 INSTANTIATE_TEST_SUITE_P(ReadWrite, OltpContentionTest,
                          ::testing::Combine(::testing::Values(Backend::kPostgres,

@@ -12,10 +12,11 @@ namespace {
 
 TEST(IntervalRecorderTest, DrainReturnsWhatWasRecordedSinceTheLastDrain) {
   IntervalRecorder recorder(2);
-  recorder.RecordSuccess(0, 2 * kMillisecond, kMillisecond);
-  recorder.RecordSuccess(1, 5 * kMillisecond, 5 * kMillisecond);
-  recorder.RecordSuccess(1, 6 * kMillisecond, 6 * kMillisecond);
-  recorder.RecordError(1, {db::ErrorClass::kRetryable, "40P01", "deadlock"});
+  recorder.RecordSuccess(0, 2 * kMillisecond, kMillisecond, 1);
+  recorder.RecordSuccess(1, 5 * kMillisecond, 5 * kMillisecond, 20);
+  recorder.RecordSuccess(1, 6 * kMillisecond, 6 * kMillisecond, 20);
+  // A transaction that failed sent statements too (up to the failing one, and its ROLLBACK).
+  recorder.RecordError(1, {db::ErrorClass::kRetryable, "40P01", "deadlock"}, 7);
   recorder.RecordScheduleLag(10 * kMicrosecond, /*had_free_connection=*/true);
   recorder.RecordScheduleLag(30 * kMillisecond, /*had_free_connection=*/false);
   IntervalSnapshot first = recorder.Drain();
@@ -24,6 +25,9 @@ TEST(IntervalRecorderTest, DrainReturnsWhatWasRecordedSinceTheLastDrain) {
   EXPECT_EQ(first.query_types[0].response_time.TotalCount(), 1u);
   EXPECT_EQ(first.query_types[1].service_time.TotalCount(), 2u);
   EXPECT_EQ((first.query_types[1].errors.at({db::ErrorClass::kRetryable, "40P01"})), 1u);
+  EXPECT_EQ(first.query_types[0].statements, 1u);
+  EXPECT_EQ(first.query_types[1].statements, 47u);
+  EXPECT_EQ(first.Statements(), 48u);
   EXPECT_EQ(first.schedule_lag.TotalCount(), 2u);
   // Only the lag of the transaction a free connection was waiting for is dispatch lag.
   EXPECT_EQ(first.dispatch_lag.TotalCount(), 1u);
@@ -32,11 +36,14 @@ TEST(IntervalRecorderTest, DrainReturnsWhatWasRecordedSinceTheLastDrain) {
   IntervalSnapshot second = recorder.Drain();
   EXPECT_EQ(second.Executed(), 0u);
   EXPECT_EQ(second.Errors(), 0u);
+  EXPECT_EQ(second.Statements(), 0u);
 
   second.Add(first);
   second.Add(first);
   EXPECT_EQ(second.Executed(), 6u);
   EXPECT_EQ(second.Errors(), 2u);
+  EXPECT_EQ(second.query_types[1].statements, 94u);
+  EXPECT_EQ(second.Statements(), 96u);
 }
 
 TEST(IntervalRecorderTest, ConcurrentRecordingWhileDrainingLosesNothing) {
@@ -47,9 +54,9 @@ TEST(IntervalRecorderTest, ConcurrentRecordingWhileDrainingLosesNothing) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
-        recorder.RecordSuccess(i % 3, 1'000 + i, 900 + i);
+        recorder.RecordSuccess(i % 3, 1'000 + i, 900 + i, static_cast<uint64_t>(i % 3 + 1));
         recorder.RecordScheduleLag(i % 7, i % 2 == 0);
-        if (i % 1000 == 0) recorder.RecordError(t % 3, {db::ErrorClass::kFatal, "x", ""});
+        if (i % 1000 == 0) recorder.RecordError(t % 3, {db::ErrorClass::kFatal, "x", ""}, 5);
       }
       running.fetch_sub(1);
     });
@@ -62,6 +69,20 @@ TEST(IntervalRecorderTest, ConcurrentRecordingWhileDrainingLosesNothing) {
   EXPECT_EQ(total.schedule_lag.TotalCount(), uint64_t{kThreads} * kPerThread);
   EXPECT_EQ(total.dispatch_lag.TotalCount(), uint64_t{kThreads} * kPerThread / 2);
   EXPECT_EQ(total.Errors(), uint64_t{kThreads} * (kPerThread / 1000));
+  // Per query type q, every thread's successes sent q + 1 statements each, and one thread's
+  // errors (t % 3 == q) 5 each.
+  uint64_t expected_total = 0;
+  for (int q = 0; q < 3; ++q) {
+    uint64_t successes = 0;
+    for (int i = 0; i < kPerThread; ++i) successes += i % 3 == q;
+    uint64_t error_threads = 0;
+    for (int t = 0; t < kThreads; ++t) error_threads += t % 3 == q;
+    const uint64_t expected = uint64_t{kThreads} * successes * static_cast<uint64_t>(q + 1) +
+                              error_threads * (kPerThread / 1000) * 5;
+    EXPECT_EQ(total.query_types[q].statements, expected) << "query type " << q;
+    expected_total += expected;
+  }
+  EXPECT_EQ(total.Statements(), expected_total);
 }
 
 }  // namespace
@@ -72,9 +93,11 @@ namespace {
 
 TEST(IntervalSnapshotWireTest, ReportRoundTripIsExact) {
   IntervalRecorder recorder(3);
-  for (int i = 0; i < 1000; ++i) recorder.RecordSuccess(i % 2 == 0 ? 0 : 2, 1'000 + i * 37, 900 + i);
-  recorder.RecordError(2, {db::ErrorClass::kConnection, "08006", "gone"});
-  recorder.RecordError(2, {db::ErrorClass::kIgnored, "23505", "duplicate key"});
+  for (int i = 0; i < 1000; ++i) {
+    recorder.RecordSuccess(i % 2 == 0 ? 0 : 2, 1'000 + i * 37, 900 + i, i % 2 == 0 ? 1 : 20);
+  }
+  recorder.RecordError(2, {db::ErrorClass::kConnection, "08006", "gone"}, 3);
+  recorder.RecordError(2, {db::ErrorClass::kIgnored, "23505", "duplicate key"}, 19);
   recorder.RecordScheduleLag(12'345, /*had_free_connection=*/true);
   recorder.RecordScheduleLag(99'999, /*had_free_connection=*/false);
   const IntervalSnapshot original = recorder.Drain();
@@ -87,7 +110,10 @@ TEST(IntervalSnapshotWireTest, ReportRoundTripIsExact) {
     EXPECT_EQ(decoded->query_types[q].response_time, original.query_types[q].response_time);
     EXPECT_EQ(decoded->query_types[q].service_time, original.query_types[q].service_time);
     EXPECT_EQ(decoded->query_types[q].errors, original.query_types[q].errors);
+    EXPECT_EQ(decoded->query_types[q].statements, original.query_types[q].statements);
   }
+  EXPECT_EQ(decoded->query_types[0].statements, 500u);
+  EXPECT_EQ(decoded->query_types[2].statements, 500u * 20 + 3 + 19);
   EXPECT_EQ(decoded->schedule_lag, original.schedule_lag);
   EXPECT_EQ(decoded->dispatch_lag, original.dispatch_lag);
   EXPECT_EQ(decoded->dispatch_lag.TotalCount(), 1u);
@@ -199,6 +225,13 @@ TEST(IntervalSnapshotWireTest, MalformedReportsAreRefusedWithAReason) {
   report.mutable_query_types(0)->mutable_response_time()->set_layout(9);
   EXPECT_THAT(SnapshotFromReport(report, 3).status().message(),
               testing::HasSubstr("response time: histogram layout 9"));
+  report.mutable_query_types(0)->clear_response_time();
+  // Sums of such counts would wrap.
+  report.mutable_query_types(0)->set_statements(uint64_t{1} << 62);
+  EXPECT_THAT(SnapshotFromReport(report, 3).status().message(),
+              testing::HasSubstr("query type 1: 4611686018427387904 statements"));
+  report.mutable_query_types(0)->set_statements(1'000'000);
+  EXPECT_TRUE(SnapshotFromReport(report, 3).ok());
 }
 
 }  // namespace

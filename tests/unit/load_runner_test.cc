@@ -1,5 +1,6 @@
 #include "agent/load_runner.h"
 
+#include <atomic>
 #include <memory>
 
 #include "common/db/noop_driver.h"
@@ -32,6 +33,54 @@ class SingleStatementScenario final : public Scenario {
     db::ExecOutcome Run(int, db::Session& session) override { return session.Execute(0, {}); }
   };
   std::vector<std::string> names_ = {"q"};
+  std::vector<std::string> ignored_;
+};
+
+// Two query types, drawn in turn: "point", one statement outside a transaction, and "txn",
+// BEGIN + 3 statements + COMMIT, or ROLLBACK after the first failed statement (as oltp's). The
+// worker counts every session call it makes, for the test to compare with what the runner
+// recorded, which the worker never tells it.
+class TwoShapesScenario final : public Scenario {
+ public:
+  explicit TwoShapesScenario(std::vector<std::string> ignored) : ignored_(std::move(ignored)) {}
+  const std::vector<std::string>& query_types() const override { return names_; }
+  db::IgnoredErrors ErrorsToIgnore(db::Dialect) const override {
+    return db::IgnoredErrors(ignored_);
+  }
+  std::vector<db::StatementSpec> Statements(db::Dialect) const override {
+    return {{"q", "SELECT 1"}};
+  }
+  std::unique_ptr<ScenarioWorker> NewWorker(const WorkerSlot&) const override {
+    return std::make_unique<Worker>(*this);
+  }
+  // Session calls made by all workers, by query type.
+  mutable std::atomic<uint64_t> calls[2] = {0, 0};
+
+ private:
+  struct Worker final : ScenarioWorker {
+    explicit Worker(const TwoShapesScenario& s) : s(s) {}
+    int NextQueryType() override { return static_cast<int>(next++ % 2); }
+    db::ExecOutcome Run(int query_type, db::Session& session) override {
+      std::atomic<uint64_t>& calls = s.calls[query_type];
+      ++calls;
+      if (query_type == 0) return session.Execute(0, {});
+      session.Begin();
+      for (int i = 0; i < 3; ++i) {
+        ++calls;
+        db::ExecOutcome outcome = session.Execute(0, {});
+        if (!outcome.ok()) {
+          ++calls;
+          session.Rollback();
+          return outcome;
+        }
+      }
+      ++calls;
+      return session.Commit();
+    }
+    const TwoShapesScenario& s;
+    uint64_t next = 0;
+  };
+  std::vector<std::string> names_ = {"point", "txn"};
   std::vector<std::string> ignored_;
 };
 
@@ -399,6 +448,44 @@ TEST_F(LoadRunnerTest, IgnoredErrorsTakeTheirStartsFromTheBudget) {
   EXPECT_EQ(got.Completed(), 123u);
   EXPECT_GT(got.Ignored(), 0u);
   EXPECT_EQ(got.Errors(), 0u);
+}
+
+// Every statement a transaction sent counts, BEGIN, COMMIT and ROLLBACK included, whether the
+// transaction committed, failed or was ignored, and in its own query type.
+TEST_F(LoadRunnerTest, StatementsSentAreCountedPerQueryTypeWhateverTheOutcome) {
+  // Every 7th Execute of a session fails: a deadlock the scenario ignores, or (other codes) a
+  // retryable error.
+  for (const std::string ignored : {"40P01", "none"}) {
+    SCOPED_TRACE(ignored);
+    db::NoopDriver driver({.fixed_latency = kMillisecond,
+                           .fail_every = 7,
+                           .injected_error = {db::ErrorClass::kRetryable, "40P01", "deadlock"}},
+                          clock_);
+    TwoShapesScenario scenario({ignored});
+    IntervalRecorder recorder(2);
+    LoadRunner runner(driver, scenario, recorder, clock_, {});
+    runner.SetStartLimit(1'000);
+    ASSERT_TRUE(runner.Connect(3).ok());
+    runner.StartClosedLoop(0, clock_.Now() + 100 * kSecond);
+    runner.Wait();
+    const IntervalSnapshot got = recorder.Drain();
+    EXPECT_EQ(got.Completed(), 1'000u);
+    EXPECT_GT(got.Errors() + got.Ignored(), 0u);
+    EXPECT_EQ(ignored == "none" ? got.Ignored() : got.Errors(), 0u);
+    EXPECT_EQ(got.query_types[0].statements, scenario.calls[0].load());
+    EXPECT_EQ(got.query_types[1].statements, scenario.calls[1].load());
+    // A point sends 1, a committed txn 5, a failed one 3 to 5: the counts are the calls, not a
+    // constant per transaction.
+    const uint64_t points = got.query_types[0].response_time.TotalCount() +
+                            got.query_types[0].ErrorCount() + got.query_types[0].IgnoredCount();
+    EXPECT_EQ(got.query_types[0].statements, points);
+    const QueryTypeInterval& txn = got.query_types[1];
+    const uint64_t failed = txn.ErrorCount() + txn.IgnoredCount();
+    EXPECT_GT(failed, 0u);
+    EXPECT_GE(txn.statements, 5 * txn.response_time.TotalCount() + 3 * failed);
+    EXPECT_LE(txn.statements, 5 * (txn.response_time.TotalCount() + failed));
+    EXPECT_EQ(got.Statements(), scenario.calls[0].load() + scenario.calls[1].load());
+  }
 }
 
 TEST_F(LoadRunnerTest, ConnectionErrorsReconnectWithBackoffAndTheRunGoesOn) {

@@ -41,6 +41,10 @@ IntervalSnapshot Snapshot(std::mt19937_64& random, int ok, int errors) {
     snapshot.schedule_lag.Record(1'000);
   }
   snapshot.query_types[1].errors[{db::ErrorClass::kRetryable, "40001"}] = errors;
+  // A select sends 1 statement, an update transaction 3 (and a failed one 2).
+  snapshot.query_types[0].statements = snapshot.query_types[0].response_time.TotalCount();
+  snapshot.query_types[1].statements =
+      3 * snapshot.query_types[1].response_time.TotalCount() + 2 * static_cast<uint64_t>(errors);
   return snapshot;
 }
 
@@ -68,6 +72,15 @@ TEST(MetricsExporterTest, CountersAndHistogramsAreTheExactSums) {
   }
   EXPECT_EQ(ok, 5'000u);
   EXPECT_EQ(errors, 35u);
+  // Statements per query type, whatever the result: the sums of the intervals' exact counts.
+  std::map<std::string, double> statements;
+  for (const auto& m : FamilyNamed(families, "dbload_statements_total").metric) {
+    EXPECT_EQ(LabelOf(m, "run"), "r1");
+    EXPECT_EQ(LabelOf(m, "scenario"), "mixed");
+    statements[LabelOf(m, "query_type")] += m.counter.value;
+  }
+  EXPECT_THAT(statements, testing::ElementsAre(testing::Pair("select", 2'500),
+                                               testing::Pair("update", 3 * 2'500 + 2 * 35)));
 
   const auto& response = FamilyNamed(families, "dbload_response_time_seconds");
   ASSERT_EQ(response.metric.size(), 2u);

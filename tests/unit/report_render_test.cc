@@ -157,8 +157,9 @@ TEST(CsvTest, OneRowPerScopeAndQueryTypeWithTheReportsNumbers) {
   // Then per percentile its samples beyond and interval, and the thin ones.
   EXPECT_EQ(rows[0][22], "p50_samples_beyond");
   EXPECT_EQ(rows[0][22 + 7 * 3], "few_samples");
-  EXPECT_EQ(rows[0].back(), "ignored");
-  for (const auto& row : rows) EXPECT_EQ(row.size(), 22u + 7 * 3 + 2);
+  EXPECT_EQ(rows[0][22 + 7 * 3 + 1], "ignored");
+  EXPECT_EQ(rows[0].back(), "statements");
+  for (const auto& row : rows) EXPECT_EQ(row.size(), 22u + 7 * 3 + 3);
   std::vector<std::string> scopes, types;
   for (size_t i = 1; i < rows.size(); ++i) {
     scopes.push_back(rows[i][0]);
@@ -576,9 +577,10 @@ TEST(ReportBuilderTest, IgnoredErrorsAreCountedApartEverywhere) {
   EXPECT_THAT(html, HasSubstr("<td class=\"text\">ignored</td>"));
   const auto rows = ParseCsv(RenderReportCsv(r));
   ASSERT_EQ(rows.size(), 3u);  // header, run/all, run/read_write
-  EXPECT_EQ(rows[0].back(), "ignored");
-  EXPECT_EQ(rows[1].back(), "9");
-  EXPECT_EQ(rows[2].back(), "9");
+  const size_t ignored = rows[0].size() - 2;  // statements come last
+  EXPECT_EQ(rows[0][ignored], "ignored");
+  EXPECT_EQ(rows[1][ignored], "9");
+  EXPECT_EQ(rows[2][ignored], "9");
   EXPECT_EQ(rows[1][3], "1");  // errors
   absl::StatusOr<v1::RunReport> parsed = ParseReportJson(RenderReportJson(r));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -588,6 +590,80 @@ TEST(ReportBuilderTest, IgnoredErrorsAreCountedApartEverywhere) {
   // A report without ignored errors renders as before.
   const std::string plain = RenderReportText(SimpleReport("plain", 100, 1, 2));
   EXPECT_THAT(plain, Not(HasSubstr("Ignored")));
+}
+
+// Statements (sysbench's queries) from the merged counts: per query type, interval, stage and
+// run, each sum exact; shown as a count, per transaction and per second of the queries duration.
+TEST(ReportBuilderTest, StatementsAreSummedExactlyAndShownBesideExecuted) {
+  v1::Plan plan;
+  for (const char* name : {"low", "high"}) plan.add_stages()->set_name(name);
+  RunReportBuilder builder(plan, {"point_select", "read_write"});
+  // Interval k: 10·k point selects (1 statement each); 5·k read_write transactions of 20, plus
+  // one ignored error that sent 7 (BEGIN, 5 statements, ROLLBACK). The first is the warm-up.
+  uint64_t executed = 0, statements[2] = {0, 0}, stage_statements[2] = {0, 0};
+  uint64_t interval_statements = 0;
+  for (int k = 1; k <= 4; ++k) {
+    IntervalSnapshot snapshot;
+    snapshot.query_types.resize(2);
+    for (int i = 0; i < 10 * k; ++i) snapshot.query_types[0].response_time.Record(100'000);
+    for (int i = 0; i < 5 * k; ++i) snapshot.query_types[1].response_time.Record(2'000'000);
+    snapshot.query_types[0].statements = 10 * k;
+    snapshot.query_types[1].errors[{db::ErrorClass::kIgnored, "40P01"}] = 1;
+    snapshot.query_types[1].statements = 20 * 5 * k + 7;
+    const bool warmup = k == 1;
+    const uint32_t stage = k <= 2 ? 1 : 2;
+    const v1::IntervalSample sample = builder.AddInterval(
+        {.elapsed_s = static_cast<double>(k), .length_s = 0.5, .warmup = warmup, .stage = stage},
+        snapshot);
+    EXPECT_EQ(sample.statements(), 10u * k + 100u * k + 7) << k;
+    // Per second over the interval's length, as its achieved rate.
+    EXPECT_THAT(RenderIntervalLine(sample),
+                HasSubstr(absl::StrFormat("achieved %d/s (%d stmt/s)", 30 * k, 2 * (110 * k + 7))));
+    if (warmup) continue;
+    interval_statements += sample.statements();
+    executed += 15 * k;
+    statements[0] += 10 * k;
+    statements[1] += 100 * k + 7;
+    stage_statements[stage - 1] += 110 * k + 7;
+  }
+  const v1::RunReport r = builder.Finish(/*measured_s=*/6, /*outside_queries_s=*/1, 0, "duration",
+                                         "", {2, 3});
+  EXPECT_EQ(r.executed(), executed);
+  ASSERT_EQ(r.query_types_size(), 2);
+  EXPECT_EQ(r.query_types(0).statements(), statements[0]);
+  EXPECT_EQ(r.query_types(1).statements(), statements[1]);
+  EXPECT_EQ(r.statements(), statements[0] + statements[1]);
+  EXPECT_EQ(r.statements(), interval_statements);  // the warm-up's in neither
+  ASSERT_EQ(r.stages_size(), 2);
+  EXPECT_EQ(r.stages(0).statements(), stage_statements[0]);
+  EXPECT_EQ(r.stages(1).statements(), stage_statements[1]);
+  EXPECT_EQ(r.stages(1).query_types(1).statements(), 100u * (3 + 4) + 2 * 7);
+  EXPECT_EQ(r.statements(), r.stages(0).statements() + r.stages(1).statements());
+
+  // 2 + 3 + 4 = 9: 90 point selects, 45 read_write, 3 ignored; 90 + 900 + 21 = 1011 statements
+  // in 5 s of queries (6 measured, 1 outside the queries).
+  ASSERT_EQ(r.statements(), 1011u);
+  const std::string text = RenderReportText(r);
+  EXPECT_THAT(text, HasSubstr("Executed queries: 135\n  point_select: 90\n  read_write: 45\n"
+                              "Statements: 1011 (7.3 per transaction, failed and ignored ones "
+                              "included, 202.2/s)\n"
+                              "  point_select: 90 (1.0 per transaction, 18.0/s)\n"
+                              "  read_write: 921 (19.2 per transaction, failed and ignored ones "
+                              "included, 184.2/s)\n"));
+  const auto rows = ParseCsv(RenderReportCsv(r));
+  ASSERT_EQ(rows.size(), 1u + 3 * 3);
+  EXPECT_EQ(rows[0].back(), "statements");
+  EXPECT_EQ(rows[1].back(), "1011");  // run, all
+  EXPECT_EQ(rows[2].back(), "90");    // run, point_select
+  EXPECT_EQ(rows[3].back(), "921");   // run, read_write
+  EXPECT_EQ(rows[4].back(), absl::StrCat(stage_statements[0]));  // stage 1, all
+  absl::StatusOr<v1::RunReport> parsed = ParseReportJson(RenderReportJson(r));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->statements(), 1011u);
+  EXPECT_EQ(parsed->query_types(1).statements(), 921u);
+  EXPECT_EQ(parsed->stages(1).statements(), stage_statements[1]);
+  EXPECT_EQ(parsed->intervals(0).statements(), 117u);  // the warm-up's sample keeps its own
+  EXPECT_THAT(RenderReportJson(r), HasSubstr("\"statements\": \"1011\""));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -696,8 +772,13 @@ TEST(PercentileBasisTest, ReportsWithoutTheBasisRenderAsBefore) {
   EXPECT_THAT(text, Not(HasSubstr("*")));
   EXPECT_THAT(RenderReportHtml(*parsed), Not(HasSubstr("rest on")));
   const auto old_rows = ParseCsv(RenderReportCsv(*parsed));
-  EXPECT_EQ(old_rows[1][old_rows[1].size() - 2], "");  // few_samples
-  EXPECT_EQ(old_rows[1].back(), "0");                  // ignored
+  EXPECT_EQ(old_rows[1][old_rows[1].size() - 3], "");  // few_samples
+  EXPECT_EQ(old_rows[1][old_rows[1].size() - 2], "0");  // ignored
+  // Nor did it count statements: not a zero, which would read as a measurement.
+  EXPECT_EQ(old_rows[0].back(), "statements");
+  EXPECT_EQ(old_rows[1].back(), "");
+  EXPECT_THAT(text, Not(HasSubstr("Statements")));
+  EXPECT_THAT(text, Not(HasSubstr("stmt/s")));
 }
 
 TEST(PercentileBasisTest, ComparisonInsideBothIntervalsClaimsNoDifference) {

@@ -31,11 +31,13 @@ IntervalSnapshot EmptySnapshot() {
   return snapshot;
 }
 
-// A snapshot of `samples` random transactions, also recorded into `union_response` and
-// `union_service` per query type, as if one recorder had seen every agent's samples.
+// A snapshot of `samples` random transactions, each of 1 to 20 statements, also recorded into
+// `union_response` and `union_service` (and `union_statements`) per query type, as if one
+// recorder had seen every agent's samples.
 IntervalSnapshot RandomSnapshot(std::mt19937_64& random, int samples,
                                 std::vector<Histogram>* union_response,
-                                std::vector<Histogram>* union_service, Histogram* union_lag) {
+                                std::vector<Histogram>* union_service, Histogram* union_lag,
+                                std::vector<uint64_t>* union_statements = nullptr) {
   IntervalSnapshot snapshot = EmptySnapshot();
   std::lognormal_distribution<double> latency(13.0, 1.5);  // ~0.4 ms median, long tail
   for (int i = 0; i < samples; ++i) {
@@ -45,6 +47,9 @@ IntervalSnapshot RandomSnapshot(std::mt19937_64& random, int samples,
     snapshot.query_types[q].response_time.Record(service + lag);
     snapshot.query_types[q].service_time.Record(service);
     snapshot.schedule_lag.Record(lag);
+    const uint64_t statements = 1 + random() % 20;
+    snapshot.query_types[q].statements += statements;
+    if (union_statements != nullptr) (*union_statements)[q] += statements;
     if (union_response != nullptr) {
       (*union_response)[q].Record(service + lag);
       (*union_service)[q].Record(service);
@@ -87,6 +92,7 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
   RunAggregator aggregator(kRun, TestPlan(), kQueryTypes, ThreeAgents());
   std::vector<Histogram> union_response(kQueryTypes.size()), union_service(kQueryTypes.size());
   Histogram union_lag;
+  std::vector<uint64_t> union_statements(kQueryTypes.size(), 0);
   const std::vector<std::string> agents = {"a0", "a1", "a2"};
   std::map<std::string, uint64_t> executed_by_agent;
   std::map<std::string, Histogram> response_by_agent;
@@ -113,8 +119,8 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
     std::shuffle(senders.begin(), senders.end(), random);
     for (const std::string& agent : senders) {
       const int samples = 100 + static_cast<int>(random() % 2000);
-      const IntervalSnapshot snapshot =
-          RandomSnapshot(random, samples, &union_response, &union_service, &union_lag);
+      const IntervalSnapshot snapshot = RandomSnapshot(
+          random, samples, &union_response, &union_service, &union_lag, &union_statements);
       executed_by_agent[agent] += samples;
       for (const QueryTypeInterval& q : snapshot.query_types) response_by_agent[agent].Add(q.response_time);
       expected_executed += samples;
@@ -125,7 +131,7 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
   }
   for (const std::string& agent : agents) {
     const IntervalSnapshot snapshot =
-        RandomSnapshot(random, 77, &union_response, &union_service, &union_lag);
+        RandomSnapshot(random, 77, &union_response, &union_service, &union_lag, &union_statements);
     executed_by_agent[agent] += 77;
     for (const QueryTypeInterval& q : snapshot.query_types) response_by_agent[agent].Add(q.response_time);
     expected_executed += 77;
@@ -162,8 +168,12 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
     EXPECT_TRUE(FromProto(report.query_types(q).response_histogram()) == union_response[q]) << q;
     EXPECT_TRUE(FromProto(report.query_types(q).service_histogram()) == union_service[q]) << q;
     EXPECT_EQ(report.query_types(q).executed(), union_response[q].TotalCount());
+    EXPECT_EQ(report.query_types(q).statements(), union_statements[q]) << q;
     all_response.Add(union_response[q]);
   }
+  // The warm-up's statements are in no total, as its transactions are not.
+  EXPECT_EQ(report.statements(), union_statements[0] + union_statements[1]);
+  EXPECT_GT(report.statements(), report.executed());
   // Summaries come from the merged counts, so they equal the union's exactly.
   EXPECT_EQ(report.response_time().p99_ms(), all_response.ValueAtPercentile(99) / 1e6);
   EXPECT_EQ(report.response_time().max_ms(), all_response.Max() / 1e6);
@@ -177,11 +187,14 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
   ASSERT_EQ(report.intervals_size(), 11);
   EXPECT_TRUE(report.intervals(1).warmup());
   EXPECT_FALSE(report.intervals(2).warmup());
-  uint64_t interval_sum = 0;
+  uint64_t interval_sum = 0, interval_statements = 0;
   for (const auto& sample : report.intervals()) {
     if (!sample.warmup()) interval_sum += sample.executed();
+    if (!sample.warmup()) interval_statements += sample.statements();
   }
   EXPECT_EQ(interval_sum, expected_executed);
+  EXPECT_EQ(interval_statements, report.statements());
+  EXPECT_GT(report.intervals(0).statements(), 0u);  // the warm-up's, in its own samples
 }
 
 TEST(RunAggregator, RepeatedSequenceIsIgnoredAndCounted) {
@@ -366,6 +379,8 @@ TEST(RunAggregatorStages, EachStageHoldsExactlyItsReportsAndLastsAsLongAsItsLong
   std::mt19937_64 random(7);
   std::map<std::string, uint64_t> sequence;
   uint64_t executed[2] = {0, 0};
+  std::vector<uint64_t> statements[2] = {std::vector<uint64_t>(kQueryTypes.size(), 0),
+                                         std::vector<uint64_t>(kQueryTypes.size(), 0)};
   // Each agent: stage 1 in two reports (1 s and 1 s, a1's second one 1.2 s), stage 2 in two.
   for (const std::string agent : {"a0", "a1"}) {
     for (uint32_t stage = 1; stage <= 2; ++stage) {
@@ -373,7 +388,9 @@ TEST(RunAggregatorStages, EachStageHoldsExactlyItsReportsAndLastsAsLongAsItsLong
         const int samples = 50 + static_cast<int>(random() % 100);
         executed[stage - 1] += samples;
         v1::AgentReport report =
-            MakeReport(++sequence[agent], RandomSnapshot(random, samples, nullptr, nullptr, nullptr),
+            MakeReport(++sequence[agent],
+                       RandomSnapshot(random, samples, nullptr, nullptr, nullptr,
+                                      &statements[stage - 1]),
                        false, 0, agent == "a1" && stage == 1 && part == 1 ? 1.2 : 1.0);
         report.set_stage(stage);
         report.set_target_rate(stage == 1 ? 50 : 150);
@@ -398,6 +415,14 @@ TEST(RunAggregatorStages, EachStageHoldsExactlyItsReportsAndLastsAsLongAsItsLong
   EXPECT_EQ(report.stages(0).executed(), executed[0]);
   EXPECT_EQ(report.stages(1).executed(), executed[1]);
   EXPECT_EQ(report.executed(), executed[0] + executed[1]);
+  for (int stage = 0; stage < 2; ++stage) {
+    EXPECT_EQ(report.stages(stage).statements(), statements[stage][0] + statements[stage][1]);
+    for (size_t q = 0; q < kQueryTypes.size(); ++q) {
+      EXPECT_EQ(report.stages(stage).query_types(q).statements(), statements[stage][q]);
+    }
+  }
+  EXPECT_EQ(report.statements(), report.stages(0).statements() + report.stages(1).statements());
+  EXPECT_EQ(samples[0].statements() + samples[1].statements(), report.statements());
   EXPECT_DOUBLE_EQ(report.stages(0).duration_s(), 2.2);
   EXPECT_DOUBLE_EQ(report.stages(1).duration_s(), 2.0);
   EXPECT_DOUBLE_EQ(report.stages(0).wanted_rate(), 100);
