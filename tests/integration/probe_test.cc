@@ -353,9 +353,11 @@ TEST_F(ProbeTest, CommitsAreTransactionsOnBothServers) {
 std::string CascadeWorkload(testing::ScratchDir& dir) {
   std::string tables;
   for (const char* child : {"a", "b", "c"}) {
-    absl::StrAppend(&tables, "  - name: probe_child_", child, "\n    create: CREATE TABLE probe_child_",
-                    child, " (id INT PRIMARY KEY, parent_id INT NOT NULL, FOREIGN KEY (parent_id) ",
-                    "REFERENCES probe_parent (id) ON DELETE CASCADE)\n    data:\n      rows: 1000\n",
+    absl::StrAppend(&tables, "  - name: probe_child_", child,
+                    "\n    create: CREATE TABLE probe_child_", child,
+                    " (id INT PRIMARY KEY, parent_id INT NOT NULL, FOREIGN KEY (parent_id) ",
+                    "REFERENCES probe_parent (id) ON DELETE CASCADE)\n",
+                    "    data:\n      rows: 1000\n",
                     "      columns: {id: {row: true}, parent_id: {row: true}}\n");
   }
   return dir.Write("cascade.yaml", absl::StrCat(R"(name: cascade
