@@ -407,9 +407,11 @@ namespace {
 // server's processes, and the few server-specific ones the published comparisons discussed.
 bool ShownInText(const v1::SaturationDelta& d) {
   static const std::set<std::string> kShown = {
-      "commits", "rollbacks", "read_bytes", "written_bytes", "rows_inserted", "rows_updated",
-      "rows_deleted", "deadlocks", "lock_waiting", "connections", "database_size_bytes",
-      "blks_hit", "wal_bytes", "temp_bytes", "Innodb_buffer_pool_read_requests",
+      "commits", "rollbacks", "read_bytes", "written_bytes", "deadlocks", "lock_waiting",
+      "connections", "database_size_bytes", "tup_inserted", "tup_updated", "tup_deleted",
+      "Handler_write", "Handler_update", "Handler_delete", "Innodb_rows_inserted",
+      "Innodb_rows_updated", "Innodb_rows_deleted", "blks_hit", "wal_bytes", "temp_bytes",
+      "Innodb_buffer_pool_read_requests",
       "Innodb_os_log_written", "Innodb_row_lock_waits", "cpu_seconds", "rss_bytes"};
   return d.source() == "haproxy" || kShown.count(d.name()) > 0;
 }
@@ -423,9 +425,20 @@ std::string FormatQuantity(double value) {
   return absl::StrFormat("%.4g", value);
 }
 
+// Right-aligned in 18 columns of the terminal, not bytes (kFewReadingsMark is 3 bytes wide).
+std::string Cell18(const std::string& text) {
+  size_t continuation = 0;
+  for (char c : text) continuation += (static_cast<unsigned char>(c) & 0xC0) == 0x80 ? 1 : 0;
+  const size_t width = 18 + continuation;
+  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+}
+
+// A counter's figure over too few readings carries kFewReadingsMark.
+bool MarkedFew(const v1::SaturationDelta& d) { return !d.gauge() && FewProbeReadings(d); }
+
 std::string FormatDelta(const v1::SaturationDelta& d) {
   if (d.gauge()) return absl::StrCat(FormatQuantity(d.delta()), " max ", FormatQuantity(d.max()));
-  return FormatQuantity(d.per_query());
+  return absl::StrCat(FormatQuantity(d.per_query()), MarkedFew(d) ? kFewReadingsMark : "");
 }
 
 // "database-stalled at 4.0–6.0 s; generator-limited at 0.0–1.0 s, 7.0–9.0 s": the measured
@@ -514,19 +527,26 @@ std::string RenderGeneratorAndProbe(const v1::RunReport& r) {
     }
     absl::StrAppend(&out, line, "\n");
   }
+  bool few = false;
   for (const v1::SaturationDelta& d : r.saturation()) {
     if (!ShownInText(d)) continue;
+    few = few || MarkedFew(d);
     std::string line =
-        absl::StrFormat("  %-40s %18s", absl::StrCat(d.source(), "/", d.name()), FormatDelta(d));
+        absl::StrCat(absl::StrFormat("  %-40s ", absl::StrCat(d.source(), "/", d.name())),
+                     Cell18(FormatDelta(d)));
     for (const v1::StageReport& stage : r.stages()) {
       std::string cell = "-";
       for (const v1::SaturationDelta& s : stage.saturation()) {
-        if (s.source() == d.source() && s.name() == d.name()) cell = FormatDelta(s);
+        if (s.source() == d.source() && s.name() == d.name()) {
+          cell = FormatDelta(s);
+          few = few || MarkedFew(s);
+        }
       }
-      absl::StrAppend(&line, absl::StrFormat(" %18s", cell));
+      absl::StrAppend(&line, " ", Cell18(cell));
     }
     absl::StrAppend(&out, line, "\n");
   }
+  if (few) absl::StrAppend(&out, "  ", kFewReadingsNote, "\n");
   if (r.stages_size() > 0) {
     absl::StrAppend(&out,
                     "  (stage boundaries fall on the probe's readings, a second apart, and "

@@ -447,8 +447,10 @@ std::string DeltaCell(const v1::SaturationDelta* d) {
     return absl::StrCat(Td(absl::StrFormat("%.6g", d->delta())),
                         Td(absl::StrFormat("%.6g – %.6g", d->min(), d->max())));
   }
-  return absl::StrCat(Td(absl::StrFormat("%.6g", d->delta())),
-                      Td(absl::StrFormat("%.6g", d->per_query())));
+  // A counter over too few readings: both its figures are marked (kFewReadingsNote).
+  const std::string mark = FewProbeReadings(*d) ? kFewReadingsMark : "";
+  return absl::StrCat(Td(absl::StrFormat("%.6g%s", d->delta(), mark)),
+                      Td(absl::StrFormat("%.6g%s", d->per_query(), mark)));
 }
 
 std::string SaturationTable(const v1::RunReport& r) {
@@ -502,13 +504,20 @@ std::string SaturationTable(const v1::RunReport& r) {
                     "</th>");
   }
   absl::StrAppend(&out, "</tr>\n");
+  bool few = false;
+  const auto cell = [&few](const v1::SaturationDelta* d) {
+    few = few || (d != nullptr && !d->gauge() && FewProbeReadings(*d));
+    return DeltaCell(d);
+  };
   for (const std::string& key : keys) {
     absl::StrAppend(&out, "<tr>", TdText(key), TdText(gauge[key] ? "gauge" : "counter"),
-                    DeltaCell(find(r.saturation(), key)));
-    for (const auto& s : r.stages()) absl::StrAppend(&out, DeltaCell(find(s.saturation(), key)));
+                    cell(find(r.saturation(), key)));
+    for (const auto& s : r.stages()) absl::StrAppend(&out, cell(find(s.saturation(), key)));
     absl::StrAppend(&out, "</tr>\n");
   }
-  return out + "</table>\n";
+  absl::StrAppend(&out, "</table>\n");
+  if (few) absl::StrAppend(&out, "<p class=\"note\">", HtmlEscape(kFewReadingsNote), "</p>\n");
+  return out;
 }
 
 std::string ExplainBlock(const google::protobuf::RepeatedPtrField<v1::QueryPlan>& plans) {

@@ -377,28 +377,38 @@ absl::Status SqlProbeSource::Read(std::vector<ProbeValue>& out) {
   if (postgres) {
     common("commits", by_name["xact_commit"], false);
     common("rollbacks", by_name["xact_rollback"], false);
-    common("rows_inserted", by_name["tup_inserted"], false);
-    common("rows_updated", by_name["tup_updated"], false);
-    common("rows_deleted", by_name["tup_deleted"], false);
     common("read_bytes", by_name["blks_read"] * block_size_, false);
     common("written_bytes",
            (by_name["buffers_checkpoint"] + by_name["buffers_clean"] + by_name["buffers_backend"]) *
                block_size_,
            false);
   } else {
-    // MySQL 8 counts InnoDB's rows; MariaDB 10.6+ dropped those counters, and its handler
-    // counters are the rows every engine wrote (internal temporary tables included).
-    auto rows = [&](const char* innodb, const char* handler) {
-      return by_name.count(innodb) > 0 ? by_name[innodb] : by_name[handler];
-    };
-    // No commits or rollbacks here: MySQL has no counter of committed transactions.
-    // Handler_commit counts each statement in a transaction and its COMMIT (4 for a 3-statement
-    // transaction, 1 for an autocommit statement), Com_commit only COMMIT statements, and
-    // Handler_rollback also statements rolled back inside a committed transaction (measured on
-    // MariaDB 10.11; README "What the database says"). Those are read under their own names.
-    common("rows_inserted", rows("Innodb_rows_inserted", "Handler_write"), false);
-    common("rows_updated", rows("Innodb_rows_updated", "Handler_update"), false);
-    common("rows_deleted", rows("Innodb_rows_deleted", "Handler_delete"), false);
+    // No commits, rollbacks or rows_*: none of MySQL's counters means what PostgreSQL's do.
+    // Measured on MariaDB 10.11.19 and PostgreSQL 15 (harness servers; each figure the counter's
+    // change over the statement(s), read before and after from another session):
+    //                                   PostgreSQL          MariaDB
+    //   DELETE of 1 parent row whose    tup_deleted 4,      Handler_delete 1 (Innodb_rows_*
+    //   3 children go by ON DELETE      n_tup_del parent 1  and INNODB_METRICS dml_* do not
+    //   CASCADE                         + child 3           exist in 10.11)
+    //   ... with ON DELETE SET NULL     tup_deleted 1,      Handler_delete 1, Handler_update 0
+    //     (2 children)                  tup_updated 2
+    //   UPDATE parent key, ON UPDATE    tup_updated 3       Handler_update 1
+    //     CASCADE to 2 children
+    //   UPDATE t SET id = id (1 row)    tup_updated 1       Handler_update 0
+    //   INSERT of one 32 kB text        tup_inserted 18     Handler_write 1
+    //   autocommit UPDATE               xact_commit 1       Handler_commit 1, Com_commit 0
+    //   autocommit SELECT 1 / SELECT    xact_commit 1       Handler_commit 1, Com_commit 0
+    //   BEGIN; SELECT; UPDATE; SELECT;  xact_commit 1       Handler_commit 4, Com_commit 1
+    //     COMMIT
+    //   START TRANSACTION READ ONLY;    xact_commit 1       Handler_commit 4, Com_commit 1
+    //     3 SELECTs; COMMIT
+    //   BEGIN; COMMIT                   xact_commit 1       Com_commit 1, Handler_commit 0
+    //   BEGIN; UPDATE; ROLLBACK         xact_rollback 1     Com_rollback 1, Handler_rollback 1,
+    //                                                       Handler_commit 1
+    // INNODB_METRICS trx_rw_commits / trx_ro_commits / trx_nl_ro_commits / trx_rollbacks are
+    // disabled by default (ENABLED 0); enabled, they counted 1 for each transaction above that
+    // touched InnoDB, 0 for BEGIN; COMMIT, and the rolled-back one as trx_rw_commits 1 and
+    // trx_rollbacks 1: not transactions committed either.
     common("read_bytes", by_name["Innodb_data_read"], false);
     common("written_bytes", by_name["Innodb_data_written"], false);
     common("deadlocks", by_name["Innodb_deadlocks"], false);
@@ -413,8 +423,11 @@ absl::Status SqlProbeSource::Read(std::vector<ProbeValue>& out) {
 
 // ----- /proc -----
 
-ProcessProbeSource::ProcessProbeSource(int pid, std::string proc_root)
-    : pid_(pid), proc_root_(std::move(proc_root)), ticks_per_second_(sysconf(_SC_CLK_TCK)) {
+ProcessProbeSource::ProcessProbeSource(int pid, std::string proc_root, Clock* clock)
+    : pid_(pid),
+      proc_root_(std::move(proc_root)),
+      ticks_per_second_(sysconf(_SC_CLK_TCK)),
+      clock_(clock != nullptr ? *clock : own_clock_) {
   if (ticks_per_second_ <= 0) ticks_per_second_ = 100;
 }
 
@@ -442,8 +455,10 @@ absl::Status ProcessProbeSource::Read(std::vector<ProbeValue>& out) {
     pids.push_back(pid);
   }
   closedir(dir);
+  const Nanos memory_start = clock_.Now();
+  const bool read_memory = memory_start >= next_memory_read_;
   double pss_bytes = 0;
-  for (int pid : pids) {
+  for (int pid : read_memory ? pids : std::vector<int>{}) {
     absl::StatusOr<std::string> rollup =
         ReadSmallFile(absl::StrCat(proc_root_, "/", pid, "/smaps_rollup"));
     if (!rollup.ok()) continue;  // ended meanwhile, or a kernel without smaps_rollup
@@ -462,7 +477,12 @@ absl::Status ProcessProbeSource::Read(std::vector<ProbeValue>& out) {
                  .name = "cpu_seconds",
                  .value = static_cast<double>(ticks) / static_cast<double>(ticks_per_second_),
                  .gauge = false});
-  out.push_back({.source = "process", .name = "rss_bytes", .value = pss_bytes, .gauge = true});
+  if (read_memory) {
+    const Nanos took = clock_.Now() - memory_start;
+    next_memory_read_ =
+        memory_start + static_cast<Nanos>(static_cast<double>(took) / kMemoryShare);
+    out.push_back({.source = "process", .name = "rss_bytes", .value = pss_bytes, .gauge = true});
+  }
   out.push_back({.source = "process",
                  .name = "processes",
                  .value = static_cast<double>(pids.size()),
@@ -582,13 +602,13 @@ void DatabaseProbe::Loop() {
       }
     }
     if (!sources.empty()) {
-      for (const std::unique_ptr<ProbeSource>& source : sources) {
-        if (absl::Status read = source->Read(reading.values); !read.ok()) {
-          error = absl::StrCat(source->name(), ": ", read.message());
+      for (size_t i = 0; i < sources.size(); ++i) {
+        if (absl::Status read = sources[i]->Read(reading.values); !read.ok()) {
+          error = absl::StrCat(sources[i]->name(), ": ", read.message());
           break;
         }
+        if (i == 0) reading.at = clock_.Now();
       }
-      reading.at = clock_.Now();
       // After a failure everything is opened again: a new connection, named as the probe's, and
       // the server's PID anew (a restarted server has a new one).
       if (!error.empty()) sources.clear();

@@ -26,19 +26,40 @@ namespace dbload {
 // waits), and a saturated database looks different from a saturated generator.
 //
 // Values are named by their source ("postgresql", "mysql", "haproxy", "process") and either the
-// server's own name (xact_commit, Innodb_data_read) or one of the common names, which mean the
-// same on every server that has them, so that one dashboard panel serves both:
-//   counters: read_bytes, written_bytes, rows_inserted, rows_updated, rows_deleted, deadlocks
-//             commits, rollbacks: transactions, one each however many statements they had
-//             (PostgreSQL only: xact_commit / xact_rollback; MySQL counts no such thing, see
-//             SqlProbeSource::Read, so its Handler_commit / Com_commit keep their own names)
-//   gauges:   connections, connections_active, lock_waiting, database_size_bytes
-// PostgreSQL's read_bytes are blocks read (not found in shared buffers) × block size; its
-// written_bytes are the buffers written by checkpoints, the background writer and backends ×
-// block size (pg_stat_bgwriter, whole server). MySQL's are Innodb_data_read / _written.
+// server's own name (xact_commit, Innodb_data_read) or one of the common names. A common name
+// has one meaning on every server that gives it, so that one dashboard panel and one column of
+// a suite report serve both; a server with no counter of that meaning does not give the name
+// (its own counters stay, under their own names):
+//   commits, rollbacks (counters): transactions committed / rolled back, one each however many
+//       statements they had (an autocommit statement is one). PostgreSQL only (xact_commit,
+//       xact_rollback of the target database). MySQL/MariaDB count no such thing (see the
+//       measurements in db_probe.cc): Handler_commit, Com_commit and Handler_rollback keep
+//       their own names.
+//   read_bytes (counter): bytes the server read from its data files. PostgreSQL: blks_read ×
+//       block size (blocks not found in shared buffers, of the target database); MySQL:
+//       Innodb_data_read (whole server).
+//   written_bytes (counter): bytes the server wrote to its data files. PostgreSQL: buffers
+//       written by checkpoints, the background writer and backends × block size
+//       (pg_stat_bgwriter, whole server); MySQL: Innodb_data_written (whole server).
+//   deadlocks (counter): deadlocks the server detected (PostgreSQL: in the target database;
+//       MySQL: Innodb_deadlocks, whole server).
+//   connections, connections_active (gauges): client sessions, and those running a statement
+//       (PostgreSQL: of the target database, the probe's not among them; MySQL:
+//       Threads_connected / Threads_running, whole server, the probe's included).
+//   lock_waiting (gauge): sessions waiting for a lock now (PostgreSQL: wait_event_type Lock;
+//       MySQL: Innodb_row_lock_current_waits).
+//   database_size_bytes (gauge): the target database's size (PostgreSQL: pg_database_size;
+//       MySQL: data + index length of its tables).
+// Rows inserted, updated and deleted are not common names: no counter of one server means what
+// one of the other does (measured, db_probe.cc: PostgreSQL counts the rows a foreign key's
+// ON DELETE CASCADE / SET NULL / ON UPDATE CASCADE changes, an update that changes nothing and
+// the TOAST chunks of a large value; MariaDB's handler counters count none of these). Read
+// PostgreSQL's tup_inserted / tup_updated / tup_deleted and MySQL's Handler_write /
+// Handler_update / Handler_delete (Innodb_rows_* on MySQL 8) for what each server counts.
 // The process source (a server on this machine): cpu_seconds (counter: user + system time of
 // the server's processes, including exited children PostgreSQL reaped) and rss_bytes (gauge:
-// their proportional resident memory, Pss, so that PostgreSQL's shared buffers count once).
+// their proportional resident memory, Pss, so that PostgreSQL's shared buffers count once;
+// read only in some readings, see ProcessProbeSource).
 struct ProbeValue {
   std::string source;
   std::string name;
@@ -104,10 +125,19 @@ class SqlProbeSource final : public ProbeSource {
 };
 
 // A server's processes on this machine, from /proc: the process `pid` and its children.
+// CPU time comes from each process's stat, cheaply, in every reading. Pss does not: the kernel
+// walks each process's page tables for smaps_rollup, and under load that took from 116 ms to
+// 3.3 s a reading (64 PostgreSQL backends sharing 256 MB of buffers, 2 cores, measured), so
+// with larger buffers a probe that read it every time read every half minute instead of every
+// second. rss_bytes is therefore read only when the reading's share of the time since the
+// previous one stays under kMemoryShare: after a read that took d, not again until 1/share × d
+// later. Readings without it lack rss_bytes (no stale value is repeated).
 class ProcessProbeSource final : public ProbeSource {
  public:
-  // `proc_root` is "/proc" except in tests.
-  ProcessProbeSource(int pid, std::string proc_root = "/proc");
+  static constexpr double kMemoryShare = 0.1;
+  // `proc_root` is "/proc" except in tests; `clock` times the memory reads (a SteadyClock of
+  // its own when null).
+  ProcessProbeSource(int pid, std::string proc_root = "/proc", Clock* clock = nullptr);
   std::string name() const override { return "process"; }
   absl::Status Read(std::vector<ProbeValue>& out) override;
 
@@ -115,6 +145,9 @@ class ProcessProbeSource final : public ProbeSource {
   int pid_;
   std::string proc_root_;
   long ticks_per_second_;
+  SteadyClock own_clock_;
+  Clock& clock_;
+  Nanos next_memory_read_ = 0;  // on clock_; 0: read at the first Read
 };
 
 // HAProxy's runtime API ("show stat") on its stats socket: frontends' sessions and request
@@ -151,6 +184,9 @@ struct ProbeReading {
 
 // Reads its sources every `interval` on a thread of its own, so that a slow or stalled database
 // never holds up the coordinator: the coordinator takes what was read (TakeReadings) on its tick.
+// A reading is stamped when its first source (the database's, which the opener puts first)
+// answered: the sources after it (the server's processes, HAProxy) must not move the time the
+// database's counters are attributed to (a 3.3-s /proc read stamped them 3.3 s late).
 // Opening the sources (connecting) happens on that thread too; after any failure all sources are
 // opened again at the next interval. A server restarted meanwhile starts its counters (and its
 // processes' CPU time) from zero: Prometheus sees a counter reset, and a report's delta across

@@ -69,6 +69,10 @@ void ProbeRecord::AddSpan(size_t first, size_t last, uint64_t queries,
     delta.set_gauge(k.gauge);
     delta.set_from_s(rows_[first].elapsed_s);
     delta.set_to_s(rows_[last].elapsed_s);
+    // The readings that had this value: what its figure rests on.
+    uint32_t readings = 0;
+    for (size_t row = first; row <= last; ++row) readings += std::isnan(at(row)) ? 0 : 1;
+    delta.set_readings(readings);
     if (k.gauge) {
       double low = std::numeric_limits<double>::infinity(), high = -low, newest = kMissing;
       for (size_t row = first; row <= last; ++row) {

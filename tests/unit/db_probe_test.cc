@@ -8,11 +8,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 namespace dbload {
@@ -166,6 +169,94 @@ TEST(ProcessProbeSourceTest, FailsWhenTheServerIsGone) {
   std::vector<ProbeValue> out;
   EXPECT_FALSE(source.Read(out).ok());
   EXPECT_TRUE(out.empty());
+}
+
+// A clock that moves on by `step` each time it is read: a memory read then takes one step.
+class TickingClock final : public Clock {
+ public:
+  explicit TickingClock(Nanos step) : step_(step) {}
+  Nanos Now() override { return now_ += step_; }
+  void SleepUntil(Nanos deadline) override { now_ = std::max(now_, deadline); }
+
+ private:
+  Nanos step_;
+  Nanos now_ = 0;
+};
+
+// Pss costs a page-table walk per process (seconds under load): it is read only while that
+// stays within kMemoryShare of the time, and a reading without it lacks rss_bytes rather than
+// repeating an old value. CPU time is in every reading.
+TEST(ProcessProbeSourceTest, ReadsMemoryOnlyWithinItsShareOfTheTime) {
+  ASSERT_EQ(ProcessProbeSource::kMemoryShare, 0.1);
+  FakeProc proc;
+  proc.Add(100, 1, 50, 0, 1000);
+  proc.Add(101, 100, 10, 0, 200);
+  TickingClock clock(100 * kMillisecond);
+  ProcessProbeSource source(100, proc.root(), &clock);
+  std::vector<bool> had_memory;
+  for (int i = 0; i < 11; ++i) {
+    std::vector<ProbeValue> out;
+    ASSERT_TRUE(source.Read(out).ok());
+    EXPECT_NE(Find(out, "cpu_seconds"), nullptr) << "reading " << i;
+    const ProbeValue* rss = Find(out, "rss_bytes");
+    if (rss != nullptr) {
+      EXPECT_EQ(rss->value, 1200 * 1024.0);
+    }
+    had_memory.push_back(rss != nullptr);
+  }
+  // The first read starts at 0.1 s and takes 0.1 s: the next one no sooner than 1.1 s, the
+  // clock's 10th reading (the reads without memory read it once each, at 0.3 s … 1.0 s).
+  EXPECT_EQ(had_memory, std::vector<bool>({true, false, false, false, false, false, false, false,
+                                           false, true, false}));
+}
+
+// The probe stamps a reading when its first source (the database's) answered: a slow source
+// after it must not move the time the database's counters are attributed to.
+TEST(DatabaseProbeTest, AReadingIsStampedWhenTheDatabaseAnswered) {
+  SimulatedClock clock(7 * kSecond);
+  class Answering final : public ProbeSource {
+   public:
+    explicit Answering(SimulatedClock& clock, Nanos takes) : clock_(clock), takes_(takes) {}
+    std::string name() const override { return "postgresql"; }
+    absl::Status Read(std::vector<ProbeValue>& out) override {
+      clock_.SleepUntil(clock_.Now() + takes_);  // no thread attached: time just moves on
+      out.push_back({.source = name(), .name = "xact_commit", .value = 1, .gauge = false});
+      return absl::OkStatus();
+    }
+
+   private:
+    SimulatedClock& clock_;
+    Nanos takes_;
+  };
+  std::mutex mu;
+  std::condition_variable read;
+  bool got = false;
+  DatabaseProbe probe(
+      clock,
+      [&]() -> absl::StatusOr<std::vector<std::unique_ptr<ProbeSource>>> {
+        std::vector<std::unique_ptr<ProbeSource>> sources;
+        sources.push_back(std::make_unique<Answering>(clock, 20 * kMillisecond));
+        sources.push_back(std::make_unique<Answering>(clock, 30 * kSecond));  // /proc, slow
+        return sources;
+      },
+      {.interval = kSecond,
+       .on_reading =
+           [&] {
+             std::lock_guard lock(mu);
+             got = true;
+             read.notify_all();
+           },
+       .thread_start = {},
+       .thread_end = {}});
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(read.wait_for(lock, std::chrono::seconds(10), [&] { return got; }));
+  }
+  probe.Stop();
+  const std::vector<ProbeReading> readings = probe.TakeReadings();
+  ASSERT_FALSE(readings.empty());
+  EXPECT_EQ(readings[0].at, 7 * kSecond + 20 * kMillisecond);
+  EXPECT_EQ(readings[0].values.size(), 2u);
 }
 
 TEST(HaproxyProbeSourceTest, NamesTheSocketItCannotReach) {

@@ -7,7 +7,9 @@
 
 #include <map>
 
+#include "absl/strings/str_cat.h"
 #include "common/report.h"
+#include "common/report_html.h"
 
 namespace dbload {
 namespace {
@@ -88,6 +90,10 @@ TEST(ProbeRecordTest, StagesDeltasAddUpToTheRunsAndUseTheNewestReadingLast) {
   EXPECT_EQ(first.delta() + second.delta(), run.delta());
   EXPECT_DOUBLE_EQ(first.per_query(), 110.0 / 100);
   EXPECT_DOUBLE_EQ(second.from_s(), 3.02);
+  // The readings each span rests on, its boundary readings included.
+  EXPECT_EQ(run.readings(), 6u);     // 1.02 … 5.03
+  EXPECT_EQ(first.readings(), 3u);   // 1.02, 2.02, 3.02
+  EXPECT_EQ(second.readings(), 4u);  // 3.02 … 5.03
 
   // Gauges: the newest reading of the span, and its range.
   const v1::SaturationDelta& connections = Named(report.stages(0).saturation(), "connections");
@@ -169,6 +175,67 @@ TEST(ProbeRecordTest, PerQueryDividesByExecutedTransactionsOnly) {
   record.FillReport(report);
   EXPECT_DOUBLE_EQ(Named(report.saturation(), "commits").per_query(), 400.0 / 400);
   EXPECT_DOUBLE_EQ(Named(report.stages(0).saturation(), "commits").per_query(), 100.0 / 100);
+}
+
+// A value some readings lack (the process source reads Pss only when it is cheap enough) rests
+// on the readings that had it, not on the span's.
+TEST(ProbeRecordTest, ReadingsCountOnlyTheReadingsThatHadTheValue) {
+  ProbeRecord record;
+  auto with_cpu = [](double commits, double cpu) {
+    std::vector<ProbeValue> values = Reading(commits, 1);
+    values.push_back({.source = "process", .name = "cpu_seconds", .value = cpu, .gauge = false});
+    return values;
+  };
+  record.Add(1.02, with_cpu(0, 1));
+  record.Add(2.02, Reading(10, 1));
+  record.Add(3.02, Reading(20, 1));
+  record.Add(4.02, with_cpu(30, 2));
+  record.Add(5.03, with_cpu(40, 3));
+  v1::RunReport report = TwoStageReport();
+  record.FillReport(report);
+  EXPECT_EQ(Named(report.saturation(), "commits").readings(), 5u);
+  EXPECT_EQ(Named(report.saturation(), "cpu_seconds").readings(), 3u);
+  EXPECT_EQ(Named(report.saturation(), "cpu_seconds").delta(), 2);
+  EXPECT_EQ(Named(report.saturation(), "connections").readings(), 5u);
+}
+
+// Fewer than kMinProbeReadings readings mark a counter's figures in the text and HTML reports,
+// with the note under the table; kMinProbeReadings of them do not.
+TEST(ProbeRecordTest, ACounterOnFewerThanFiveReadingsIsMarkedAndOnFiveIsNot) {
+  ASSERT_EQ(kMinProbeReadings, 5u);
+  auto report_of = [](int readings) {
+    ProbeRecord record;
+    for (int i = 0; i < readings; ++i) {
+      record.Add(1.02 + i * 4.01 / (readings - 1), Reading(100 * i, 2));
+    }
+    v1::RunReport report = TwoStageReport();
+    report.clear_stages();  // the run's span only
+    for (v1::IntervalSample& sample : *report.mutable_intervals()) sample.set_stage(0);
+    record.FillReport(report);
+    return report;
+  };
+  const v1::RunReport four = report_of(4);
+  ASSERT_EQ(Named(four.saturation(), "commits").readings(), 4u);
+  EXPECT_TRUE(FewProbeReadings(Named(four.saturation(), "commits")));
+  const std::string text = RenderReportText(four);
+  EXPECT_THAT(text, HasSubstr(absl::StrCat("0.75", kFewReadingsMark)));  // 300 / 400
+  EXPECT_THAT(text, HasSubstr(kFewReadingsNote));
+  const std::string html = RenderReportHtml(four);
+  EXPECT_THAT(html, HasSubstr(absl::StrCat("<td>300", kFewReadingsMark, "</td>")));
+  EXPECT_THAT(html, HasSubstr(absl::StrCat("<td>0.75", kFewReadingsMark, "</td>")));
+  EXPECT_THAT(html, HasSubstr(kFewReadingsNote));
+  // The gauge is a level, not a figure over the span: not marked.
+  EXPECT_THAT(text, Not(HasSubstr(absl::StrCat("2 max 2", kFewReadingsMark))));
+
+  const v1::RunReport five = report_of(5);
+  ASSERT_EQ(Named(five.saturation(), "commits").readings(), 5u);
+  EXPECT_FALSE(FewProbeReadings(Named(five.saturation(), "commits")));
+  EXPECT_THAT(RenderReportText(five), AllOf(HasSubstr("postgresql/commits"),
+                                            Not(HasSubstr(kFewReadingsMark)),
+                                            Not(HasSubstr(kFewReadingsNote))));
+  const std::string five_html = RenderReportHtml(five);
+  EXPECT_THAT(five_html, HasSubstr("<td>400</td>"));
+  EXPECT_THAT(five_html, AllOf(Not(HasSubstr(kFewReadingsMark)), Not(HasSubstr(kFewReadingsNote))));
 }
 
 TEST(ProbeRecordTest, NoReadingsLeaveTheReportWithoutSaturation) {
