@@ -115,11 +115,11 @@ std::string GeneratorLimitedReason(const v1::RunReport& report) {
   return "";
 }
 
-// The probe's values compared per query across targets: the common counters every database
-// source gives (coordinator/db_probe.h), and the server's CPU.
-const char* const kCommonCounters[] = {"commits",       "rollbacks",     "read_bytes",
-                                       "written_bytes", "rows_inserted", "rows_updated",
-                                       "rows_deleted",  "deadlocks",     "lock_waits"};
+// The probe's values compared per query across targets: the common counters (one meaning on
+// every server that gives them, coordinator/db_probe.h; commits and rollbacks only PostgreSQL
+// gives), and the server's CPU.
+const char* const kCommonCounters[] = {"commits", "rollbacks", "read_bytes", "written_bytes",
+                                       "deadlocks"};
 
 std::string PerQueryKey(const v1::SaturationDelta& d) {
   if (d.gauge()) return "";

@@ -74,7 +74,7 @@ v1::RunReport KneeReport(const std::vector<Step>& steps, int seconds_per_step,
     probe->set_elapsed_s(t);
     auto& values = *probe->mutable_values();
     if (with_process) values["process/cpu_seconds"] = cpu;
-    values[source + "/rows_inserted"] = rows;
+    values[source == "postgresql" ? "postgresql/tup_inserted" : "mysql/Handler_write"] = rows;
     values[source + "/written_bytes"] = bytes;
     values[source + "/connections"] = t == 0 ? 0 : steps[j].level;
   }
@@ -235,8 +235,8 @@ TEST(SuiteRampTest, SaturationOverEachStepsSecondsFromTheProbeReadings) {
 TEST(SuiteRampTest, ACounterResetInsideAStepCountsTheNewValueFromZero) {
   v1::RunReport r = KneeReport({{8, true, 800, 5}}, 4, "postgresql", true);
   // Readings at 0..4 read rows 0, 1000, 2000, 3000, 4000; the server restarts before 3.
-  (*r.mutable_probe_samples(3)->mutable_values())["postgresql/rows_inserted"] = 400;
-  (*r.mutable_probe_samples(4)->mutable_values())["postgresql/rows_inserted"] = 1400;
+  (*r.mutable_probe_samples(3)->mutable_values())["postgresql/tup_inserted"] = 400;
+  (*r.mutable_probe_samples(4)->mutable_values())["postgresql/tup_inserted"] = 1400;
   RampSuite suite({"postgresql"});
   suite.Run("postgresql", r);
   const RampStep& s = suite.Build()[0].targets[0].runs[0].steps[0];
