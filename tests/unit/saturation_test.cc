@@ -364,6 +364,25 @@ TEST(JudgeIntervalsTest, AStallIsTheDatabasesAndItsSecondsAreNamed) {
   EXPECT_THAT(text, Not(HasSubstr("GENERATOR-LIMITED")));
 }
 
+// The run's last interval, 3 ms long as the run ends: its connections in their last calls all
+// along, completing 7 transactions, are the end of the run, not a stall. A full second like it
+// still is one.
+TEST(JudgeIntervalsTest, TheRunsShortLastIntervalIsNoStall) {
+  for (const double length : {0.003, 1.0}) {
+    v1::RunReport report = TenSeconds({});
+    v1::IntervalSample tail = IntervalOf({.elapsed_s = 10 + length, .executed = 7, .in_db_call = 1.0});
+    tail.set_length_s(length);
+    v1::ConnectionTime& time = *tail.mutable_connection_time();
+    time.set_in_db_call_s(time.in_db_call_s() * length);
+    time.set_in_agent_s(time.in_agent_s() * length);
+    time.set_idle_s(time.idle_s() * length);
+    *report.add_intervals() = tail;
+    MarkGeneratorLimits({}, report);
+    EXPECT_EQ(report.database_stalled(), length == 1.0)
+        << "length " << length << ": " << report.database_stalled_reason();
+  }
+}
+
 // The same stall from 4.5 to 5.5 s: half of it in each of two seconds.
 TEST(JudgeIntervalsTest, AStallAcrossTwoIntervalsIsFoundInBoth) {
   v1::RunReport report = TenSeconds(
