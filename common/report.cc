@@ -71,10 +71,8 @@ std::string DescribeLoad(const v1::Plan& plan) {
                                              : "");
 }
 
-// "20000 (20.0 per transaction, 4000.0/s)": a scope's statements (sysbench's queries), per
-// transaction that ended however it ended, since failed and ignored ones sent statements too,
-// and per second of `seconds` (0: no rate). Empty when none were counted: a report from before
-// dbload counted them, whose zero would be no measurement.
+}  // namespace
+
 std::string DescribeStatements(uint64_t statements, uint64_t executed, uint64_t errors,
                                uint64_t ignored, double seconds) {
   if (statements == 0) return "";
@@ -92,6 +90,13 @@ std::string DescribeStatements(uint64_t statements, uint64_t executed, uint64_t 
   if (!parts.empty()) absl::StrAppend(&text, " (", absl::StrJoin(parts, ", "), ")");
   return text;
 }
+
+std::string StatementsPerSecondCell(uint64_t statements, double seconds) {
+  if (statements == 0 || seconds <= 0) return "-";
+  return absl::StrFormat("%.0f", static_cast<double>(statements) / seconds);
+}
+
+namespace {
 
 std::string DescribeTarget(const v1::Target& target) {
   std::string where = target.socket().empty()
@@ -760,20 +765,22 @@ std::string RenderReportText(const v1::RunReport& r) {
     // One line per stage, each from that stage's merged counts only.
     const bool open = r.plan().load().has_open();
     absl::StrAppend(&out, "\nStages (response time in ms, from intended start):\n");
-    absl::StrAppend(&out, absl::StrFormat("  %-3s %-16s %9s %10s %9s %9s %7s %8s %8s %8s %8s\n",
-                                          "#", "name", "duration", "executed",
-                                          open ? "wanted/s" : "clients", "actual/s", "errors",
-                                          "mean", "p50", "p99", "p99.9"));
+    absl::StrAppend(&out,
+                    absl::StrFormat("  %-3s %-16s %9s %10s %9s %9s %9s %7s %8s %8s %8s %8s\n", "#",
+                                    "name", "duration", "executed", open ? "wanted/s" : "clients",
+                                    "actual/s", "stmt/s", "errors", "mean", "p50", "p99", "p99.9"));
     bool few = false;
     for (const v1::StageReport& stage : r.stages()) {
       const std::string load = open ? absl::StrFormat("%.0f", stage.wanted_rate())
                                     : absl::StrCat("<=", stage.max_clients());
       const v1::LatencySummary& rt = stage.response_time();
+      const std::string statements_rate =
+          StatementsPerSecondCell(stage.statements(), stage.duration_s());
       absl::StrAppend(
-          &out, absl::StrFormat("  %-3d %-16s %8.1fs %10d %9s %9.0f %7d %8s %8s %8s %8s\n",
+          &out, absl::StrFormat("  %-3d %-16s %8.1fs %10d %9s %9.0f %9s %7d %8s %8s %8s %8s\n",
                                 stage.index(), stage.name(), stage.duration_s(), stage.executed(),
-                                load, stage.actual_rate(), stage.errors(), FormatMs(rt.mean_ms()),
-                                FormatPercentileMs(rt, 50, rt.p50_ms()),
+                                load, stage.actual_rate(), statements_rate, stage.errors(),
+                                FormatMs(rt.mean_ms()), FormatPercentileMs(rt, 50, rt.p50_ms()),
                                 FormatPercentileMs(rt, 99, rt.p99_ms()),
                                 FormatPercentileMs(rt, 99.9, rt.p999_ms())));
       few = few || RestsOnFewSamples(rt, 99.9);

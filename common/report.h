@@ -41,6 +41,15 @@ std::string FormatInterval(const dbload::v1::PercentileBasis& basis);
 inline constexpr char kFewSamplesNote[] =
     "* rests on fewer than 10 samples beyond it: an indication, not a measurement";
 
+// "20000 (20.0 per transaction, 4000.0/s)": a scope's statements (sysbench's queries), per
+// transaction that ended however it ended, since failed and ignored ones sent statements too,
+// and per second of `seconds` (0: no rate). Empty when none were counted: a report from before
+// dbload counted them, whose zero would be no measurement.
+std::string DescribeStatements(uint64_t statements, uint64_t executed, uint64_t errors,
+                               uint64_t ignored, double seconds);
+// Statements per second for a table cell ("51297"), "-" when none were counted.
+std::string StatementsPerSecondCell(uint64_t statements, double seconds);
+
 // Human units: the one formatter family of the suite report (and of any report that wants
 // them). Three significant figures, never exponent form (no "6.679e-06" in a table).
 // A latency or duration in ms: "850 µs", "12.3 ms", "1.25 s"; below 1 µs in ns ("6.68 ns").

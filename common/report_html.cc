@@ -321,6 +321,11 @@ std::string SummarySection(const v1::RunReport& r) {
       absl::StrAppend(&out, MetaRow(absl::StrCat("  ", q.name()), absl::StrCat(q.executed())));
     }
   }
+  if (const std::string statements = DescribeStatements(r.statements(), r.executed(), r.errors(),
+                                                        r.ignored(), r.queries_duration_s());
+      !statements.empty()) {
+    absl::StrAppend(&out, MetaRow("Statements (sysbench's queries)", statements));
+  }
   absl::StrAppend(&out, MetaRow("Errors", absl::StrCat(r.errors())));
   if (r.ignored() > 0) {
     absl::StrAppend(&out, MetaRow("Ignored errors (rolled back, not transactions, as sysbench's)",
@@ -394,8 +399,8 @@ std::string StagesSection(const v1::RunReport& r) {
       "<h2>Stages</h2>\n<p class=\"note\">Each from its own merged counts; response time in ms "
       "from the intended start.</p>\n<table class=\"stages\">\n<tr>",
       Th("#"), ThText("name"), Th("duration"), Th("executed"), Th(open ? "wanted/s" : "clients"),
-      Th("actual/s"), Th("errors"), Th("mean"), Th("p50"), Th("p99"), Th("p99.9"), Th("max"),
-      ThText("generator"), "</tr>\n");
+      Th("actual/s"), Th("stmt/s"), Th("errors"), Th("mean"), Th("p50"), Th("p99"), Th("p99.9"),
+      Th("max"), ThText("generator"), "</tr>\n");
   bool few = false;
   for (const v1::StageReport& s : r.stages()) {
     const std::string load =
@@ -404,7 +409,8 @@ std::string StagesSection(const v1::RunReport& r) {
         &out, "<tr", s.generator_limited() ? " class=\"generator-limited\"" : "", ">",
         Td(absl::StrCat(s.index())), TdText(s.name()),
         Td(absl::StrFormat("%.1f s", s.duration_s())), Td(absl::StrCat(s.executed())), "<td>", load,
-        "</td>", Td(absl::StrFormat("%.0f", s.actual_rate())), Td(absl::StrCat(s.errors())),
+        "</td>", Td(absl::StrFormat("%.0f", s.actual_rate())),
+        Td(StatementsPerSecondCell(s.statements(), s.duration_s())), Td(absl::StrCat(s.errors())),
         Td(FormatMs(s.response_time().mean_ms())),
         PercentileTd(s.response_time(), 50, s.response_time().p50_ms()),
         PercentileTd(s.response_time(), 99, s.response_time().p99_ms()),

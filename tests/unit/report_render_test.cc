@@ -664,6 +664,17 @@ TEST(ReportBuilderTest, StatementsAreSummedExactlyAndShownBesideExecuted) {
   EXPECT_EQ(parsed->stages(1).statements(), stage_statements[1]);
   EXPECT_EQ(parsed->intervals(0).statements(), 117u);  // the warm-up's sample keeps its own
   EXPECT_THAT(RenderReportJson(r), HasSubstr("\"statements\": \"1011\""));
+  // Per stage, statements per second of the stage's length: 784 in 3 s.
+  ASSERT_EQ(r.stages(1).statements(), 784u);
+  EXPECT_EQ(StatementsPerSecondCell(784, 3), "261");
+  EXPECT_EQ(StatementsPerSecondCell(0, 3), "-");  // none counted: no rate
+  EXPECT_THAT(text, HasSubstr(" stmt/s "));
+  EXPECT_THAT(text, ::testing::ContainsRegex(" 2 +high .* 261 "));
+  const std::string html = RenderReportHtml(r);
+  EXPECT_THAT(html, HasSubstr("<th>stmt/s</th>"));
+  EXPECT_THAT(html, HasSubstr("<td>261</td>"));
+  EXPECT_THAT(
+      html, HasSubstr("<th>Statements (sysbench&#39;s queries)</th><td>1011 (7.3 per transaction"));
 }
 
 // ---------------------------------------------------------------------------------------------
