@@ -222,18 +222,18 @@ class BuiltinSuitesTest : public ::testing::Test {
   static SuiteResult RunSuite(const std::string& name, const std::string& out_name,
                               std::vector<std::string> extra, int timeout_s) {
     const std::string out = (std::filesystem::path(dir_->path()) / out_name).string();
-    std::vector<std::string> args = {"suite",
-                                     "run",
-                                     name,
-                                     "--agents",
-                                     "2",
-                                     "--out",
-                                     out,
-                                     "--set",
-                                     absl::StrCat("targets.0.target.port=", servers().Get("PG_PORT")),
-                                     "--set",
-                                     absl::StrCat("targets.1.target.port=",
-                                                  servers().Get("MARIADB_PORT"))};
+    std::vector<std::string> args = {
+        "suite",
+        "run",
+        name,
+        "--agents",
+        "2",
+        "--out",
+        out,
+        "--set",
+        absl::StrCat("targets.0.target.port=", servers().Get("PG_PORT")),
+        "--set",
+        absl::StrCat("targets.1.target.port=", servers().Get("MARIADB_PORT"))};
     args.insert(args.end(), extra.begin(), extra.end());
     const ProcessResult run = RunDbload(args, timeout_s);
     EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
@@ -264,13 +264,13 @@ double Qps(const v1::RunReport& r) {
 
 TEST_F(BuiltinSuitesTest, SysbenchSweepPublishesTpsQpsAndP95PerClientsAndTarget) {
   const std::vector<double> points = {2, 8};
-  const SuiteResult suite = RunSuite(
-      "sysbench-sweep", "sweep",
-      {"--set", "cases.*.points=[2, 8]", "--set", "cases.*.plan.stop.duration=1s", "--set",
-       // One small table: few rows make read_write meet duplicate keys and deadlocks at 8
-       // clients, as the source's runs did at many more.
-       "cases.*.plan.workload_options={tables: 1, table_size: 100}"},
-      300);
+  const SuiteResult suite =
+      RunSuite("sysbench-sweep", "sweep",
+               {"--set", "cases.*.points=[2, 8]", "--set", "cases.*.plan.stop.duration=1s", "--set",
+                // One small table: few rows make read_write meet duplicate keys and deadlocks at 8
+                // clients, as the source's runs did at many more.
+                "cases.*.plan.workload_options={tables: 1, table_size: 100}"},
+               300);
   ASSERT_FALSE(HasFailure());
   for (const std::string case_name : {"read_write", "read_only", "point_select"}) {
     const std::optional<Table> table =
@@ -285,11 +285,11 @@ TEST_F(BuiltinSuitesTest, SysbenchSweepPublishesTpsQpsAndP95PerClientsAndTarget)
         const v1::RunReport* r = suite.Measured(target, case_name, points[p]);
         ASSERT_NE(r, nullptr) << target << " " << case_name << " " << points[p];
         const std::string where = absl::StrCat(case_name, " ", target, " ", points[p]);
-        for (const auto& [column, value] : std::vector<std::pair<std::string, double>>{
-                 {"TPS", r->actual_rate()},
-                 {"QPS", Qps(*r)},
-                 {"p95", r->response_time().p95_ms()},
-                 {"p99", r->response_time().p99_ms()}}) {
+        for (const auto& [column, value] :
+             std::vector<std::pair<std::string, double>>{{"TPS", r->actual_rate()},
+                                                         {"QPS", Qps(*r)},
+                                                         {"p95", r->response_time().p95_ms()},
+                                                         {"p99", r->response_time().p99_ms()}}) {
           const int c = table->Column(absl::StrCat(target, " ", column));
           ASSERT_GE(c, 0) << absl::StrCat(target, " ", column) << " in " << case_name;
           ExpectFigure(row[c], value, absl::StrCat(where, " ", column));
@@ -342,10 +342,10 @@ TEST_F(BuiltinSuitesTest, ShopComparisonPublishesItsSeventeenCasesInOneTable) {
     for (const std::string& target : kTargets) {
       const v1::RunReport* r = suite.Measured(target, row[0], 0);
       ASSERT_NE(r, nullptr) << target << " " << row[0];
-      for (const auto& [column, value] : std::vector<std::pair<std::string, double>>{
-               {"throughput", r->actual_rate()},
-               {"mean", r->response_time().mean_ms()},
-               {"p99", r->response_time().p99_ms()}}) {
+      for (const auto& [column, value] :
+           std::vector<std::pair<std::string, double>>{{"throughput", r->actual_rate()},
+                                                       {"mean", r->response_time().mean_ms()},
+                                                       {"p99", r->response_time().p99_ms()}}) {
         const int c = table->Column(absl::StrCat(target, " ", column));
         ASSERT_GE(c, 0) << absl::StrCat(target, " ", column);
         ExpectFigure(row[c], value, absl::StrCat(row[0], " ", target, " ", column));
@@ -357,7 +357,8 @@ TEST_F(BuiltinSuitesTest, ShopComparisonPublishesItsSeventeenCasesInOneTable) {
        {"inserts", "selects", "updates", "deletes", "transactions", "mixed"}) {
     EXPECT_TRUE(std::any_of(headlines.begin(), headlines.end(),
                             [&](const std::string& l) { return absl::StrContains(l, category); }))
-        << "no headline for " << category << "\n" << suite.markdown;
+        << "no headline for " << category << "\n"
+        << suite.markdown;
   }
 }
 
@@ -372,15 +373,16 @@ const v1::StageReport* KneeStage(const v1::RunReport& report) {
 TEST_F(BuiltinSuitesTest, IngestionRampReportsEachTargetsStaircaseAndKnee) {
   const std::vector<std::string> small = {
       "--set", "cases.0.plan.workload_options={customers: 1000, events: 1000}",
-      "--set", "cases.0.plan.stages.0.knee.every=1s", "--set", "cases.0.plan.stages.0.knee.refine=2"};
+      "--set", "cases.0.plan.stages.0.knee.every=1s",
+      "--set", "cases.0.plan.stages.0.knee.refine=2"};
   // First the two ends of the staircase on each database, with no latency limit: 1 and 33
   // clients. The SLO is the geometric mean of the slower database's p99 at 1 client and the
   // faster one's at 33, so that both meet it at 1 client and miss it at 33 with a margin of
   // the same factor on each side (one client's p99 varies several-fold between runs here).
   std::vector<std::string> ends = small;
-  ends.insert(ends.end(), {"--set", "cases.0.plan.stages.0.knee.p99=null", "--set",
-                           "cases.0.plan.stages.0.knee.step=32", "--set",
-                           "cases.0.plan.stages.0.knee.max=33"});
+  ends.insert(ends.end(),
+              {"--set", "cases.0.plan.stages.0.knee.p99=null", "--set",
+               "cases.0.plan.stages.0.knee.step=32", "--set", "cases.0.plan.stages.0.knee.max=33"});
   const SuiteResult first = RunSuite("ingestion-ramp", "ramp-ends", ends, 120);
   ASSERT_FALSE(HasFailure());
   double one_client_ms = 0, many_clients_ms = 1e300;
@@ -434,10 +436,14 @@ TEST_F(BuiltinSuitesTest, IngestionRampReportsEachTargetsStaircaseAndKnee) {
     EXPECT_TRUE(stage->knee_steps(0).met()) << target << " (SLO p99 " << slo << ")";
     EXPECT_TRUE(missed) << target << ": no step missed p99 " << slo;
     ASSERT_GT(stage->knee(), 0) << target;
-    EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
-      return absl::StartsWith(l, absl::StrCat("Knee: ", absl::StrFormat("%.6g", stage->knee()),
-                                              " clients"));
-    })) << target << ": knee " << stage->knee() << "\n" << ramp_text;
+    EXPECT_TRUE(std::any_of(lines.begin(), lines.end(),
+                            [&](const std::string& l) {
+                              return absl::StartsWith(
+                                  l, absl::StrCat("Knee: ", absl::StrFormat("%.6g", stage->knee()),
+                                                  " clients"));
+                            }))
+        << target << ": knee " << stage->knee() << "\n"
+        << ramp_text;
   }
 }
 

@@ -230,9 +230,9 @@ TEST(ProbeRecordTest, ACounterOnFewerThanFiveReadingsIsMarkedAndOnFiveIsNot) {
   const v1::RunReport five = report_of(5);
   ASSERT_EQ(Named(five.saturation(), "commits").readings(), 5u);
   EXPECT_FALSE(FewProbeReadings(Named(five.saturation(), "commits")));
-  EXPECT_THAT(RenderReportText(five), AllOf(HasSubstr("postgresql/commits"),
-                                            Not(HasSubstr(kFewReadingsMark)),
-                                            Not(HasSubstr(kFewReadingsNote))));
+  EXPECT_THAT(RenderReportText(five),
+              AllOf(HasSubstr("postgresql/commits"), Not(HasSubstr(kFewReadingsMark)),
+                    Not(HasSubstr(kFewReadingsNote))));
   const std::string five_html = RenderReportHtml(five);
   EXPECT_THAT(five_html, HasSubstr("<td>400</td>"));
   EXPECT_THAT(five_html, AllOf(Not(HasSubstr(kFewReadingsMark)), Not(HasSubstr(kFewReadingsNote))));
@@ -370,7 +370,8 @@ TEST(JudgeIntervalsTest, AStallIsTheDatabasesAndItsSecondsAreNamed) {
 TEST(JudgeIntervalsTest, TheRunsShortLastIntervalIsNoStall) {
   for (const double length : {0.003, 1.0}) {
     v1::RunReport report = TenSeconds({});
-    v1::IntervalSample tail = IntervalOf({.elapsed_s = 10 + length, .executed = 7, .in_db_call = 1.0});
+    v1::IntervalSample tail =
+        IntervalOf({.elapsed_s = 10 + length, .executed = 7, .in_db_call = 1.0});
     tail.set_length_s(length);
     v1::ConnectionTime& time = *tail.mutable_connection_time();
     time.set_in_db_call_s(time.in_db_call_s() * length);
