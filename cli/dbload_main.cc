@@ -1260,10 +1260,12 @@ std::string SuiteSummary(const v1::Suite& suite) {
                          DescribePlannedLoad(suite));
 }
 
-// A number as the user gave it, for the suite's index (--scale 1 when not given).
+// A number as the user gave it, for the suite's index (1 when not given; LoadSuiteArg has
+// already refused one that is not a number).
 double FlagNumber(const Flags& flags, const std::string& name) {
   double value = 1;
-  if (const std::string text = flags.Get(name); !text.empty()) absl::SimpleAtod(text, &value);
+  const std::string text = flags.Get(name);
+  if (text.empty() || !absl::SimpleAtod(text, &value)) return 1;
   return value;
 }
 
