@@ -239,7 +239,8 @@ TEST(SuiteRampTest, ACounterResetInsideAStepCountsTheNewValueFromZero) {
   (*r.mutable_probe_samples(4)->mutable_values())["postgresql/tup_inserted"] = 1400;
   RampSuite suite({"postgresql"});
   suite.Run("postgresql", r);
-  const RampStep& s = suite.Build()[0].targets[0].runs[0].steps[0];
+  const std::vector<RampCase> cases = suite.Build();  // kept: the step is a reference into it
+  const RampStep& s = cases[0].targets[0].runs[0].steps[0];
   // 1000 + 1000 + 400 (from zero) + 1000 over 4 s.
   EXPECT_NEAR(*s.saturation.rows_inserted_per_s, 3400.0 / 4, 1e-9);
 }
