@@ -111,12 +111,18 @@ bool AtLevel(const v1::IntervalSample& sample, double level, bool open) {
 
 // The key of a database value in ProbeSample.values: "postgresql/NAME" or "mysql/NAME", whichever
 // the probe recorded ("" when neither).
+// Whether any of the run's probe readings holds `key`.
+bool Recorded(const v1::RunReport& report, const std::string& key) {
+  for (const v1::ProbeSample& sample : report.probe_samples()) {
+    if (sample.values().count(key) > 0) return true;
+  }
+  return false;
+}
+
 std::string DatabaseKey(const v1::RunReport& report, const std::string& name) {
   for (const char* source : {"postgresql", "mysql"}) {
     const std::string key = absl::StrCat(source, "/", name);
-    for (const v1::ProbeSample& sample : report.probe_samples()) {
-      if (sample.values().count(key) > 0) return key;
-    }
+    if (Recorded(report, key)) return key;
   }
   return "";
 }
@@ -127,9 +133,7 @@ std::string DatabaseKey(const v1::RunReport& report, const std::string& name) {
 std::string RowsInsertedKey(const v1::RunReport& report) {
   for (const char* key :
        {"postgresql/tup_inserted", "mysql/Innodb_rows_inserted", "mysql/Handler_write"}) {
-    for (const v1::ProbeSample& sample : report.probe_samples()) {
-      if (sample.values().count(key) > 0) return key;
-    }
+    if (Recorded(report, key)) return key;
   }
   return "";
 }
