@@ -8,11 +8,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/clock.h"
-#include "common/db/driver.h"
-#include "common/plan_limits.h"
-#include "common/target_allow_list.h"
-#include "common/transport_security.h"
+#include "base/clock.h"
+#include "db/driver.h"
+#include "plan/plan_limits.h"
+#include "net/target_allow_list.h"
+#include "net/transport_security.h"
 #include "dbload/v1/plan.pb.h"
 
 namespace dbload {

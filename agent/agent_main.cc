@@ -17,9 +17,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/agent_link.h"
-#include "common/clock.h"
-#include "common/db/driver_factory.h"
-#include "common/plan_parser.h"
+#include "base/clock.h"
+#include "db/driver_factory.h"
+#include "plan/plan_parser.h"
 
 namespace dbload {
 namespace {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "common/plan_limits.h"
+#include "plan/plan_limits.h"
 
 namespace dbload {
 

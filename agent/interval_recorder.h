@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/db/driver.h"
-#include "common/histogram.h"
-#include "common/interval_snapshot.h"
+#include "base/clock.h"
+#include "db/driver.h"
+#include "base/histogram.h"
+#include "interval/interval_snapshot.h"
 
 namespace dbload {
 

@@ -15,9 +15,9 @@
 #include "absl/status/status.h"
 #include "agent/interval_recorder.h"
 #include "agent/pacer.h"
-#include "common/clock.h"
-#include "common/db/driver.h"
-#include "common/workload.h"
+#include "base/clock.h"
+#include "db/driver.h"
+#include "workload/workload.h"
 
 namespace dbload {
 

@@ -4,8 +4,8 @@
 #include <functional>
 #include <memory>
 
-#include "common/clock.h"
-#include "common/random.h"
+#include "base/clock.h"
+#include "base/random.h"
 
 namespace dbload {
 

@@ -8,7 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/sql_text.h"
+#include "workload/sql_text.h"
 
 namespace dbload {
 namespace {

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/db/driver.h"
-#include "common/workload.h"
+#include "db/driver.h"
+#include "workload/workload.h"
 #include "dbload/v1/report.pb.h"
 
 namespace dbload {

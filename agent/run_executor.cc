@@ -9,8 +9,8 @@
 #include "agent/interval_recorder.h"
 #include "agent/load_runner.h"
 #include "agent/plan_capture.h"
-#include "common/random.h"
-#include "common/stage_program.h"
+#include "base/random.h"
+#include "plan/stage_program.h"
 
 namespace dbload {
 

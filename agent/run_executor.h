@@ -12,10 +12,10 @@
 
 #include "absl/status/statusor.h"
 #include "agent/pacer.h"
-#include "common/clock.h"
-#include "common/db/driver.h"
-#include "common/interval_snapshot.h"
-#include "common/workload.h"
+#include "base/clock.h"
+#include "db/driver.h"
+#include "interval/interval_snapshot.h"
+#include "workload/workload.h"
 #include "dbload/v1/plan.pb.h"
 #include "dbload/v1/report.pb.h"
 

@@ -1,4 +1,4 @@
-// Costs of the clock on the open-loop path (common/clock.h, SteadyClock):
+// Costs of the clock on the open-loop path (base/clock.h, SteadyClock):
 //  - Now(): one clock_gettime(CLOCK_MONOTONIC) through the vDSO; the load runner reads it
 //    several times per transaction;
 //  - SleepUntil(): clock_nanosleep to 20 us before the deadline, then spinning on Now(). The
@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "common/clock.h"
+#include "base/clock.h"
 
 namespace dbload {
 namespace {

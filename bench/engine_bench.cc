@@ -29,10 +29,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/local_run.h"
-#include "common/clock.h"
-#include "common/db/noop_driver.h"
-#include "common/report.h"
-#include "common/workload.h"
+#include "base/clock.h"
+#include "db/noop_driver.h"
+#include "report/report.h"
+#include "workload/workload.h"
 
 namespace dbload {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "agent/interval_recorder.h"
-#include "common/histogram.h"
+#include "base/histogram.h"
 #include "dbload/v1/histogram.pb.h"
 
 namespace dbload {

@@ -14,8 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "agent/agent_link.h"
-#include "common/plan_limits.h"
-#include "common/report.h"
+#include "plan/plan_limits.h"
+#include "report/report.h"
 
 namespace dbload {
 

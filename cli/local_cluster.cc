@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
-#include "common/db/driver_factory.h"
+#include "db/driver_factory.h"
 
 namespace dbload {
 

@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/agent_link.h"
-#include "common/clock.h"
+#include "base/clock.h"
 #include "coordinator/coordinator_service.h"
 
 namespace dbload {

@@ -1,7 +1,7 @@
 #include "cli/local_run.h"
 
 #include "agent/run_executor.h"
-#include "common/report.h"
+#include "report/report.h"
 
 namespace dbload {
 

@@ -5,9 +5,9 @@
 #include <functional>
 
 #include "absl/status/statusor.h"
-#include "common/clock.h"
-#include "common/db/driver.h"
-#include "common/workload.h"
+#include "base/clock.h"
+#include "db/driver.h"
+#include "workload/workload.h"
 #include "dbload/v1/plan.pb.h"
 #include "dbload/v1/report.pb.h"
 

@@ -12,9 +12,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/control_client.h"
-#include "common/percentile_interval.h"
-#include "common/report.h"
-#include "common/suite_parser.h"
+#include "base/percentile_interval.h"
+#include "report/report.h"
+#include "suite/suite_parser.h"
 
 namespace dbload {
 namespace {

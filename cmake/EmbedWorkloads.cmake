@@ -2,7 +2,7 @@
 # built-in workloads travel inside the binaries (run with cmake -P, from common/CMakeLists.txt).
 # Also for the built-in suites (suites/*.yaml): HEADER and FUNCTION name what the source defines.
 if(NOT DEFINED HEADER)
-  set(HEADER "common/workload_parser.h")
+  set(HEADER "workload/workload_parser.h")
 endif()
 if(NOT DEFINED FUNCTION)
   set(FUNCTION "BuiltinWorkloadFiles")

@@ -1,6 +1,6 @@
 #include "coordinator/coordinator_service.h"
 
-#include "common/stage_program.h"
+#include "plan/stage_program.h"
 
 #include <grpcpp/grpcpp.h>
 #include <malloc.h>
@@ -27,14 +27,14 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "common/agent_protocol.h"
-#include "common/field_error.h"
-#include "common/loopback.h"
-#include "common/plan_limits.h"
-#include "common/transport_security.h"
-#include "common/plan_parser.h"
-#include "common/workload.h"
-#include "common/db/driver_factory.h"
+#include "proto/agent_protocol.h"
+#include "base/field_error.h"
+#include "net/loopback.h"
+#include "plan/plan_limits.h"
+#include "net/transport_security.h"
+#include "plan/plan_parser.h"
+#include "workload/workload.h"
+#include "db/driver_factory.h"
 #include "coordinator/db_probe.h"
 #include "coordinator/metrics_exporter.h"
 #include "coordinator/saturation.h"
@@ -1815,7 +1815,7 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(address, ServerCredentials(security), &port);
-  // Reports and assignments as large as the plan limits allow (common/plan_limits.h).
+  // Reports and assignments as large as the plan limits allow (plan/plan_limits.h).
   builder.SetMaxReceiveMessageSize(kMaxRpcMessageBytes);
   builder.SetMaxSendMessageSize(kMaxRpcMessageBytes);
   builder.RegisterService(service.agent_link_service());

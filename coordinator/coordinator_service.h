@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/clock.h"
-#include "common/target_allow_list.h"
-#include "common/transport_security.h"
-#include "common/workload.h"
+#include "base/clock.h"
+#include "net/target_allow_list.h"
+#include "net/transport_security.h"
+#include "workload/workload.h"
 #include "dbload/v1/report.pb.h"
 
 namespace grpc {

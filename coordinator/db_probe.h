@@ -15,8 +15,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/clock.h"
-#include "common/db/driver.h"
+#include "base/clock.h"
+#include "db/driver.h"
 
 namespace dbload {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/histogram.h"
+#include "base/histogram.h"
 #include "dbload/v1/plan.pb.h"
 #include "dbload/v1/report.pb.h"
 

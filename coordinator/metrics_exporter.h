@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/interval_snapshot.h"
+#include "interval/interval_snapshot.h"
 #include "coordinator/db_probe.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"

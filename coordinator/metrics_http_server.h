@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "common/clock.h"
+#include "base/clock.h"
 #include "prometheus/collectable.h"
 
 namespace dbload {

@@ -5,7 +5,7 @@
 #include <limits>
 #include <numeric>
 
-#include "common/stage_program.h"
+#include "plan/stage_program.h"
 
 namespace dbload {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "common/interval_snapshot.h"
-#include "common/report.h"
+#include "interval/interval_snapshot.h"
+#include "report/report.h"
 #include "dbload/v1/agent.pb.h"
 #include "dbload/v1/plan.pb.h"
 #include "dbload/v1/report.pb.h"

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/plan_parser.h"
+#include "plan/plan_parser.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/report.h"
+#include "report/report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string json(reinterpret_cast<const char*>(data), size);

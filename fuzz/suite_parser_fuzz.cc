@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "common/suite_parser.h"
+#include "suite/suite_parser.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);

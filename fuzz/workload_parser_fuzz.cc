@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "common/workload_parser.h"
-#include "common/workloads/declarative.h"
+#include "workload/workload_parser.h"
+#include "workload/declarative.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);

@@ -51,8 +51,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "cli/exit_codes.h"
-#include "common/histogram.h"
-#include "common/report.h"
+#include "base/histogram.h"
+#include "report/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
@@ -998,7 +998,7 @@ TEST(CliHelpTest, DaemonsPrintTheirUsageForHelpAndH) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Limits (common/plan_limits.h): plans that would exhaust dbload are refused before any load,
+// Limits (plan/plan_limits.h): plans that would exhaust dbload are refused before any load,
 // with exit status 2 and a message naming the field and the limit.
 
 // `prlimit` around dbload, so that a lowered limit is cheap to reach.

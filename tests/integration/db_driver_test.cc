@@ -20,9 +20,9 @@
 #include <thread>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/db/driver.h"
-#include "common/db/driver_factory.h"
+#include "base/clock.h"
+#include "db/driver.h"
+#include "db/driver_factory.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/test_servers.h"

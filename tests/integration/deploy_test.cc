@@ -2002,7 +2002,7 @@ TEST_F(DeployDockerfile, EveryCopiedFileExistsInTheContext) {
   const std::vector<std::string> ignored = DockerignorePatterns();
   EXPECT_TRUE(IgnoredBy(ignored, "build/cli/dbload")) << ".dockerignore lets build/ in";
   EXPECT_TRUE(IgnoredBy(ignored, "build-asan")) << ".dockerignore lets build-asan/ in";
-  EXPECT_FALSE(IgnoredBy(ignored, "common/histogram.cc"));
+  EXPECT_FALSE(IgnoredBy(ignored, "base/histogram.cc"));
   int count = 0;
   for (const Instruction& instruction : instructions_) {
     if (instruction.keyword != "COPY" && instruction.keyword != "ADD") continue;

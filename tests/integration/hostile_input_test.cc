@@ -15,7 +15,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/strings/match.h"
-#include "common/plan_limits.h"
+#include "plan/plan_limits.h"
 #include "dbload/v1/agent.grpc.pb.h"
 #include "dbload/v1/control.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -87,7 +87,7 @@ TEST_F(HostileInputTest, BytesThatAreNoProtobufAreRefused) {
 
 TEST_F(HostileInputTest, AnOversizedMessageIsRefusedWithResourceExhausted) {
   v1::SubmitRequest request;
-  // Past the largest message dbload takes (common/plan_limits.h), which is above gRPC's 4 MiB.
+  // Past the largest message dbload takes (plan/plan_limits.h), which is above gRPC's 4 MiB.
   request.mutable_plan()->set_name(std::string(kMaxRpcMessageBytes + (1 << 20), 'x'));
   const grpc::Status status = RawUnary("/dbload.v1.Control/Submit", request.SerializeAsString());
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();

@@ -5,7 +5,7 @@
 // SVG holds a line with as many points as the report has data, stage boundaries are drawn, the
 // script reported no error, a hostile plan name stays text, and the page made no network
 // request (Chromium's own net log, with a control page proving that the check catches one).
-#include "common/report.h"
+#include "report/report.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,9 +26,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "common/histogram.h"
-#include "common/report_compare.h"
-#include "common/report_html.h"
+#include "base/histogram.h"
+#include "report/report_compare.h"
+#include "report/report_html.h"
 #include "dbload/v1/suite.pb.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"

@@ -26,7 +26,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "common/report.h"
+#include "report/report.h"
 #include "dbload/v1/suite.pb.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"

@@ -18,7 +18,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "common/report.h"
+#include "report/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
@@ -387,7 +387,7 @@ std::string PreparedState(WorkloadTest& test, bool pg, const std::vector<std::st
   return state;
 }
 
-// Every kill point of the loader (DBLOAD_TEST_KILL_AT, common/workloads/loader.h), one after
+// Every kill point of the loader (DBLOAD_TEST_KILL_AT, workload/loader.h), one after
 // the other, each followed by a resume that is killed at the next point: a prepare killed at
 // any of them resumes to exactly what an uninterrupted prepare leaves. Two chains, as a point
 // "before" a step and the point "after" it (the step run, its record not committed) are the

@@ -1,6 +1,6 @@
 #include "coordinator/abort_monitor.h"
 
-#include "common/clock.h"
+#include "base/clock.h"
 #include "gtest/gtest.h"
 
 namespace dbload {

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/agent_protocol.h"
-#include "common/db/noop_driver.h"
-#include "common/interval_snapshot.h"
+#include "proto/agent_protocol.h"
+#include "db/noop_driver.h"
+#include "interval/interval_snapshot.h"
 #include "dbload/v1/agent.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,14 +1,14 @@
 // The engine of YAML workloads on a recording session: what each query type sends, in which
 // order, with which values; captures, repeats, transactions, samples and their partitioning.
 
-#include "common/workloads/declarative.h"
+#include "workload/declarative.h"
 
 #include <algorithm>
 #include <functional>
 #include <set>
 
-#include "common/workload_parser.h"
-#include "common/workloads/loader.h"
+#include "workload/workload_parser.h"
+#include "workload/loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -1,8 +1,8 @@
-#include "common/db/error_classifier.h"
+#include "db/error_classifier.h"
 
 #include <string>
 
-#include "common/db/driver.h"
+#include "db/driver.h"
 #include "gtest/gtest.h"
 
 namespace dbload::db {

@@ -1,4 +1,4 @@
-#include "common/histogram.h"
+#include "base/histogram.h"
 
 #include <algorithm>
 #include <cmath>

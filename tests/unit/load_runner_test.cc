@@ -3,7 +3,7 @@
 #include <atomic>
 #include <memory>
 
-#include "common/db/noop_driver.h"
+#include "db/noop_driver.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/stub_session.h"

@@ -2,9 +2,9 @@
 
 #include <vector>
 
-#include "common/db/noop_driver.h"
-#include "common/report.h"
-#include "common/workloads/oltp.h"
+#include "db/noop_driver.h"
+#include "report/report.h"
+#include "workload/oltp.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

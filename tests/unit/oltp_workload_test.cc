@@ -6,9 +6,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/db/noop_driver.h"
-#include "common/field_error.h"
-#include "common/workloads/oltp.h"
+#include "db/noop_driver.h"
+#include "base/field_error.h"
+#include "workload/oltp.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

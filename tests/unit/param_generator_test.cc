@@ -1,4 +1,4 @@
-#include "common/param_generator.h"
+#include "workload/param_generator.h"
 
 #include <time.h>
 
@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-#include "common/field_error.h"
+#include "base/field_error.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"

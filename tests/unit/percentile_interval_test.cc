@@ -1,10 +1,10 @@
-#include "common/percentile_interval.h"
+#include "base/percentile_interval.h"
 
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
-#include "common/histogram.h"
+#include "base/histogram.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -9,8 +9,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "common/workload_parser.h"
-#include "common/workloads/declarative.h"
+#include "workload/workload_parser.h"
+#include "workload/declarative.h"
 #include "tests/unit/stub_session.h"
 
 namespace dbload {

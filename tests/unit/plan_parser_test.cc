@@ -1,4 +1,4 @@
-#include "common/plan_parser.h"
+#include "plan/plan_parser.h"
 
 #include <sys/stat.h>
 
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/field_error.h"
-#include "common/plan_limits.h"
+#include "base/field_error.h"
+#include "plan/plan_limits.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -535,7 +535,7 @@ TEST(ValidatePlanTest, CatchesWhatAProtoCanHoldButAPlanMustNot) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Limits (common/plan_limits.h), on the proto: what a coordinator or agent receives.
+// Limits (plan/plan_limits.h), on the proto: what a coordinator or agent receives.
 
 Plan PlanWithQueryTypes(int query_types) {
   Plan plan = ValidOpenPlan();

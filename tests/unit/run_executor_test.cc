@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/db/noop_driver.h"
-#include "common/workloads/oltp.h"
+#include "db/noop_driver.h"
+#include "workload/oltp.h"
 #include "coordinator/planner.h"
 #include "gtest/gtest.h"
 

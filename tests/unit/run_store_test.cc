@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/report.h"
+#include "report/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

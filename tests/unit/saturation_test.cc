@@ -8,8 +8,8 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
-#include "common/report.h"
-#include "common/report_html.h"
+#include "report/report.h"
+#include "report/report_html.h"
 
 namespace dbload {
 namespace {

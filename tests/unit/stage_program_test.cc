@@ -1,4 +1,4 @@
-#include "common/stage_program.h"
+#include "plan/stage_program.h"
 
 #include <limits>
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/db/driver.h"
+#include "db/driver.h"
 
 namespace dbload {
 

@@ -1,11 +1,11 @@
-#include "common/suite_parser.h"
+#include "suite/suite_parser.h"
 
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/field_error.h"
-#include "common/workload.h"
+#include "base/field_error.h"
+#include "workload/workload.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -454,7 +454,7 @@ TEST(SuiteParserTimeScaleTest, LimitsAreCheckedAfterScaling) {
   options.time_scale = 1000;  // the upper bound itself
   EXPECT_TRUE(ParseSuite(kTimed, "t.yaml", options).ok());
   // The whole validation runs on every scaled plan (ValidatePlan, with the limits of
-  // common/plan_limits.h): a rate past the plan parser's bound, reached only by --scale.
+  // plan/plan_limits.h): a rate past the plan parser's bound, reached only by --scale.
   options = {};
   options.scale = 1e7;
   options.time_scale = 2;

@@ -3,13 +3,13 @@
 // without missing, one whose first step missed, one cut short; the saturation columns computed
 // from the probe readings over each step's seconds; the ratio at the knees; the Markdown table's
 // shape, the HTML chart with its knee marks, and human units (never an exponent).
-#include "common/suite_ramp.h"
+#include "suite/suite_ramp.h"
 
 #include <regex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/report.h"
+#include "report/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

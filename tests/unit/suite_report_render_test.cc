@@ -5,7 +5,7 @@
 // the summary by category, the probe's counters per transaction (with the few-readings mark),
 // the runs (a failed warm-up as failed); human units throughout; hostile names in Markdown and
 // HTML; the HTML's log-2 sweep charts, bars and print stylesheet.
-#include "common/suite_report.h"
+#include "suite/suite_report.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,9 +18,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/report.h"
-#include "common/report_compare.h"
-#include "common/suite_ramp.h"
+#include "report/report.h"
+#include "report/report_compare.h"
+#include "suite/suite_ramp.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"

@@ -11,8 +11,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/report.h"
-#include "common/suite_parser.h"
+#include "report/report.h"
+#include "suite/suite_parser.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

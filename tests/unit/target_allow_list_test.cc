@@ -1,6 +1,6 @@
 // --allow-target: parsing with errors that name the entry, matching of CIDR, IP, HOST and
 // :PORT, and host names resolved once (a fake resolver, and the system's for "localhost").
-#include "common/target_allow_list.h"
+#include "net/target_allow_list.h"
 
 #include <map>
 #include <string>

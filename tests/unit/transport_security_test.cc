@@ -1,7 +1,7 @@
 // The rules of common/transport_security: token files, which TLS flags go together, and which
 // addresses plain text may use. The TLS handshakes and the token on the wire are exercised with
 // the real programs in tests/integration/security_test.cc.
-#include "common/transport_security.h"
+#include "net/transport_security.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

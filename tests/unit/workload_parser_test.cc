@@ -1,11 +1,11 @@
-#include "common/workload_parser.h"
+#include "workload/workload_parser.h"
 
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "common/field_error.h"
-#include "common/plan_limits.h"
-#include "common/sql_text.h"
+#include "base/field_error.h"
+#include "plan/plan_limits.h"
+#include "workload/sql_text.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

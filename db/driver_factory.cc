@@ -1,0 +1,43 @@
+#include "db/driver_factory.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "db/mysql_driver.h"
+#include "db/noop_driver.h"
+#include "db/postgresql_driver.h"
+
+namespace dbload::db {
+
+ConnectionOptions ConnectionOptionsOf(const dbload::v1::Target& target) {
+  ConnectionOptions options;
+  options.host = target.host();
+  options.host_address = target.dial_address();
+  options.port = target.port();
+  options.socket = target.socket();
+  options.user = target.user();
+  options.database = target.database();
+  if (target.connect_timeout_ns() > 0) options.connect_timeout_ns = target.connect_timeout_ns();
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<Driver>> MakeDriver(const dbload::v1::Target& target,
+                                                   std::string password, Clock& clock) {
+  const std::string& name = target.driver();
+  if (name == "postgresql" || name == "mysql") {
+    ConnectionOptions options = ConnectionOptionsOf(target);
+    options.password = std::move(password);
+    if (name == "postgresql") return std::make_unique<PostgreSqlDriver>(std::move(options));
+    return std::make_unique<MySqlDriver>(std::move(options));
+  }
+  if (name == "noop") {
+    NoopOptions options;
+    options.fixed_latency = target.noop().fixed_ns();
+    options.exponential_mean = target.noop().exponential_mean_ns();
+    return std::make_unique<NoopDriver>(std::move(options), clock);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown driver \"", name, "\"; expected one of: postgresql, mysql, noop"));
+}
+
+}  // namespace dbload::db

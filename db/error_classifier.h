@@ -1,0 +1,59 @@
+#ifndef DBLOAD_DB_ERROR_CLASSIFIER_H_
+#define DBLOAD_DB_ERROR_CLASSIFIER_H_
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "db/driver.h"
+
+namespace dbload::db {
+
+// Maps a server's error code (SQLSTATE or errno, as text) to an ErrorClass. A rule is either one
+// exact code ("40001", "1213") or a prefix ending in '*' ("08*" covers every PostgreSQL
+// connection exception); exact rules win, then the longest prefix. Exact by default, because a
+// MySQL errno that merely starts with 1213 is not a deadlock. Plans may override any code.
+class ErrorClassifier {
+ public:
+  static ErrorClassifier Defaults(Dialect dialect);
+
+  void Set(std::string code_or_prefix, ErrorClass error_class);
+  // Unknown codes are fatal: an error nobody expected must not be retried silently.
+  ErrorClass Classify(std::string_view code) const;
+
+ private:
+  std::map<std::string, ErrorClass, std::less<>> rules_;
+};
+
+// The error codes a workload ignores, as sysbench ignores some under contention (its PostgreSQL
+// driver's pgsql_check_status, its --mysql-ignore-errors): a transaction that ends with one of
+// them was rolled back, is neither a success nor a failure of the run, and is counted apart as
+// an ErrorClass::kIgnored error of its code. Exact codes only: a pattern would ignore errors
+// nobody named. A connection error is never ignored, whatever the list says: the session is
+// unusable and must reconnect, so it keeps its class (and is counted as such).
+class IgnoredErrors {
+ public:
+  IgnoredErrors() = default;  // ignores nothing
+  explicit IgnoredErrors(std::vector<std::string> codes);
+
+  // sysbench 1.0.20's: 23505 (unique_violation), 40P01 (deadlock_detected) and 40001
+  // (serialization_failure) on PostgreSQL, which its driver always ignores; on MySQL the
+  // default of --mysql-ignore-errors, 1213 (ER_LOCK_DEADLOCK), 1020 (ER_CHECKREAD) and 1205
+  // (ER_LOCK_WAIT_TIMEOUT). Nothing for the noop driver.
+  static IgnoredErrors SysbenchDefaults(Dialect dialect);
+
+  bool Ignores(const DbError& error) const;
+  // The error as the load runner records it: of class kIgnored when Ignores(error).
+  DbError Apply(DbError error) const;
+  bool empty() const { return codes_.empty(); }
+  const std::set<std::string, std::less<>>& codes() const { return codes_; }
+
+ private:
+  std::set<std::string, std::less<>> codes_;
+};
+
+}  // namespace dbload::db
+
+#endif  // DBLOAD_DB_ERROR_CLASSIFIER_H_

@@ -1,0 +1,550 @@
+#include "db/mysql_driver.h"
+
+#include <cppconn/connection.h>
+#include <cppconn/datatype.h>
+#include <cppconn/exception.h>
+#include <cppconn/parameter_metadata.h>
+#include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
+#include <cppconn/resultset_metadata.h>
+#include <cppconn/statement.h>
+#include <mysql_connection.h>
+#include <mysql_driver.h>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <exception>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace dbload::db {
+
+namespace {
+
+// Server errors (ER_*) and client errors (CR_*) we name when turning Connect() failures into
+// statuses.
+constexpr int kAccessDenied = 1045;            // ER_ACCESS_DENIED_ERROR
+constexpr int kDbAccessDenied = 1044;          // ER_DBACCESS_DENIED_ERROR
+constexpr int kAccessDeniedNoPassword = 1698;  // ER_ACCESS_DENIED_NO_PASSWORD_ERROR
+constexpr int kUnknownDatabase = 1049;         // ER_BAD_DB_ERROR
+
+absl::Status StatusOf(const DbError& error, std::string_view context) {
+  std::string message = std::string(context) + ": [" + error.code + "] " + error.message;
+  switch (error.error_class) {
+    case ErrorClass::kRetryable:
+    case ErrorClass::kIgnored:  // never a driver's own class; as retryable if one arrives
+      return absl::AbortedError(std::move(message));
+    case ErrorClass::kConnection:
+      return absl::UnavailableError(std::move(message));
+    case ErrorClass::kFatal:
+      break;
+  }
+  return absl::InvalidArgumentError(std::move(message));
+}
+
+std::string MessageOf(const sql::SQLException& e) {
+  std::string message = e.what();
+  if (message.empty()) message = "error without a message";
+  absl::StrAppend(&message, " (errno ", e.getErrorCode(), ", SQLSTATE ", e.getSQLState(), ")");
+  return message;
+}
+
+// The first column of the first row when its text is an integer (prepared-statement metadata
+// types expressions such as "? + 1" as DOUBLE or DECIMAL, so the value decides, not the type).
+std::optional<int64_t> FirstInteger(sql::ResultSet& result) {
+  if (!result.next() || result.isNull(1)) return std::nullopt;
+  const sql::SQLString text = result.getString(1);
+  int64_t value = 0;
+  const char* end = text.c_str() + text.length();
+  const auto [parsed_end, ec] = std::from_chars(text.c_str(), end, value);
+  if (ec != std::errc() || parsed_end != end) return std::nullopt;
+  return value;
+}
+
+// A name as a quoted identifier: kept as written, whatever its characters.
+void AppendIdentifier(std::string& out, std::string_view name) {
+  out.push_back('`');
+  for (char c : name) {
+    if (c == '`') out.push_back('`');
+    out.push_back(c);
+  }
+  out.push_back('`');
+}
+
+struct PreparedSlot {
+  std::string sql;
+  std::unique_ptr<sql::PreparedStatement> statement;
+  bool registered = false;      // Prepare() succeeded (or failed only for want of a connection)
+  bool has_result_set = false;  // SELECT-like: executeQuery; otherwise executeUpdate
+  unsigned int parameters = 0;  // as the server counted them
+};
+
+class MySqlSession final : public Session {
+ public:
+  MySqlSession(sql::mysql::MySQL_Driver* driver, const ConnectionOptions& options,
+               const ErrorClassifier& classifier, std::string url)
+      : driver_(driver), options_(options), classifier_(classifier), url_(std::move(url)) {}
+
+  ~MySqlSession() override { Close(); }
+
+  // Opens the connection; on failure the status carries the server's words and errno.
+  absl::Status Open() {
+    Close();
+    sql::ConnectOptionsMap connect_options;
+    connect_options["hostName"] = sql::SQLString(url_);
+    connect_options["userName"] = sql::SQLString(options_.user);
+    connect_options["password"] = sql::SQLString(options_.password);
+    if (!options_.database.empty()) connect_options["schema"] = sql::SQLString(options_.database);
+    if (options_.connect_timeout_ns > 0) {
+      const int seconds =
+          static_cast<int>((options_.connect_timeout_ns + 999'999'999) / 1'000'000'000);
+      connect_options["OPT_CONNECT_TIMEOUT"] = seconds;
+    }
+    // Reconnecting behind our back would lose prepared statements and transactions silently.
+    connect_options["OPT_RECONNECT"] = false;
+    try {
+      connection_.reset(driver_->connect(connect_options));
+      plain_.reset(connection_->createStatement());
+    } catch (const sql::SQLException& e) {
+      Close();
+      std::string message = Redact(MessageOf(e), options_.password);
+      switch (e.getErrorCode()) {
+        case kAccessDenied:
+        case kAccessDeniedNoPassword:
+          return absl::UnauthenticatedError("authentication failed: " + message);
+        case kDbAccessDenied:
+          // Also what a missing database looks like to a user without global privileges.
+          return absl::PermissionDeniedError("no such database, or no access to it: " + message);
+        case kUnknownDatabase:
+          return absl::NotFoundError(std::move(message));
+        default:
+          return absl::UnavailableError(std::move(message));
+      }
+    } catch (const std::exception& e) {
+      Close();
+      return absl::UnavailableError(Redact(e.what(), options_.password));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Prepare(int id, const StatementSpec& statement) override {
+    if (id < 0) return absl::InvalidArgumentError(absl::StrCat("bad statement id ", id));
+    if (static_cast<size_t>(id) >= slots_.size()) slots_.resize(id + 1);
+    PreparedSlot& slot = slots_[id];
+    slot = PreparedSlot{};
+    slot.sql = statement.sql;
+
+    std::optional<DbError> error = EnsureConnected();
+    if (!error) error = PrepareOnServer(slot);
+    if (!error) {
+      slot.registered = true;
+      return absl::OkStatus();
+    }
+    // Kept when only the connection failed: the reconnect prepares it.
+    slot.registered = error->error_class == ErrorClass::kConnection;
+    return StatusOf(*error, absl::StrCat("prepare statement ", id, " (", statement.name, ")"));
+  }
+
+  ExecOutcome Execute(int id, std::span<const Value> params, bool capture_first_value) override {
+    ExecOutcome outcome;
+    if (static_cast<size_t>(id) >= slots_.size() || id < 0 || !slots_[id].registered) {
+      outcome.error = DbError{.error_class = ErrorClass::kFatal,
+                              .code = "1243",  // ER_UNKNOWN_STMT_HANDLER
+                              .message = absl::StrCat("statement ", id, " is not prepared")};
+      return outcome;
+    }
+    if (transaction_lost_) [[unlikely]] {
+      outcome.error = LostTransactionError();
+      return outcome;
+    }
+    if (auto error = EnsureConnected()) {
+      outcome.error = std::move(error);
+      return outcome;
+    }
+    PreparedSlot& slot = slots_[id];
+    if (params.size() != slot.parameters) [[unlikely]] {
+      // Connector/C++ would reuse the previous call's values for parameters not set now.
+      outcome.error = DbError{.error_class = ErrorClass::kFatal,
+                              .code = "1210",  // ER_WRONG_ARGUMENTS
+                              .message = absl::StrCat("statement ", id, " takes ", slot.parameters,
+                                                      " parameters, got ", params.size())};
+      return outcome;
+    }
+    try {
+      sql::PreparedStatement& statement = *slot.statement;
+      for (size_t i = 0; i < params.size(); ++i) {
+        const unsigned int index = static_cast<unsigned int>(i + 1);
+        const Value& value = params[i];
+        if (const auto* integer = std::get_if<int64_t>(&value)) {
+          statement.setInt64(index, *integer);
+        } else if (const auto* real = std::get_if<double>(&value)) {
+          statement.setDouble(index, *real);
+        } else if (const auto* text = std::get_if<std::string_view>(&value)) {
+          statement.setString(index, sql::SQLString(text->data(), text->size()));
+        } else {
+          statement.setNull(index, sql::DataType::SQLNULL);
+        }
+      }
+      CountStatementSent();
+      if (slot.has_result_set) {
+        // Buffered (stored) result: every row has been read from the server when this returns.
+        const std::unique_ptr<sql::ResultSet> result(statement.executeQuery());
+        outcome.rows = static_cast<int64_t>(result->rowsCount());
+        if (capture_first_value) outcome.first_value = FirstInteger(*result);
+      } else {
+        outcome.rows = statement.executeUpdate();
+        if (capture_first_value) outcome.first_value = LastInsertId();
+      }
+    } catch (...) {
+      outcome.error = Classify(std::current_exception());
+    }
+    return outcome;
+  }
+
+  ExecOutcome ExecuteSql(std::string_view sql) override {
+    if (transaction_lost_) return ExecOutcome{.error = LostTransactionError()};
+    return Simple(sql::SQLString(sql.data(), sql.size()));
+  }
+
+  ExecOutcome Begin() override {
+    transaction_lost_ = false;
+    ExecOutcome outcome = Simple(kBegin);
+    in_transaction_ = outcome.ok();
+    return outcome;
+  }
+
+  ExecOutcome Commit() override {
+    if (transaction_lost_) {
+      in_transaction_ = transaction_lost_ = false;
+      return ExecOutcome{.error = LostTransactionError()};
+    }
+    ExecOutcome outcome = Simple(kCommit);
+    in_transaction_ = transaction_lost_ = false;
+    if (!outcome.ok() && outcome.error->error_class == ErrorClass::kConnection) {
+      outcome.error->message = "connection lost during COMMIT (it may or may not have happened): " +
+                               outcome.error->message;
+    }
+    return outcome;
+  }
+
+  ExecOutcome Rollback() override {
+    if (transaction_lost_) {
+      // The server rolled the transaction back when the connection went.
+      in_transaction_ = transaction_lost_ = false;
+      return ExecOutcome{};
+    }
+    in_transaction_ = false;
+    return Simple(kRollback);
+  }
+
+  absl::Status Reconnect() override {
+    in_transaction_ = transaction_lost_ = false;
+    return OpenAndPrepare();
+  }
+
+  // One multi-row INSERT: a single round trip and a single statement for the server to parse,
+  // which is what MySQL loads fastest short of LOAD DATA (disabled on most servers).
+  ExecOutcome BulkInsert(std::string_view table, std::span<const std::string> columns,
+                         std::span<const Value> values) override {
+    ExecOutcome outcome;
+    if (auto error = CheckBulkShape(table, columns.size(), values.size(), "1210")) {
+      outcome.error = std::move(error);
+      return outcome;
+    }
+    if (values.empty()) return outcome;  // nothing to send
+    if (transaction_lost_) return ExecOutcome{.error = LostTransactionError()};
+    if (auto error = EnsureConnected()) {
+      outcome.error = std::move(error);
+      return outcome;
+    }
+    // escapeString escapes for the connection's character set (and its NO_BACKSLASH_ESCAPES
+    // mode), which only the concrete connection knows.
+    auto* connection = dynamic_cast<sql::mysql::MySQL_Connection*>(connection_.get());
+    if (connection == nullptr) {
+      outcome.error = DbError{.error_class = ErrorClass::kFatal,
+                              .code = "",
+                              .message = "bulk insert: not a Connector/C++ MySQL connection"};
+      return outcome;
+    }
+    std::string sql = "INSERT INTO ";
+    try {
+      AppendIdentifier(sql, table);
+      sql.append(" (");
+      for (size_t i = 0; i < columns.size(); ++i) {
+        if (i > 0) sql.append(", ");
+        AppendIdentifier(sql, columns[i]);
+      }
+      sql.append(") VALUES ");
+      std::array<char, 32> number;
+      for (size_t i = 0; i < values.size(); ++i) {
+        const bool row_start = i % columns.size() == 0;
+        if (row_start) sql.append(i == 0 ? "(" : "),(");
+        if (!row_start) sql.push_back(',');
+        const Value& value = values[i];
+        if (const auto* text = std::get_if<std::string_view>(&value)) {
+          sql.push_back('\'');
+          sql.append(
+              connection->escapeString(sql::SQLString(text->data(), text->size())).asStdString());
+          sql.push_back('\'');
+        } else if (const auto* integer = std::get_if<int64_t>(&value)) {
+          sql.append(number.data(),
+                     std::to_chars(number.data(), number.data() + number.size(), *integer).ptr);
+        } else if (const auto* real = std::get_if<double>(&value)) {
+          if (!std::isfinite(*real)) {
+            outcome.error = DbError{
+                .error_class = ErrorClass::kFatal,
+                .code = "1367",  // ER_ILLEGAL_VALUE_FOR_TYPE
+                .message = absl::StrCat("bulk insert into ", std::string(table), ": value ", i,
+                                        " is infinite or NaN, which MySQL cannot store")};
+            return outcome;
+          }
+          // Scientific notation makes the literal a DOUBLE (a plain "0.1" is a DECIMAL), and the
+          // shortest digits that read back as the same double lose nothing.
+          sql.append(number.data(), std::to_chars(number.data(), number.data() + number.size(),
+                                                  *real, std::chars_format::scientific)
+                                        .ptr);
+        } else {
+          sql.append("NULL");
+        }
+      }
+      sql.push_back(')');
+      if (auto error = CheckPacketSize(table, sql.size())) {
+        outcome.error = std::move(error);
+        return outcome;
+      }
+    } catch (...) {
+      outcome.error = Classify(std::current_exception());
+      return outcome;
+    }
+    return Simple(sql::SQLString(sql));
+  }
+
+  absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view sql,
+                                                       size_t max_rows) override {
+    constexpr char kContext[] = "fetch column";
+    if (transaction_lost_) return StatusOf(LostTransactionError(), kContext);
+    if (auto error = EnsureConnected()) return StatusOf(*error, kContext);
+    std::vector<std::string> column;
+    try {
+      CountStatementSent();
+      if (!plain_->execute(sql::SQLString(sql.data(), sql.size()))) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(kContext, ": the statement returned no column: ", std::string(sql)));
+      }
+      // A stored result: every row is in memory when the count is known.
+      const std::unique_ptr<sql::ResultSet> result(plain_->getResultSet());
+      const size_t rows = result->rowsCount();
+      if (rows > max_rows) {
+        return absl::ResourceExhaustedError(absl::StrCat(kContext, ": the statement returned ",
+                                                         rows, " rows, more than the limit of ",
+                                                         max_rows));
+      }
+      column.reserve(rows);
+      while (result->next()) {
+        column.push_back(result->isNull(1) ? std::string() : result->getString(1).asStdString());
+      }
+    } catch (...) {
+      return StatusOf(Classify(std::current_exception()), kContext);
+    }
+    return column;
+  }
+
+ private:
+  // A statement longer than the server's max_allowed_packet makes it drop the connection, which
+  // would read as a lost server; saying so names the cure (fewer rows at a time). The limit is
+  // read once per connection, by the first bulk insert.
+  std::optional<DbError> CheckPacketSize(std::string_view table, size_t statement_size) {
+    if (max_allowed_packet_ == 0) {
+      CountStatementSent();
+      const std::unique_ptr<sql::ResultSet> result(
+          plain_->executeQuery("SELECT @@max_allowed_packet"));
+      max_allowed_packet_ = result->next() ? result->getUInt64(1) : 0;
+    }
+    // The packet holds the command byte too.
+    if (max_allowed_packet_ == 0 || statement_size + 1 <= max_allowed_packet_) return std::nullopt;
+    return DbError{.error_class = ErrorClass::kFatal,
+                   .code = "1153",  // ER_NET_PACKET_TOO_LARGE
+                   .message = absl::StrCat(
+                       "bulk insert into ", std::string(table), ": the INSERT is ", statement_size,
+                       " bytes, more than the server's ", "max_allowed_packet of ",
+                       max_allowed_packet_, "; insert fewer rows at a time")};
+  }
+
+  absl::Status OpenAndPrepare() {
+    absl::Status status = Open();
+    if (!status.ok()) return status;
+    for (size_t id = 0; id < slots_.size(); ++id) {
+      PreparedSlot& slot = slots_[id];
+      if (!slot.registered) continue;
+      if (auto error = PrepareOnServer(slot)) {
+        return StatusOf(*error, absl::StrCat("prepare statement ", id, " again"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  static DbError LostTransactionError() {
+    return DbError{.error_class = ErrorClass::kConnection,
+                   .code = "2013",  // CR_SERVER_LOST
+                   .message =
+                       "the connection was lost inside a transaction, which the server "
+                       "rolled back; end it with Rollback() (or Begin() a new one)"};
+  }
+
+  static inline const sql::SQLString kBegin = "START TRANSACTION";
+  static inline const sql::SQLString kCommit = "COMMIT";
+  static inline const sql::SQLString kRollback = "ROLLBACK";
+
+  // Statements and result sets belong to the connection: free them first.
+  void Close() {
+    max_allowed_packet_ = 0;
+    last_insert_id_.reset();
+    for (PreparedSlot& slot : slots_) slot.statement.reset();
+    plain_.reset();
+    if (connection_ != nullptr) {
+      try {
+        connection_->close();
+      } catch (const std::exception&) {
+        // Closing a dead connection may complain; it is going away either way.
+      }
+    }
+    connection_.reset();
+  }
+
+  std::optional<DbError> EnsureConnected() {
+    if (connection_ != nullptr) return std::nullopt;
+    absl::Status status = OpenAndPrepare();
+    if (status.ok()) return std::nullopt;
+    Close();
+    return DbError{.error_class = ErrorClass::kConnection,
+                   .code = "2006",  // CR_SERVER_GONE_ERROR
+                   .message = std::string(status.message())};
+  }
+
+  std::optional<DbError> PrepareOnServer(PreparedSlot& slot) {
+    try {
+      slot.statement.reset(connection_->prepareStatement(slot.sql));
+      slot.has_result_set = slot.statement->getMetaData()->getColumnCount() > 0;
+      slot.parameters =
+          static_cast<unsigned int>(slot.statement->getParameterMetaData()->getParameterCount());
+    } catch (...) {
+      slot.statement.reset();
+      return Classify(std::current_exception());
+    }
+    return std::nullopt;
+  }
+
+  // LAST_INSERT_ID() of this connection, through a statement prepared on first use. One more
+  // statement for the server, counted as such.
+  std::optional<int64_t> LastInsertId() {
+    if (last_insert_id_ == nullptr) {
+      last_insert_id_.reset(connection_->prepareStatement("SELECT LAST_INSERT_ID()"));
+    }
+    CountStatementSent();
+    const std::unique_ptr<sql::ResultSet> result(last_insert_id_->executeQuery());
+    if (!result->next() || result->isNull(1)) return std::nullopt;
+    return result->getInt64(1);
+  }
+
+  ExecOutcome Simple(const sql::SQLString& sql) {
+    ExecOutcome outcome;
+    if (auto error = EnsureConnected()) {
+      outcome.error = std::move(error);
+      return outcome;
+    }
+    try {
+      CountStatementSent();
+      if (plain_->execute(sql)) {
+        const std::unique_ptr<sql::ResultSet> result(plain_->getResultSet());
+        outcome.rows = static_cast<int64_t>(result->rowsCount());
+        outcome.first_value = FirstInteger(*result);
+      } else {
+        outcome.rows = static_cast<int64_t>(plain_->getUpdateCount());
+      }
+    } catch (...) {
+      outcome.error = Classify(std::current_exception());
+    }
+    return outcome;
+  }
+
+  DbError Classify(std::exception_ptr exception) {
+    DbError error;
+    try {
+      std::rethrow_exception(exception);
+    } catch (const sql::SQLException& e) {
+      error.code = absl::StrCat(e.getErrorCode());
+      error.error_class = classifier_.Classify(error.code);
+      error.message = MessageOf(e);
+    } catch (const std::exception& e) {
+      error = {ErrorClass::kFatal, "", e.what()};
+    } catch (...) {
+      error = {ErrorClass::kFatal, "", "unknown exception"};
+    }
+    if (error.error_class == ErrorClass::kConnection) {
+      Close();
+      transaction_lost_ = in_transaction_;
+    }
+    error.message = Redact(std::move(error.message), options_.password);
+    return error;
+  }
+
+  sql::mysql::MySQL_Driver* driver_;
+  // Copies: a session depends on nothing of its driver but Connector/C++'s singleton.
+  const ConnectionOptions options_;
+  const ErrorClassifier classifier_;
+  const std::string url_;
+
+  std::unique_ptr<sql::Connection> connection_;
+  std::unique_ptr<sql::Statement> plain_;
+  std::unique_ptr<sql::PreparedStatement> last_insert_id_;
+  std::vector<PreparedSlot> slots_;
+  uint64_t max_allowed_packet_ = 0;  // the server's, once a bulk insert asked; 0: not known
+  // A connection lost between Begin() and Commit()/Rollback() took the transaction with it.
+  // Until the caller ends it, nothing runs: reconnecting lazily would run the rest of the
+  // transaction's statements in autocommit, and a COMMIT would "succeed".
+  bool in_transaction_ = false;
+  bool transaction_lost_ = false;
+};
+
+}  // namespace
+
+MySqlDriver::MySqlDriver(ConnectionOptions options)
+    : MySqlDriver(std::move(options), ErrorClassifier::Defaults(Dialect::kMySql)) {}
+
+MySqlDriver::MySqlDriver(ConnectionOptions options, ErrorClassifier classifier)
+    : options_(std::move(options)),
+      classifier_(std::move(classifier)),
+      driver_(sql::mysql::get_mysql_driver_instance()) {}
+
+std::string MySqlDriver::Url() const {
+  if (!options_.socket.empty()) return absl::StrCat("unix://", options_.socket);
+  // The checked address when there is one: the connector must not resolve the name again.
+  std::string host = !options_.host_address.empty() ? options_.host_address
+                     : options_.host.empty()        ? std::string("127.0.0.1")
+                                                    : options_.host;
+  if (host.find(':') != std::string::npos) host = absl::StrCat("[", host, "]");
+  return absl::StrCat("tcp://", host, ":", options_.port != 0 ? options_.port : 3306);
+}
+
+void MySqlDriver::ThreadStart() { driver_->threadInit(); }
+void MySqlDriver::ThreadEnd() { driver_->threadEnd(); }
+
+absl::StatusOr<std::unique_ptr<Session>> MySqlDriver::Connect() {
+  auto session = std::make_unique<MySqlSession>(driver_, options_, classifier_, Url());
+  absl::Status status = session->Open();
+  if (!status.ok()) {
+    const std::string where =
+        options_.socket.empty() ? absl::StrCat(options_.host.empty() ? "127.0.0.1" : options_.host,
+                                               ":", options_.port != 0 ? options_.port : 3306)
+                                : options_.socket;
+    return absl::Status(status.code(), absl::StrCat("cannot connect to mysql at ", where, " as ",
+                                                    options_.user, ": ", status.message()));
+  }
+  return session;
+}
+
+}  // namespace dbload::db

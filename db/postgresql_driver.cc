@@ -1,0 +1,686 @@
+#include "db/postgresql_driver.h"
+
+#include <libpq-fe.h>
+
+#include <array>
+#include <charconv>
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <pqxx/pqxx>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace dbload::db {
+
+namespace {
+
+// A libpq conninfo value, single-quoted so that spaces, quotes and backslashes survive.
+void AppendConninfo(std::string& out, std::string_view key, std::string_view value) {
+  if (value.empty()) return;
+  if (!out.empty()) out.push_back(' ');
+  out.append(key);
+  out.append("='");
+  for (char c : value) {
+    if (c == '\'' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  out.push_back('\'');
+}
+
+// libpq's words on one line, without the framing: 'connection to server at "h", port 5 failed:
+// FATAL:  x' becomes 'x'; further lines (DETAIL, LINE …) follow after "; ", libpq's
+// tab-indented hints go in parentheses, and the caret line under a syntax error is dropped.
+std::string CleanLibpqMessage(std::string_view text) {
+  constexpr std::string_view kFailed = " failed: ";
+  if (text.starts_with("connection to server")) {
+    const size_t at = text.find(kFailed);
+    if (at != std::string_view::npos) text.remove_prefix(at + kFailed.size());
+  }
+  std::string out;
+  out.reserve(text.size());
+  bool in_hint = false;
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    const bool hint = line.starts_with('\t');
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos) continue;
+    line.remove_prefix(first);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.remove_suffix(1);
+    if (line == "^") continue;
+    for (std::string_view severity : {"FATAL:  ", "ERROR:  "}) {
+      if (line.starts_with(severity)) line.remove_prefix(severity.size());
+    }
+    if (hint && !in_hint) {
+      out.append(out.empty() ? "(" : " (");
+    } else if (hint) {
+      out.push_back(' ');
+    } else {
+      if (in_hint) out.push_back(')');
+      if (!out.empty()) out.append("; ");
+    }
+    in_hint = hint;
+    for (char c : line) {  // "DETAIL:  x" → "DETAIL: x"
+      if (c != ' ' || out.empty() || out.back() != ' ') out.push_back(c);
+    }
+  }
+  if (in_hint) out.push_back(')');
+  return out;
+}
+
+absl::Status ConnectStatus(std::string message) {
+  if (absl::StrContains(message, "password authentication failed") ||
+      absl::StrContains(message, "authentication failed for user") ||
+      absl::StrContains(message, "no password supplied") ||
+      (absl::StrContains(message, "role \"") && absl::StrContains(message, "does not exist"))) {
+    return absl::UnauthenticatedError(std::move(message));
+  }
+  if (absl::StrContains(message, "database \"") && absl::StrContains(message, "does not exist")) {
+    return absl::NotFoundError(std::move(message));
+  }
+  return absl::UnavailableError(std::move(message));
+}
+
+absl::Status StatusOf(const DbError& error, std::string_view context) {
+  std::string message = std::string(context) + ": [" + error.code + "] " + error.message;
+  switch (error.error_class) {
+    case ErrorClass::kRetryable:
+    case ErrorClass::kIgnored:  // never a driver's own class; as retryable if one arrives
+      return absl::AbortedError(std::move(message));
+    case ErrorClass::kConnection:
+      return absl::UnavailableError(std::move(message));
+    case ErrorClass::kFatal:
+      break;
+  }
+  return absl::InvalidArgumentError(std::move(message));
+}
+
+// A digit string as an int64; nothing when the field is not an integer.
+std::optional<int64_t> ParseInt64(const char* text, size_t size) {
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text, text + size, value);
+  if (ec != std::errc() || end != text + size) return std::nullopt;
+  return value;
+}
+
+// A name as a quoted identifier: kept as written (case included), whatever its characters.
+void AppendIdentifier(std::string& out, std::string_view name) {
+  out.push_back('"');
+  for (char c : name) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+}
+
+// One field of COPY's text format: backslash starts an escape, tab separates fields and newline
+// ends the row, so those (and carriage return, which would end a row too) are escaped; \N is
+// NULL. Numbers are written so that they read back as the same value.
+void AppendCopyField(std::string& out, const Value& value) {
+  if (const auto* text = std::get_if<std::string_view>(&value)) {
+    for (char c : *text) {
+      switch (c) {
+        case '\\':
+          out.append("\\\\");
+          break;
+        case '\t':
+          out.append("\\t");
+          break;
+        case '\n':
+          out.append("\\n");
+          break;
+        case '\r':
+          out.append("\\r");
+          break;
+        default:
+          out.push_back(c);
+      }
+    }
+    return;
+  }
+  std::array<char, 32> number;
+  char* end = number.data();
+  if (const auto* integer = std::get_if<int64_t>(&value)) {
+    end = std::to_chars(number.data(), number.data() + number.size(), *integer).ptr;
+  } else if (const auto* real = std::get_if<double>(&value)) {
+    // Shortest text that reads back as the same double ("inf", "-inf" and "nan" included, which
+    // PostgreSQL accepts).
+    end = std::to_chars(number.data(), number.data() + number.size(), *real).ptr;
+  } else {
+    out.append("\\N");
+    return;
+  }
+  out.append(number.data(), end);
+}
+
+// Keeps server notices (e.g. "table does not exist, skipping") off stderr under load.
+class QuietNotices final : public pqxx::errorhandler {
+ public:
+  explicit QuietNotices(pqxx::connection_base& connection) : pqxx::errorhandler(connection) {}
+  bool operator()(const char[]) noexcept override { return false; }
+};
+
+// libpqxx 6.4 keeps its PGconn to itself; its connection policies are the extension point that
+// sees it. This one records the handle of the connection being opened on this thread, so that
+// the session can run statements with libpq directly (see PostgreSqlSession).
+thread_local PGconn* opened_handle = nullptr;
+
+class HandleCapturingConnect final : public pqxx::connect_direct {
+ public:
+  explicit HandleCapturingConnect(const std::string& options) : pqxx::connect_direct(options) {}
+  handle do_startconnect(handle original) override {
+    handle connection = pqxx::connect_direct::do_startconnect(original);
+    opened_handle = connection;
+    return connection;
+  }
+};
+using Connection = pqxx::basic_connection_base<HandleCapturingConnect>;
+
+struct PreparedSlot {
+  std::string name;  // "s<id>"
+  std::string sql;
+  bool registered = false;  // Prepare() succeeded (or failed only for want of a connection)
+  int parameters = 0;       // as the server counted them
+};
+
+// Frees a PGresult at scope exit.
+struct ResultDeleter {
+  void operator()(PGresult* result) const { PQclear(result); }
+};
+using Result = std::unique_ptr<PGresult, ResultDeleter>;
+
+// libpqxx opens the connection (conninfo, errors, notice handling) and prepares statements
+// (prepare + prepare_now, so a bad statement fails Prepare). Statements then run through libpq
+// on the same connection. libpqxx 6.4's exec_prepared adds a recv() per query (PQconsumeInput, for
+// notifications, after every result) and several allocations (parameter strings, pointer
+// vectors, a shared copy of the statement name in every result), and reports SQLSTATEs of class
+// 40 only as exception types: through it a point select cost 9.5 us of client CPU against ~6 us
+// this way (4 connections, same server). Here a point select is sendto + poll + recvfrom and one
+// PGresult; parameters are formatted into buffers the session keeps.
+class PostgreSqlSession final : public Session {
+ public:
+  PostgreSqlSession(const ConnectionOptions& options, const ErrorClassifier& classifier,
+                    const std::string& conninfo)
+      : options_(options), classifier_(classifier), conninfo_(conninfo) {}
+
+  ~PostgreSqlSession() override { Close(); }
+
+  // Opens the connection; returns libpq's cleaned message on failure.
+  absl::Status Open() {
+    Close();
+    try {
+      opened_handle = nullptr;
+      connection_ = std::make_unique<Connection>(conninfo_);
+      handle_ = opened_handle;
+      if (handle_ == nullptr || PQstatus(handle_) != CONNECTION_OK) {
+        Close();
+        return absl::UnavailableError("libpq connection handle not available");
+      }
+      // A broken connection must surface as an error, not be reopened behind our back (with
+      // its prepared statements and transaction gone, and a new PGconn we would not know).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+      connection_->inhibit_reactivation(true);
+#pragma GCC diagnostic pop
+      notices_ = std::make_unique<QuietNotices>(*connection_);
+    } catch (const std::exception& e) {
+      Close();
+      return ConnectStatus(Redact(CleanLibpqMessage(e.what()), options_.password));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Prepare(int id, const StatementSpec& statement) override {
+    if (id < 0) return absl::InvalidArgumentError(absl::StrCat("bad statement id ", id));
+    if (static_cast<size_t>(id) >= slots_.size()) slots_.resize(id + 1);
+    PreparedSlot& slot = slots_[id];
+    if (connection_ != nullptr) Unprepare(slot);
+    slot = PreparedSlot{.name = absl::StrCat("s", id), .sql = statement.sql};
+
+    std::optional<DbError> error = EnsureConnected();
+    if (!error) error = PrepareOnServer(slot);
+    if (!error) {
+      slot.registered = true;
+      return absl::OkStatus();
+    }
+    // A statement that failed only because the connection is gone is kept: the reconnect
+    // prepares it. A statement the server rejected is not registered.
+    slot.registered = error->error_class == ErrorClass::kConnection;
+    if (!slot.registered && connection_ != nullptr) Unprepare(slot);
+    return StatusOf(*error, absl::StrCat("prepare statement ", id, " (", statement.name, ")"));
+  }
+
+  ExecOutcome Execute(int id, std::span<const Value> params, bool capture_first_value) override {
+    ExecOutcome outcome;
+    if (static_cast<size_t>(id) >= slots_.size() || id < 0 || !slots_[id].registered) {
+      outcome.error = DbError{.error_class = ErrorClass::kFatal,
+                              .code = "26000",  // invalid_sql_statement_name
+                              .message = absl::StrCat("statement ", id, " is not prepared")};
+      return outcome;
+    }
+    if (transaction_lost_) [[unlikely]] {
+      outcome.error = LostTransactionError();
+      return outcome;
+    }
+    if (auto error = EnsureConnected()) {
+      outcome.error = std::move(error);
+      return outcome;
+    }
+    if (static_cast<size_t>(slots_[id].parameters) != params.size()) [[unlikely]] {
+      outcome.error = WrongParameterCount(id, params.size());
+      return outcome;
+    }
+    BindParams(params);
+    CountStatementSent();
+    Result result(PQexecPrepared(handle_, slots_[id].name.c_str(), static_cast<int>(params.size()),
+                                 pointers_.data(), nullptr, nullptr, /*resultFormat=*/0));
+    Fill(result.get(), capture_first_value, outcome);
+    return outcome;
+  }
+
+  ExecOutcome ExecuteSql(std::string_view sql) override {
+    if (transaction_lost_) return ExecOutcome{.error = LostTransactionError()};
+    return Simple(std::string(sql).c_str());
+  }
+
+  ExecOutcome Begin() override {
+    transaction_lost_ = false;
+    ExecOutcome outcome = Simple("BEGIN");
+    in_transaction_ = outcome.ok();
+    return outcome;
+  }
+
+  ExecOutcome Commit() override {
+    if (transaction_lost_) {
+      in_transaction_ = transaction_lost_ = false;
+      return ExecOutcome{.error = LostTransactionError()};
+    }
+    ExecOutcome outcome;
+    if (auto error = EnsureConnected()) {
+      outcome.error = std::move(error);
+      return outcome;
+    }
+    CountStatementSent();
+    Result result(PQexec(handle_, "COMMIT"));
+    Fill(result.get(), false, outcome);
+    in_transaction_ = transaction_lost_ = false;
+    if (outcome.ok() && std::strcmp(PQcmdStatus(result.get()), "ROLLBACK") == 0) {
+      // PostgreSQL answers COMMIT of a failed transaction with ROLLBACK and no error: that is
+      // not a commit.
+      outcome.error =
+          DbError{.error_class = classifier_.Classify("25P02"),
+                  .code = "25P02",  // in_failed_sql_transaction
+                  .message = "COMMIT rolled back: a statement of the transaction failed"};
+    } else if (!outcome.ok() && outcome.error->code == "08006") {
+      outcome.error->code = "08007";  // transaction_resolution_unknown: COMMIT may have happened
+      outcome.error->message = "connection lost during COMMIT: " + outcome.error->message;
+    }
+    return outcome;
+  }
+
+  ExecOutcome Rollback() override {
+    if (transaction_lost_) {
+      // The server rolled the transaction back when the connection went.
+      in_transaction_ = transaction_lost_ = false;
+      return ExecOutcome{};
+    }
+    in_transaction_ = false;
+    return Simple("ROLLBACK");
+  }
+
+  absl::Status Reconnect() override {
+    in_transaction_ = transaction_lost_ = false;
+    return OpenAndPrepare();
+  }
+
+  // COPY in text format: one statement and a stream of rows, the fastest way into PostgreSQL
+  // short of the binary format (which would need each column's type here).
+  ExecOutcome BulkInsert(std::string_view table, std::span<const std::string> columns,
+                         std::span<const Value> values) override {
+    ExecOutcome outcome;
+    if (auto error = CheckBulkShape(table, columns.size(), values.size(), "22023")) {
+      outcome.error = std::move(error);
+      return outcome;
+    }
+    if (values.empty()) return outcome;  // nothing to send, not even the COPY
+    if (transaction_lost_) return ExecOutcome{.error = LostTransactionError()};
+    if (auto error = EnsureConnected()) {
+      outcome.error = std::move(error);
+      return outcome;
+    }
+    std::string copy = "COPY ";
+    AppendIdentifier(copy, table);
+    copy.append(" (");
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (i > 0) copy.append(", ");
+      AppendIdentifier(copy, columns[i]);
+    }
+    copy.append(") FROM STDIN");
+    {
+      CountStatementSent();
+      Result started(PQexec(handle_, copy.c_str()));
+      if (started == nullptr || PQresultStatus(started.get()) != PGRES_COPY_IN) {
+        Fill(started.get(), false, outcome);  // the server's refusal: no table, no column …
+        if (outcome.ok()) outcome.error = MakeError("", "COPY did not start");
+        return outcome;
+      }
+    }
+
+    // Rows go out in chunks: one PQputCopyData per field would cost a call (and, when libpq's
+    // buffer fills, a send) per value.
+    constexpr size_t kChunk = 256 * 1024;
+    copy_buffer_.clear();
+    copy_buffer_.reserve(kChunk + 4096);
+    bool sent = true;
+    for (size_t i = 0; i < values.size() && sent; ++i) {
+      AppendCopyField(copy_buffer_, values[i]);
+      const bool row_end = (i + 1) % columns.size() == 0;
+      copy_buffer_.push_back(row_end ? '\n' : '\t');
+      if (row_end && copy_buffer_.size() >= kChunk) sent = FlushCopyBuffer();
+    }
+    if (sent) sent = FlushCopyBuffer();
+    // Ending the COPY with an error message makes the server abort it (and so not load a
+    // partial batch) when sending failed half-way.
+    if (PQputCopyEnd(handle_, sent ? nullptr : "dbload: sending COPY data failed") != 1) {
+      sent = false;
+    }
+
+    // The COPY's result, then a null result; the connection is free for the next statement only
+    // when all of them have been read.
+    Result finished;
+    bool stuck_in_copy = false;
+    while (PGresult* next = PQgetResult(handle_)) {
+      Result result(next);
+      const ExecStatusType status = PQresultStatus(next);
+      if (status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH) {
+        stuck_in_copy = true;  // PQputCopyEnd did not get through: nothing more will come
+        break;
+      }
+      if (finished == nullptr) finished = std::move(result);
+    }
+    if (stuck_in_copy) {
+      // Still in COPY mode, which no later statement could get out of: the connection is lost
+      // whatever the classifier's rules say.
+      outcome.error =
+          MakeError("08006", absl::StrCat("COPY could not be ended: ", PQerrorMessage(handle_)));
+      outcome.error->error_class = ErrorClass::kConnection;
+      Close();
+      transaction_lost_ = in_transaction_;
+      return outcome;
+    }
+    Fill(finished.get(), false, outcome);
+    if (outcome.ok() && !sent) outcome.error = MakeError("", PQerrorMessage(handle_));
+    return outcome;
+  }
+
+  absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view sql,
+                                                       size_t max_rows) override {
+    constexpr char kContext[] = "fetch column";
+    if (transaction_lost_) return StatusOf(LostTransactionError(), kContext);
+    if (auto error = EnsureConnected()) return StatusOf(*error, kContext);
+    CountStatementSent();
+    Result result(PQexec(handle_, std::string(sql).c_str()));
+    ExecOutcome outcome;
+    Fill(result.get(), false, outcome);
+    if (!outcome.ok()) return StatusOf(*outcome.error, kContext);
+    if (PQresultStatus(result.get()) != PGRES_TUPLES_OK || PQnfields(result.get()) < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kContext, ": the statement returned no column: ", std::string(sql)));
+    }
+    const int rows = PQntuples(result.get());
+    if (static_cast<size_t>(rows) > max_rows) {
+      return absl::ResourceExhaustedError(absl::StrCat(kContext, ": the statement returned ", rows,
+                                                       " rows, more than the limit of ", max_rows));
+    }
+    std::vector<std::string> column;
+    column.reserve(rows);
+    for (int row = 0; row < rows; ++row) {
+      // NULL reads as "", which is what PQgetvalue gives for it.
+      column.emplace_back(PQgetvalue(result.get(), row, 0), PQgetlength(result.get(), row, 0));
+    }
+    return column;
+  }
+
+ private:
+  bool FlushCopyBuffer() {
+    if (copy_buffer_.empty()) return true;
+    const int put =
+        PQputCopyData(handle_, copy_buffer_.data(), static_cast<int>(copy_buffer_.size()));
+    copy_buffer_.clear();
+    return put == 1;
+  }
+
+  absl::Status OpenAndPrepare() {
+    absl::Status status = Open();
+    if (!status.ok()) return status;
+    for (size_t id = 0; id < slots_.size(); ++id) {
+      PreparedSlot& slot = slots_[id];
+      if (!slot.registered) continue;
+      if (auto error = PrepareOnServer(slot)) {
+        return StatusOf(*error, absl::StrCat("prepare statement ", id, " again"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  void Close() {
+    notices_.reset();
+    connection_.reset();
+    handle_ = nullptr;
+  }
+
+  static DbError LostTransactionError() {
+    return DbError{.error_class = ErrorClass::kConnection,
+                   .code = "08006",
+                   .message =
+                       "the connection was lost inside a transaction, which the server "
+                       "rolled back; end it with Rollback() (or Begin() a new one)"};
+  }
+
+  // Reconnects (and prepares again) when an earlier call lost the connection.
+  std::optional<DbError> EnsureConnected() {
+    if (handle_ != nullptr) return std::nullopt;
+    absl::Status status = OpenAndPrepare();
+    if (status.ok()) return std::nullopt;
+    Close();
+    return DbError{.error_class = ErrorClass::kConnection,
+                   .code = "08006",
+                   .message = std::string(status.message())};
+  }
+
+  std::optional<DbError> PrepareOnServer(PreparedSlot& slot) {
+    try {
+      connection_->prepare(slot.name, slot.sql);
+      connection_->prepare_now(slot.name);
+    } catch (const pqxx::sql_error& e) {
+      return MakeError(e.sqlstate(), e.what());
+    } catch (const std::exception& e) {
+      return MakeError("", e.what());
+    }
+    // One more round trip, at prepare time only: the parameter count, so that Execute can refuse
+    // a wrong number of values itself (the server would answer with a protocol-violation code
+    // that reads like a lost connection).
+    ExecOutcome described;
+    Result description(PQdescribePrepared(handle_, slot.name.c_str()));
+    Fill(description.get(), false, described);
+    if (!described.ok()) return described.error;
+    slot.parameters = PQnparams(description.get());
+    return std::nullopt;
+  }
+
+  DbError WrongParameterCount(int id, size_t given) const {
+    return DbError{.error_class = ErrorClass::kFatal,
+                   .code = "07001",  // using_clause_does_not_match_dynamic_parameters
+                   .message = absl::StrCat("statement ", id, " (", slots_[id].name, ") takes ",
+                                           slots_[id].parameters, " parameters, got ", given)};
+  }
+
+  void Unprepare(const PreparedSlot& slot) {
+    if (slot.name.empty()) return;
+    try {
+      connection_->unprepare(slot.name);  // DEALLOCATE if it was prepared on the server
+    } catch (const std::exception&) {
+      // A lost connection shows at the next call; a stale name costs nothing.
+    }
+  }
+
+  // Text-format parameters for libpq (text needs no type OIDs: the server infers them from the
+  // statement, as for pgbench and sysbench). Numbers are written into per-parameter slots of
+  // `numbers_` and strings are copied, NUL-terminated, into `text_`; both buffers live as long
+  // as the session, so steady state allocates nothing here.
+  void BindParams(std::span<const Value> params) {
+    if (pointers_.size() < params.size()) {
+      pointers_.resize(params.size());
+      numbers_.resize(params.size());
+      text_offsets_.resize(params.size());
+    }
+    text_.clear();
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Value& value = params[i];
+      if (const auto* integer = std::get_if<int64_t>(&value)) {
+        char* begin = numbers_[i].data();
+        *std::to_chars(begin, begin + numbers_[i].size() - 1, *integer).ptr = '\0';
+        pointers_[i] = begin;
+      } else if (const auto* real = std::get_if<double>(&value)) {
+        // Shortest text that reads back as the same double.
+        char* begin = numbers_[i].data();
+        *std::to_chars(begin, begin + numbers_[i].size() - 1, *real).ptr = '\0';
+        pointers_[i] = begin;
+      } else if (const auto* text = std::get_if<std::string_view>(&value)) {
+        text_offsets_[i] = text_.size();  // pointed to below: text_ may move while it grows
+        text_.append(*text);
+        text_.push_back('\0');
+      } else {
+        pointers_[i] = nullptr;  // NULL
+      }
+    }
+    if (text_.empty()) return;
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (std::holds_alternative<std::string_view>(params[i])) {
+        pointers_[i] = text_.data() + text_offsets_[i];
+      }
+    }
+  }
+
+  ExecOutcome Simple(const char* sql) {
+    ExecOutcome outcome;
+    if (auto error = EnsureConnected()) {
+      outcome.error = std::move(error);
+      return outcome;
+    }
+    CountStatementSent();
+    Result result(PQexec(handle_, sql));
+    Fill(result.get(), true, outcome);
+    return outcome;
+  }
+
+  void Fill(const PGresult* result, bool capture_first_value, ExecOutcome& outcome) {
+    switch (result == nullptr ? PGRES_FATAL_ERROR : PQresultStatus(result)) {
+      case PGRES_TUPLES_OK:
+        outcome.rows = PQntuples(result);
+        if (capture_first_value && outcome.rows > 0 && !PQgetisnull(result, 0, 0)) {
+          outcome.first_value = ParseInt64(PQgetvalue(result, 0, 0), PQgetlength(result, 0, 0));
+        }
+        return;
+      case PGRES_COMMAND_OK: {
+        const char* affected = PQcmdTuples(const_cast<PGresult*>(result));
+        outcome.rows = ParseInt64(affected, std::strlen(affected)).value_or(0);
+        return;
+      }
+      case PGRES_EMPTY_QUERY:
+        return;
+      default:
+        break;
+    }
+    const char* sqlstate =
+        result != nullptr ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+    const char* message = result != nullptr ? PQresultErrorMessage(result) : "";
+    if (message == nullptr || *message == '\0') message = PQerrorMessage(handle_);
+    outcome.error = MakeError(sqlstate != nullptr ? sqlstate : "", message);
+  }
+
+  DbError MakeError(std::string code, std::string_view message) {
+    DbError error{.error_class = code.empty() ? ErrorClass::kFatal : classifier_.Classify(code),
+                  .code = std::move(code),
+                  .message = Redact(CleanLibpqMessage(message), options_.password)};
+    // Whatever the error said, a connection libpq reports as bad is gone.
+    if (handle_ == nullptr || PQstatus(handle_) != CONNECTION_OK) {
+      error.error_class = ErrorClass::kConnection;
+      if (error.code.empty()) error.code = "08006";  // connection_failure
+    }
+    if (error.error_class == ErrorClass::kConnection) {
+      Close();
+      transaction_lost_ = in_transaction_;
+    }
+    if (error.message.empty()) error.message = "no message from libpq";
+    return error;
+  }
+
+  // Copies: a session may outlive nothing of its driver.
+  const ConnectionOptions options_;
+  const ErrorClassifier classifier_;
+  const std::string conninfo_;
+
+  std::unique_ptr<Connection> connection_;
+  std::unique_ptr<QuietNotices> notices_;
+  PGconn* handle_ = nullptr;  // connection_'s libpq connection; null when there is none
+  // A connection lost between Begin() and Commit()/Rollback() took the transaction with it.
+  // Until the caller ends it, nothing runs: reconnecting lazily would run the rest of the
+  // transaction's statements in autocommit, and a COMMIT would "succeed".
+  bool in_transaction_ = false;
+  bool transaction_lost_ = false;
+  std::vector<PreparedSlot> slots_;
+
+  std::vector<const char*> pointers_;
+  std::vector<std::array<char, 32>> numbers_;
+  std::vector<size_t> text_offsets_;
+  std::string text_;
+  std::string copy_buffer_;  // BulkInsert's rows, between two PQputCopyData calls
+};
+
+}  // namespace
+
+PostgreSqlDriver::PostgreSqlDriver(ConnectionOptions options)
+    : PostgreSqlDriver(std::move(options), ErrorClassifier::Defaults(Dialect::kPostgreSql)) {}
+
+PostgreSqlDriver::PostgreSqlDriver(ConnectionOptions options, ErrorClassifier classifier)
+    : options_(std::move(options)), classifier_(std::move(classifier)) {
+  AppendConninfo(conninfo_, "host", options_.socket.empty() ? options_.host : options_.socket);
+  // host stays for TLS and the server's view of us; hostaddr is what libpq connects to, so that
+  // it does not resolve the name again.
+  if (options_.socket.empty()) AppendConninfo(conninfo_, "hostaddr", options_.host_address);
+  if (options_.port != 0) AppendConninfo(conninfo_, "port", absl::StrCat(options_.port));
+  AppendConninfo(conninfo_, "user", options_.user);
+  AppendConninfo(conninfo_, "password", options_.password);
+  AppendConninfo(conninfo_, "dbname", options_.database);
+  if (options_.connect_timeout_ns > 0) {
+    // libpq counts whole seconds (and treats 1 as 2); round up so that a short timeout is not 0
+    // (which would mean "wait forever").
+    const int64_t seconds = (options_.connect_timeout_ns + 999'999'999) / 1'000'000'000;
+    AppendConninfo(conninfo_, "connect_timeout", absl::StrCat(seconds));
+  }
+  AppendConninfo(conninfo_, "application_name", "dbload");
+}
+
+std::string PostgreSqlDriver::Endpoint() const {
+  const uint32_t port = options_.port != 0 ? options_.port : 5432;
+  if (!options_.socket.empty()) return absl::StrCat(options_.socket, "/.s.PGSQL.", port);
+  return absl::StrCat(options_.host.empty() ? "localhost" : options_.host, ":", port);
+}
+
+absl::StatusOr<std::unique_ptr<Session>> PostgreSqlDriver::Connect() {
+  auto session = std::make_unique<PostgreSqlSession>(options_, classifier_, conninfo_);
+  absl::Status status = session->Open();
+  if (!status.ok()) {
+    return absl::Status(status.code(), absl::StrCat("cannot connect to postgresql at ", Endpoint(),
+                                                    " as ", options_.user, ": ", status.message()));
+  }
+  return session;
+}
+
+}  // namespace dbload::db

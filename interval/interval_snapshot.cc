@@ -1,0 +1,186 @@
+#include "interval/interval_snapshot.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace dbload {
+
+uint64_t QueryTypeInterval::ErrorCount() const {
+  uint64_t total = 0;
+  for (const auto& [key, count] : errors) {
+    if (key.first != db::ErrorClass::kIgnored) total += count;
+  }
+  return total;
+}
+
+uint64_t QueryTypeInterval::IgnoredCount() const {
+  uint64_t total = 0;
+  for (const auto& [key, count] : errors) {
+    if (key.first == db::ErrorClass::kIgnored) total += count;
+  }
+  return total;
+}
+
+uint64_t IntervalSnapshot::Executed() const {
+  uint64_t total = 0;
+  for (const auto& q : query_types) total += q.response_time.TotalCount();
+  return total;
+}
+
+uint64_t IntervalSnapshot::Errors() const {
+  uint64_t total = 0;
+  for (const auto& q : query_types) total += q.ErrorCount();
+  return total;
+}
+
+uint64_t IntervalSnapshot::Ignored() const {
+  uint64_t total = 0;
+  for (const auto& q : query_types) total += q.IgnoredCount();
+  return total;
+}
+
+uint64_t IntervalSnapshot::Statements() const {
+  uint64_t total = 0;
+  for (const auto& q : query_types) total += q.statements;
+  return total;
+}
+
+void ConnectionTime::Add(const ConnectionTime& other) {
+  in_db_call += other.in_db_call;
+  connecting += other.connecting;
+  idle += other.idle;
+  in_agent += other.in_agent;
+}
+
+void IntervalSnapshot::Add(const IntervalSnapshot& other) {
+  if (query_types.size() < other.query_types.size()) query_types.resize(other.query_types.size());
+  for (size_t i = 0; i < other.query_types.size(); ++i) {
+    query_types[i].response_time.Add(other.query_types[i].response_time);
+    query_types[i].service_time.Add(other.query_types[i].service_time);
+    for (const auto& [key, count] : other.query_types[i].errors) query_types[i].errors[key] += count;
+    query_types[i].statements += other.query_types[i].statements;
+  }
+  schedule_lag.Add(other.schedule_lag);
+  dispatch_lag.Add(other.dispatch_lag);
+  connection_time.Add(other.connection_time);
+}
+
+void SnapshotToReport(const IntervalSnapshot& snapshot, v1::AgentReport* report) {
+  report->clear_query_types();
+  for (size_t i = 0; i < snapshot.query_types.size(); ++i) {
+    const QueryTypeInterval& q = snapshot.query_types[i];
+    if (q.response_time.Empty() && q.service_time.Empty() && q.errors.empty() &&
+        q.statements == 0) {
+      continue;
+    }
+    v1::QueryTypeDelta* delta = report->add_query_types();
+    delta->set_query_type(static_cast<uint32_t>(i));
+    delta->set_statements(q.statements);
+    q.response_time.ToProto(delta->mutable_response_time());
+    q.service_time.ToProto(delta->mutable_service_time());
+    for (const auto& [key, count] : q.errors) {
+      v1::ErrorCount* error = delta->add_errors();
+      error->set_error_class(std::string(db::ErrorClassName(key.first)));
+      error->set_code(key.second);
+      error->set_count(count);
+    }
+  }
+  snapshot.schedule_lag.ToProto(report->mutable_schedule_lag());
+  snapshot.dispatch_lag.ToProto(report->mutable_dispatch_lag());
+  if (snapshot.connection_time.Total() > 0) {
+    ConnectionTimeToProto(snapshot.connection_time, report->mutable_connection_time());
+  } else {
+    report->clear_connection_time();
+  }
+}
+
+void ConnectionTimeToProto(const ConnectionTime& time, v1::ConnectionTime* out) {
+  out->set_in_db_call_s(static_cast<double>(time.in_db_call) / 1e9);
+  out->set_connecting_s(static_cast<double>(time.connecting) / 1e9);
+  out->set_idle_s(static_cast<double>(time.idle) / 1e9);
+  out->set_in_agent_s(static_cast<double>(time.in_agent) / 1e9);
+}
+
+namespace {
+constexpr uint64_t kMaxStatementsPerReport = 1'000'000'000'000;
+
+absl::StatusOr<db::ErrorClass> ErrorClassFromName(const std::string& name) {
+  for (db::ErrorClass c : {db::ErrorClass::kRetryable, db::ErrorClass::kConnection,
+                           db::ErrorClass::kFatal, db::ErrorClass::kIgnored}) {
+    if (db::ErrorClassName(c) == name) return c;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown error class '", name, "'"));
+}
+
+absl::StatusOr<Histogram> DecodeHistogram(const v1::Histogram& proto, const std::string& what) {
+  // An empty histogram may arrive without a layout (nothing set at all).
+  if (proto.layout() == 0 && proto.counts_size() == 0 && proto.index_gaps_size() == 0) {
+    return Histogram();
+  }
+  absl::StatusOr<Histogram> histogram = Histogram::FromProto(proto);
+  if (!histogram.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", histogram.status().message()));
+  }
+  return histogram;
+}
+}  // namespace
+
+absl::StatusOr<IntervalSnapshot> SnapshotFromReport(const v1::AgentReport& report,
+                                                    int query_type_count) {
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(query_type_count);
+  std::vector<bool> seen(query_type_count, false);
+  for (const v1::QueryTypeDelta& delta : report.query_types()) {
+    const uint32_t index = delta.query_type();
+    if (index >= static_cast<uint32_t>(query_type_count)) {
+      return absl::InvalidArgumentError(absl::StrCat("report names query type ", index,
+                                                     " but the scenario has ", query_type_count));
+    }
+    if (seen[index]) {
+      return absl::InvalidArgumentError(absl::StrCat("report repeats query type ", index));
+    }
+    seen[index] = true;
+    QueryTypeInterval& q = snapshot.query_types[index];
+    absl::StatusOr<Histogram> response =
+        DecodeHistogram(delta.response_time(), absl::StrCat("query type ", index, " response time"));
+    if (!response.ok()) return response.status();
+    absl::StatusOr<Histogram> service =
+        DecodeHistogram(delta.service_time(), absl::StrCat("query type ", index, " service time"));
+    if (!service.ok()) return service.status();
+    q.response_time = *std::move(response);
+    q.service_time = *std::move(service);
+    // A trillion statements in one interval is garbage, and sums of such would wrap.
+    if (delta.statements() > kMaxStatementsPerReport) {
+      return absl::InvalidArgumentError(absl::StrCat("query type ", index, ": ",
+                                                     delta.statements(), " statements"));
+    }
+    q.statements = delta.statements();
+    for (const v1::ErrorCount& error : delta.errors()) {
+      absl::StatusOr<db::ErrorClass> error_class = ErrorClassFromName(error.error_class());
+      if (!error_class.ok()) return error_class.status();
+      q.errors[{*error_class, error.code()}] += error.count();
+    }
+  }
+  absl::StatusOr<Histogram> lag = DecodeHistogram(report.schedule_lag(), "schedule lag");
+  if (!lag.ok()) return lag.status();
+  snapshot.schedule_lag = *std::move(lag);
+  absl::StatusOr<Histogram> dispatch = DecodeHistogram(report.dispatch_lag(), "dispatch lag");
+  if (!dispatch.ok()) return dispatch.status();
+  snapshot.dispatch_lag = *std::move(dispatch);
+  const v1::ConnectionTime& time = report.connection_time();
+  for (double seconds :
+       {time.in_db_call_s(), time.connecting_s(), time.idle_s(), time.in_agent_s()}) {
+    // An interval of a million connections holds about 1e6 s; 1e9 s is garbage (and would
+    // overflow the nanoseconds).
+    if (!(seconds >= 0 && seconds < 1e9)) {
+      return absl::InvalidArgumentError(absl::StrCat("connection time ", seconds, " s"));
+    }
+  }
+  auto nanos = [](double seconds) { return static_cast<int64_t>(seconds * 1e9); };
+  snapshot.connection_time = {.in_db_call = nanos(time.in_db_call_s()),
+                              .connecting = nanos(time.connecting_s()),
+                              .idle = nanos(time.idle_s()),
+                              .in_agent = nanos(time.in_agent_s())};
+  return snapshot;
+}
+
+}  // namespace dbload

@@ -1,0 +1,73 @@
+#ifndef DBLOAD_INTERVAL_INTERVAL_SNAPSHOT_H_
+#define DBLOAD_INTERVAL_INTERVAL_SNAPSHOT_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "db/driver.h"
+#include "absl/status/statusor.h"
+#include "base/histogram.h"
+#include "dbload/v1/agent.pb.h"
+
+namespace dbload {
+
+// What one query type did in one interval.
+struct QueryTypeInterval {
+  Histogram response_time;  // end − intended start: includes queueing
+  Histogram service_time;   // end − actual start: the database's share
+  // (error class, code) -> count, ignored ones (ErrorClass::kIgnored) included
+  std::map<std::pair<db::ErrorClass, std::string>, uint64_t> errors;
+  // Statements the type's transactions sent, whatever their outcome (see
+  // v1::QueryTypeReport.statements).
+  uint64_t statements = 0;
+  // Errors that failed a transaction: every class but kIgnored. Ignored errors are neither
+  // transactions nor errors (sysbench's "ignored errors"): stop rules, SLOs and error rates do
+  // not count them, reports show them apart.
+  uint64_t ErrorCount() const;
+  uint64_t IgnoredCount() const;
+};
+
+// Where the connections' time went in an interval, in nanoseconds summed over connections (see
+// v1::ConnectionTime).
+struct ConnectionTime {
+  int64_t in_db_call = 0;
+  int64_t connecting = 0;
+  int64_t idle = 0;
+  int64_t in_agent = 0;
+  int64_t Total() const { return in_db_call + connecting + idle + in_agent; }
+  void Add(const ConnectionTime& other);
+};
+
+struct IntervalSnapshot {
+  std::vector<QueryTypeInterval> query_types;
+  Histogram schedule_lag;  // actual start − intended start, every transaction
+  // The part of schedule_lag whose transaction had a free connection waiting for it: the
+  // agent's own lateness, without queueing for a busy connection.
+  Histogram dispatch_lag;
+  ConnectionTime connection_time;
+  uint64_t Executed() const;
+  uint64_t Errors() const;
+  uint64_t Ignored() const;
+  uint64_t Statements() const;
+  // Every transaction that ended, whatever its outcome: what a start limit counts.
+  uint64_t Completed() const { return Executed() + Errors() + Ignored(); }
+  // Adds another snapshot's counts (same query types).
+  void Add(const IntervalSnapshot& other);
+};
+
+// In seconds, as reports carry it.
+void ConnectionTimeToProto(const ConnectionTime& time, dbload::v1::ConnectionTime* out);
+
+// The wire form of a snapshot, in an agent's report: only non-empty query types travel.
+void SnapshotToReport(const IntervalSnapshot& snapshot, dbload::v1::AgentReport* report);
+// Rejects a report that does not fit a scenario of `query_type_count` query types (an index out
+// of range, a repeated query type, an unknown error class, a malformed histogram).
+absl::StatusOr<IntervalSnapshot> SnapshotFromReport(const dbload::v1::AgentReport& report,
+                                                    int query_type_count);
+
+}  // namespace dbload
+
+#endif  // DBLOAD_INTERVAL_INTERVAL_SNAPSHOT_H_

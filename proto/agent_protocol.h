@@ -1,0 +1,16 @@
+#ifndef DBLOAD_PROTO_AGENT_PROTOCOL_H_
+#define DBLOAD_PROTO_AGENT_PROTOCOL_H_
+
+#include <cstdint>
+
+namespace dbload {
+
+// The version of the agent link (proto/dbload/v1/agent.proto) that this build speaks, sent in
+// AgentHello.protocol_version. Bump it on any change an older peer would misread (a new field
+// that must not be ignored, a changed meaning); the coordinator refuses a mismatch rather than
+// running a load that one side misunderstands.
+inline constexpr uint32_t kAgentProtocolVersion = 1;
+
+}  // namespace dbload
+
+#endif  // DBLOAD_PROTO_AGENT_PROTOCOL_H_

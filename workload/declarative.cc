@@ -1,0 +1,398 @@
+#include "workload/declarative.h"
+
+#include "workload/loader.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/field_error.h"
+#include "workload/param_generator.h"
+#include "base/random.h"
+#include "workload/sql_text.h"
+
+namespace dbload {
+namespace {
+
+using db::Dialect;
+using db::ExecOutcome;
+using db::Session;
+using db::Value;
+
+// A sample larger than this is a mistake in the workload (a missing LIMIT); it would cost the
+// agent gigabytes before the run starts.
+constexpr size_t kMaxSampleRows = 50'000'000;
+
+ExecOutcome Failure(std::string code, std::string message) {
+  ExecOutcome outcome;
+  outcome.error = db::DbError{.error_class = db::ErrorClass::kFatal,
+                              .code = std::move(code),
+                              .message = std::move(message)};
+  return outcome;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios.
+
+// Where one bound value comes from on a worker.
+struct BoundParam {
+  std::unique_ptr<ParamGenerator> generator;  // or:
+  int capture = -1;                           // index into the worker's captured values
+  const std::vector<std::string>* sample = nullptr;
+  // consume: the positions in the sample of the values this worker's slot owns.
+  const std::vector<uint32_t>* owned = nullptr;
+  size_t sample_index = 0;  // which of the scenario's samples
+  bool from_sample = false;
+  bool consume = false;
+};
+
+struct PreparedStatementPlan {
+  int id = 0;
+  int repeat = 1;
+  int capture = -1;  // where to keep the first value, or -1
+};
+
+struct QueryTypePlan {
+  bool transaction = false;
+  std::vector<PreparedStatementPlan> statements;
+};
+
+class DeclarativeScenario;
+
+class DeclarativeWorker final : public ScenarioWorker {
+ public:
+  DeclarativeWorker(const DeclarativeScenario& scenario, const WorkerSlot& slot);
+  int NextQueryType() override;
+  ExecOutcome Run(int query_type, Session& session) override;
+  std::vector<ExplainTarget> ExplainTargets(int query_type) override;
+
+ private:
+  struct StatementState {
+    std::vector<BoundParam> params;
+    std::vector<Value> values;       // params × repeat, refilled per execution
+    std::vector<std::string> texts;  // backing store of text values, same positions
+  };
+  Value Draw(BoundParam& param, std::string& text);
+  // Fills state.values for one execution; a failure (a sample not read or used up) is returned.
+  std::optional<ExecOutcome> Bind(const PreparedStatementPlan& statement, StatementState& state);
+
+  const DeclarativeScenario& scenario_;
+  const WorkerSlot slot_;
+  Random random_;
+  std::vector<std::vector<StatementState>> states_;  // [query type][statement]
+  std::vector<std::optional<int64_t>> captured_;
+  std::vector<size_t> consumed_;  // per sample: values this worker has taken
+};
+
+class DeclarativeScenario final : public Scenario {
+ public:
+  DeclarativeScenario(v1::Scenario spec) : spec_(std::move(spec)) {
+    for (const v1::QueryType& query_type : spec_.query_types()) {
+      names_.push_back(query_type.name());
+      cumulative_weights_.push_back((cumulative_weights_.empty() ? 0 : cumulative_weights_.back()) +
+                                    query_type.weight());
+      QueryTypePlan plan{.transaction = query_type.transaction()};
+      std::map<std::string, int> captures;
+      for (const v1::Statement& statement : query_type.statements()) {
+        PreparedStatementPlan prepared{.id = statement_count_++,
+                                       .repeat = std::max<int>(1, statement.repeat())};
+        if (!statement.capture().empty()) {
+          auto [it, inserted] = capture_slots_.emplace(
+              absl::StrCat(names_.size() - 1, "/", statement.capture()), capture_count_);
+          if (inserted) ++capture_count_;
+          prepared.capture = it->second;
+        }
+        plan.statements.push_back(prepared);
+        for (const v1::Generator& param : statement.params()) {
+          if (param.kind_case() == v1::Generator::kSample) {
+            sample_index_.emplace(SampleKey(param.sample()), sample_index_.size());
+          }
+        }
+      }
+      plans_.push_back(std::move(plan));
+    }
+  }
+
+  const std::vector<std::string>& query_types() const override { return names_; }
+
+  std::vector<db::StatementSpec> Statements(Dialect dialect) const override {
+    std::vector<db::StatementSpec> statements;
+    for (const v1::QueryType& query_type : spec_.query_types()) {
+      int index = 0;
+      for (const v1::Statement& statement : query_type.statements()) {
+        absl::StatusOr<std::string> sql = SqlFor(statement.sql(), dialect, "statement");
+        // A workload without SQL for this dialect fails at Prepare with the statement's name.
+        std::string text = sql.ok() ? *sql : std::string();
+        if (statement.repeat() > 0) {
+          text = ExpandRepeat(text, statement.repeat_text(), static_cast<int>(statement.repeat()));
+        }
+        if (dialect == Dialect::kPostgreSql) text = NumberPlaceholders(text);
+        statements.push_back({absl::StrCat(query_type.name(), "_", index++), std::move(text)});
+      }
+    }
+    return statements;
+  }
+
+  absl::Status Setup(db::Driver& driver) override {
+    samples_.assign(sample_index_.size(), {});
+    if (samples_.empty()) return absl::OkStatus();
+    absl::StatusOr<std::unique_ptr<Session>> connected = driver.Connect();
+    if (!connected.ok()) {
+      return absl::Status(connected.status().code(),
+                          absl::StrCat("target: ", connected.status().message()));
+    }
+    Session& session = **connected;
+    const Dialect dialect = driver.dialect();
+    for (const v1::QueryType& query_type : spec_.query_types()) {
+      for (const v1::Statement& statement : query_type.statements()) {
+        for (const v1::Generator& param : statement.params()) {
+          if (param.kind_case() != v1::Generator::kSample) continue;
+          std::vector<std::string>& sample = samples_[sample_index_.at(SampleKey(param.sample()))];
+          if (!sample.empty()) continue;
+          absl::StatusOr<std::string> sql = SqlFor(param.sample().sql(), dialect, "sample");
+          if (!sql.ok()) return sql.status();
+          absl::StatusOr<std::vector<std::string>> rows = session.FetchColumn(*sql, kMaxSampleRows);
+          if (!rows.ok()) {
+            return absl::Status(rows.status().code(),
+                                absl::StrCat("scenario ", spec_.name(), ": reading the sample `",
+                                             *sql, "`: ", rows.status().message()));
+          }
+          if (rows->empty()) {
+            return absl::FailedPreconditionError(
+                absl::StrCat("scenario ", spec_.name(), ": the sample `", *sql,
+                             "` returned no rows (has `dbload prepare` been run?)"));
+          }
+          sample = *std::move(rows);
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  std::unique_ptr<ScenarioWorker> NewWorker(const WorkerSlot& slot) const override {
+    return std::make_unique<DeclarativeWorker>(*this, slot);
+  }
+
+ private:
+  friend class DeclarativeWorker;
+
+  // A consumed sample's values, split by the slot that owns them: an integer by its value
+  // modulo `slots` (sequential ids split evenly), anything else by its hash. By value, not by
+  // position in the sample: an agent that reads the sample later (one that joins a running run,
+  // after others have consumed part of it) then gives every slot exactly the values it had.
+  // Built once per sample, on first use; the positions stay valid while the scenario lives.
+  const std::vector<uint32_t>& OwnedPositions(size_t sample, uint32_t slot, uint32_t slots) const {
+    std::lock_guard lock(partition_mu_);
+    auto [it, added] = partitions_.try_emplace({sample, slots});
+    std::vector<std::vector<uint32_t>>& owners = it->second;
+    if (added) {
+      owners.resize(slots);
+      const std::vector<std::string>& values = samples_[sample];
+      for (size_t position = 0; position < values.size(); ++position) {
+        int64_t number = 0;
+        const uint64_t key = absl::SimpleAtoi(values[position], &number)
+                                 ? static_cast<uint64_t>(number)
+                                 : std::hash<std::string>{}(values[position]);
+        owners[key % slots].push_back(static_cast<uint32_t>(position));
+      }
+    }
+    return owners[slot % slots];
+  }
+  static std::string SampleKey(const v1::Generator::Sample& sample) {
+    return sample.SerializeAsString();
+  }
+
+  const v1::Scenario spec_;
+  std::vector<std::string> names_;
+  std::vector<double> cumulative_weights_;
+  std::vector<QueryTypePlan> plans_;
+  int statement_count_ = 0;
+  std::map<std::string, int> capture_slots_;  // "query type index/name" → slot
+  int capture_count_ = 0;
+  std::map<std::string, size_t> sample_index_;  // identical samples are read once
+  std::vector<std::vector<std::string>> samples_;
+  mutable std::mutex partition_mu_;
+  // (sample, slots) → [slot] → positions (OwnedPositions)
+  mutable std::map<std::pair<size_t, uint32_t>, std::vector<std::vector<uint32_t>>> partitions_;
+};
+
+DeclarativeWorker::DeclarativeWorker(const DeclarativeScenario& scenario, const WorkerSlot& slot)
+    : scenario_(scenario),
+      slot_(slot),
+      random_(MixSeed(slot.run_seed, slot.index)),
+      captured_(static_cast<size_t>(scenario.capture_count_)),
+      consumed_(scenario.samples_.size(), 0) {
+  uint64_t stream = 0;
+  for (int q = 0; q < scenario.spec_.query_types_size(); ++q) {
+    const v1::QueryType& query_type = scenario.spec_.query_types(q);
+    std::vector<StatementState>& states = states_.emplace_back();
+    for (int s = 0; s < query_type.statements_size(); ++s) {
+      const v1::Statement& statement = query_type.statements(s);
+      StatementState& state = states.emplace_back();
+      for (const v1::Generator& spec : statement.params()) {
+        BoundParam& param = state.params.emplace_back();
+        ++stream;
+        if (spec.kind_case() == v1::Generator::kCaptured) {
+          param.capture = scenario.capture_slots_.at(absl::StrCat(q, "/", spec.captured()));
+        } else if (spec.kind_case() == v1::Generator::kSample) {
+          const size_t index = scenario.sample_index_.at(DeclarativeScenario::SampleKey(spec.sample()));
+          param.sample = index < scenario.samples_.size() ? &scenario.samples_[index] : nullptr;
+          param.sample_index = index;
+          if (param.sample != nullptr && spec.sample().consume()) {
+            param.owned =
+                &scenario.OwnedPositions(index, slot.index, std::max<uint32_t>(1, slot.count));
+          }
+          param.from_sample = true;
+          param.consume = spec.sample().consume();
+        } else {
+          // Checked by the parser; a spec built in code that is wrong fails loudly here.
+          absl::StatusOr<std::unique_ptr<ParamGenerator>> generator = MakeParamGenerator(
+              spec, {.seed = MixSeed(MixSeed(slot.run_seed, slot.index), stream),
+                     .slot_index = slot.index,
+                     .slot_count = slot.count});
+          if (generator.ok()) param.generator = *std::move(generator);
+        }
+      }
+      const size_t width = state.params.size() * static_cast<size_t>(std::max<uint32_t>(1, statement.repeat()));
+      state.values.resize(width);
+      state.texts.resize(width);
+    }
+  }
+}
+
+int DeclarativeWorker::NextQueryType() {
+  const std::vector<double>& weights = scenario_.cumulative_weights_;
+  if (weights.size() == 1) return 0;
+  const double draw = random_.NextDouble() * weights.back();
+  return static_cast<int>(std::upper_bound(weights.begin(), weights.end(), draw) - weights.begin());
+}
+
+Value DeclarativeWorker::Draw(BoundParam& param, std::string& text) {
+  if (param.generator) return param.generator->Next({}, text);
+  if (param.capture >= 0) {
+    const std::optional<int64_t>& value = captured_[static_cast<size_t>(param.capture)];
+    return value ? Value(*value) : Value();
+  }
+  return Value();
+}
+
+std::optional<ExecOutcome> DeclarativeWorker::Bind(const PreparedStatementPlan& statement,
+                                                   StatementState& state) {
+  size_t position = 0;
+  for (int r = 0; r < statement.repeat; ++r) {
+    for (size_t p = 0; p < state.params.size(); ++p, ++position) {
+      BoundParam& param = state.params[p];
+      if (param.from_sample) {
+        if (param.sample == nullptr) {
+          return Failure("dbload-sample", "the scenario's samples were never read (Setup)");
+        }
+        const std::vector<std::string>& sample = *param.sample;
+        size_t index = 0;
+        if (param.consume) {
+          // This worker's part of the sample: the values its slot owns, so that no two
+          // workers of the run (on any agent) take the same.
+          const size_t taken = consumed_[param.sample_index]++;
+          if (taken < param.owned->size()) index = (*param.owned)[taken];
+          if (taken >= param.owned->size()) {
+            return Failure("dbload-sample",
+                           absl::StrCat("this worker's part of the sample (", taken,
+                                        " values) is used up: the run asks for more rows "
+                                        "than the database holds"));
+          }
+        } else {
+          index = static_cast<size_t>(random_.Uniform(0, static_cast<int64_t>(sample.size()) - 1));
+        }
+        state.values[position] = std::string_view(sample[index]);
+      } else {
+        state.values[position] = Draw(param, state.texts[position]);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<ExplainTarget> DeclarativeWorker::ExplainTargets(int query_type) {
+  const QueryTypePlan& plan = scenario_.plans_[static_cast<size_t>(query_type)];
+  std::vector<StatementState>& states = states_[static_cast<size_t>(query_type)];
+  std::vector<ExplainTarget> targets;
+  for (size_t s = 0; s < plan.statements.size(); ++s) {
+    ExplainTarget& target = targets.emplace_back();
+    target.statement = plan.statements[s].id;
+    // A value that cannot be drawn (a used-up sample) is NULL: the plan is still worth having.
+    if (Bind(plan.statements[s], states[s]).has_value()) {
+      for (Value& value : states[s].values) value = Value();
+    }
+    for (const Value& value : states[s].values) target.params.push_back(OwnedValue(value));
+  }
+  return targets;
+}
+
+ExecOutcome DeclarativeWorker::Run(int query_type, Session& session) {
+  const QueryTypePlan& plan = scenario_.plans_[static_cast<size_t>(query_type)];
+  std::vector<StatementState>& states = states_[static_cast<size_t>(query_type)];
+  if (plan.transaction) {
+    if (ExecOutcome begun = session.Begin(); !begun.ok()) return begun;
+  }
+  int64_t rows = 0;
+  for (size_t s = 0; s < plan.statements.size(); ++s) {
+    const PreparedStatementPlan& statement = plan.statements[s];
+    if (std::optional<ExecOutcome> failed = Bind(statement, states[s])) {
+      if (plan.transaction) session.Rollback();
+      return *std::move(failed);
+    }
+    ExecOutcome outcome = session.Execute(statement.id, states[s].values, statement.capture >= 0);
+    if (!outcome.ok()) {
+      if (plan.transaction) session.Rollback();
+      return outcome;
+    }
+    rows += outcome.rows;
+    if (statement.capture >= 0) captured_[static_cast<size_t>(statement.capture)] = outcome.first_value;
+  }
+  if (plan.transaction) {
+    if (ExecOutcome committed = session.Commit(); !committed.ok()) return committed;
+  }
+  ExecOutcome done;
+  done.rows = rows;
+  return done;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+class DeclarativeWorkload final : public Workload {
+ public:
+  explicit DeclarativeWorkload(v1::WorkloadSpec spec) : spec_(std::move(spec)) {}
+
+  std::vector<std::string> ScenarioNames() const override {
+    std::vector<std::string> names;
+    for (const v1::Scenario& scenario : spec_.scenarios()) names.push_back(scenario.name());
+    return names;
+  }
+
+  absl::StatusOr<std::unique_ptr<Scenario>> MakeScenario(const std::string& name) const override {
+    for (const v1::Scenario& scenario : spec_.scenarios()) {
+      if (scenario.name() == name) return std::make_unique<DeclarativeScenario>(scenario);
+    }
+    return FieldError("scenario", absl::StrCat("workload ", spec_.name(), " has no scenario '", name,
+                                               "' (it has: ", absl::StrJoin(ScenarioNames(), ", "),
+                                               ")"));
+  }
+
+  v1::WorkloadSpec DataSpec() const override { return spec_; }
+
+ private:
+  const v1::WorkloadSpec spec_;
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> MakeDeclarativeWorkload(v1::WorkloadSpec spec) {
+  return std::make_unique<DeclarativeWorkload>(std::move(spec));
+}
+
+}  // namespace dbload

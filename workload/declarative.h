@@ -1,0 +1,20 @@
+#ifndef DBLOAD_WORKLOAD_DECLARATIVE_H_
+#define DBLOAD_WORKLOAD_DECLARATIVE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "workload/workload.h"
+#include "dbload/v1/workload.pb.h"
+
+namespace dbload {
+
+// A workload written in YAML (a WorkloadSpec, see workload/workload_parser.h): its scenarios run
+// on generic workers that bind generated parameters to prepared statements; its data is loaded
+// by common/workloads/loader.
+std::unique_ptr<Workload> MakeDeclarativeWorkload(dbload::v1::WorkloadSpec spec);
+
+}  // namespace dbload
+
+#endif  // DBLOAD_WORKLOAD_DECLARATIVE_H_

@@ -1,0 +1,121 @@
+#ifndef DBLOAD_WORKLOAD_WORKLOAD_H_
+#define DBLOAD_WORKLOAD_WORKLOAD_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "db/driver.h"
+#include "db/error_classifier.h"
+#include "dbload/v1/plan.pb.h"
+#include "dbload/v1/workload.pb.h"
+
+namespace dbload {
+
+// A bound parameter that owns its text (db::Value borrows the worker's buffers).
+using ParamValue = std::variant<std::monostate, int64_t, double, std::string>;
+inline ParamValue OwnedValue(const db::Value& value) {
+  if (const auto* number = std::get_if<int64_t>(&value)) return *number;
+  if (const auto* real = std::get_if<double>(&value)) return *real;
+  if (const auto* text = std::get_if<std::string_view>(&value)) return std::string(*text);
+  return std::monostate();
+}
+
+// One statement of a query type with the values one transaction would bind to it.
+struct ExplainTarget {
+  int statement = 0;  // id: index into Scenario::Statements()
+  std::vector<ParamValue> params;
+};
+
+// What a worker owns to run a scenario: its random streams and parameter buffers. One per
+// worker thread, so nothing here is shared on the hot path.
+class ScenarioWorker {
+ public:
+  virtual ~ScenarioWorker() = default;
+  // The query type (index into Scenario::query_types()) of the next transaction.
+  virtual int NextQueryType() = 0;
+  // Runs one transaction of that type on `session`; the first error ends it.
+  virtual db::ExecOutcome Run(int query_type, db::Session& session) = 0;
+  // For EXPLAIN (agent/plan_capture.h), not the timed path: the statements one transaction of
+  // `query_type` executes, each distinct statement once, in order, with parameters drawn as
+  // Run draws them (so the plan is the server's for real values). Nothing is executed, so a
+  // value captured from an earlier statement's result is unknown: it is NULL here.
+  // A worker that cannot tell (a test's fake) explains nothing.
+  virtual std::vector<ExplainTarget> ExplainTargets(int query_type) {
+    (void)query_type;
+    return {};
+  }
+};
+
+// Which part of the run's key spaces and random streams belongs to one worker. Partitioning
+// (rather than sharing) keeps workers and agents from colliding and makes runs reproducible.
+struct WorkerSlot {
+  uint64_t run_seed = 0;
+  uint32_t index = 0;  // 0 … count-1 across the whole run
+  uint32_t count = 1;
+};
+
+// A set of named transaction types ("query types") with their statements.
+class Scenario {
+ public:
+  virtual ~Scenario() = default;
+  virtual const std::vector<std::string>& query_types() const = 0;
+  // Prepared on every session, in order: statement id = index.
+  virtual std::vector<db::StatementSpec> Statements(db::Dialect dialect) const = 0;
+  virtual std::unique_ptr<ScenarioWorker> NewWorker(const WorkerSlot& slot) const = 0;
+  // The error codes a transaction of this scenario may end with under contention and that the
+  // run goes on after, each counted apart as ignored (db::IgnoredErrors): sysbench's set for
+  // oltp, nothing unless a workload says so.
+  virtual db::IgnoredErrors ErrorsToIgnore(db::Dialect dialect) const {
+    (void)dialect;
+    return {};
+  }
+  // Reads what the scenario needs from the database before the timed part (existing ids and
+  // keys to sample from), once per agent and before any NewWorker, on a session of its own
+  // that it opens only if it needs one (so that other scenarios cost the server nothing).
+  virtual absl::Status Setup(db::Driver& driver) {
+    (void)driver;
+    return absl::OkStatus();
+  }
+};
+
+// Schema, data and scenarios of one benchmark.
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual std::vector<std::string> ScenarioNames() const = 0;
+  virtual absl::StatusOr<std::unique_ptr<Scenario>> MakeScenario(const std::string& name) const = 0;
+  // Its tables, how their data is generated, and the checks of the loaded data: what
+  // `dbload prepare` loads and `dbload cleanup` drops (workload/loader.h).
+  virtual dbload::v1::WorkloadSpec DataSpec() const = 0;
+};
+
+// The signature of MakePlanWorkload, for components that take a workload source as a
+// dependency.
+using WorkloadFactory =
+    std::function<absl::StatusOr<std::unique_ptr<Workload>>(const dbload::v1::Plan& plan)>;
+
+// The plan's workload: from its workload_spec when it has one (workloads written in YAML),
+// else the built-in of that name.
+absl::StatusOr<std::unique_ptr<Workload>> MakePlanWorkload(const dbload::v1::Plan& plan);
+
+// When the plan's `workload` names a YAML workload (a built-in file such as shop, or a path to
+// the user's file), reads it with the plan's workload_options into plan.workload_spec, so that
+// the plan carries it to every agent. Errors name the workload file's line and field, or the
+// plan's workload_options field (FieldError).
+absl::Status ResolvePlanWorkload(dbload::v1::Plan& plan);
+
+// Built-in workloads by name, configured by the plan's workload_options. Unknown names and
+// unknown or malformed options are errors that say which.
+absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(
+    const std::string& name, const std::map<std::string, std::string>& options);
+std::vector<std::string> BuiltinWorkloadNames();
+
+}  // namespace dbload
+
+#endif  // DBLOAD_WORKLOAD_WORKLOAD_H_

@@ -1,0 +1,706 @@
+#include "workload/workload_parser.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "base/field_error.h"
+#include "workload/param_generator.h"
+#include "plan/plan_limits.h"
+#include "workload/sql_text.h"
+#include "yaml/yaml_expansion.h"
+#include "yaml/yaml_text.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
+#include "yaml-cpp/yaml.h"
+
+namespace dbload {
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+using v1::WorkloadSpec;
+
+constexpr uint32_t kDefaultBatch = 10'000;
+constexpr uint32_t kMaxBatch = 1'000'000;
+constexpr uint32_t kMaxRepeat = 10'000;
+constexpr int kMaxNesting = 32;
+// YAML aliases can make a small file name a huge tree (a "billion laughs"); reading stops
+// after this many nodes, far more than any real workload has.
+constexpr int64_t kMaxNodes = 1'000'000;
+
+std::string JoinPath(absl::string_view parent, absl::string_view key) {
+  return parent.empty() ? std::string(key) : absl::StrCat(parent, ".", key);
+}
+
+std::vector<std::string> FieldNames(const Descriptor& descriptor) {
+  std::vector<std::string> names;
+  for (int i = 0; i < descriptor.field_count(); ++i) names.push_back(descriptor.field(i)->name());
+  return names;
+}
+
+// Reads YAML into a proto message by reflection: keys are field names, maps are messages,
+// lists are repeated fields. The few spellings that differ from the proto are listed in
+// workload_parser.h and handled where their message is read.
+class Converter {
+ public:
+  Converter(std::string_view source, std::map<std::string, std::string> options)
+      : source_(source), options_(std::move(options)) {}
+
+  absl::Status ReadMessage(const YAML::Node& node, const std::string& path, Message& message,
+                           int depth = 0);
+
+  // An error at the place `path` was read from (or at the file, if it was never read).
+  absl::Status ErrorAt(const std::string& path, absl::string_view message) const {
+    auto it = marks_.find(path);
+    const std::string where =
+        it == marks_.end() || it->second.is_null()
+            ? source_
+            : absl::StrCat(source_, ":", it->second.line + 1, ":", it->second.column + 1);
+    return absl::InvalidArgumentError(
+        path.empty() ? absl::StrCat(where, ": ", message)
+                     : absl::StrCat(where, ": ", path, ": ", message));
+  }
+
+ private:
+  absl::Status Error(const YAML::Node& node, const std::string& path, absl::string_view message) {
+    marks_[path] = node.Mark();
+    return ErrorAt(path, message);
+  }
+
+  absl::StatusOr<std::string> Text(const YAML::Node& node, const std::string& path);
+  absl::Status ReadField(const YAML::Node& node, const std::string& path, Message& message,
+                         const FieldDescriptor& field, int depth);
+  absl::Status ReadScalar(const YAML::Node& node, const std::string& path, Message& message,
+                          const FieldDescriptor& field);
+  absl::Status ReadTimestamp(const YAML::Node& node, const std::string& path, Message& message);
+  absl::Status ReadColumns(const YAML::Node& node, const std::string& path, Message& data,
+                           int depth);
+
+  const std::string source_;
+  const std::map<std::string, std::string> options_;
+  std::map<std::string, YAML::Mark> marks_;
+  int64_t nodes_read_ = 0;
+};
+
+// A scalar with `${option}` references replaced.
+absl::StatusOr<std::string> Converter::Text(const YAML::Node& node, const std::string& path) {
+  marks_[path] = node.Mark();
+  if (++nodes_read_ > kMaxNodes) {
+    return Error(node, path, absl::StrCat("more than ", kMaxNodes,
+                                          " values (do aliases expand to a huge tree?)"));
+  }
+  if (!node.IsScalar()) return Error(node, path, absl::StrCat("expected a value, got ", Describe(node)));
+  const std::string& raw = node.Scalar();
+  std::string out;
+  size_t at = 0;
+  for (size_t open; (open = raw.find("${", at)) != std::string::npos;) {
+    const size_t close = raw.find('}', open);
+    if (close == std::string::npos) return Error(node, path, "`${` without a closing `}`");
+    const std::string name = raw.substr(open + 2, close - open - 2);
+    auto option = options_.find(name);
+    if (option == options_.end()) {
+      std::vector<std::string> known;
+      for (const auto& [key, value] : options_) known.push_back(key);
+      return Error(node, path,
+                   absl::StrCat("unknown option ${", name, "}; the file's options are: ",
+                                known.empty() ? "(none)" : absl::StrJoin(known, ", ")));
+    }
+    absl::StrAppend(&out, raw.substr(at, open - at), option->second);
+    at = close + 1;
+  }
+  absl::StrAppend(&out, raw.substr(at));
+  return out;
+}
+
+absl::Status Converter::ReadMessage(const YAML::Node& node, const std::string& path,
+                                    Message& message, int depth) {
+  marks_[path] = node.Mark();
+  if (++nodes_read_ > kMaxNodes) {
+    return Error(node, path, absl::StrCat("more than ", kMaxNodes,
+                                          " values (do aliases expand to a huge tree?)"));
+  }
+  const Descriptor& descriptor = *message.GetDescriptor();
+  const std::string& type = descriptor.full_name();
+  if (depth > kMaxNesting) return Error(node, path, "nested too deeply");
+  // Shorthands: one SQL text for both dialects; a bare value as a constant generator.
+  if (node.IsScalar() && (type == "dbload.v1.DialectSql" || type == "dbload.v1.Generator")) {
+    absl::StatusOr<std::string> text = Text(node, path);
+    if (!text.ok()) return text.status();
+    if (type == "dbload.v1.DialectSql") {
+      static_cast<v1::DialectSql&>(message).set_any(*text);
+    } else {
+      static_cast<v1::Generator&>(message).set_constant(*text);
+    }
+    return absl::OkStatus();
+  }
+  if (!node.IsMap()) {
+    return Error(node, path,
+                 absl::StrCat("expected a map with fields ",
+                              absl::StrJoin(FieldNames(descriptor), ", "), ", got ",
+                              Describe(node)));
+  }
+  std::set<std::string> seen;
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) return Error(entry.first, path, "expected field names as keys");
+    const std::string& key = entry.first.Scalar();
+    const std::string field_path = JoinPath(path, key);
+    marks_[field_path] = entry.first.Mark();
+    if (!seen.insert(key).second) return Error(entry.first, field_path, "duplicate field");
+    if (path.empty() && key == "options") continue;  // read before conversion
+    const FieldDescriptor* field = descriptor.FindFieldByName(key);
+    if (field == nullptr || (type == "dbload.v1.WorkloadSpec" && key == "options")) {
+      return Error(entry.first, field_path,
+                   absl::StrCat("unknown field; ", path.empty() ? "a workload" : path, " has: ",
+                                absl::StrJoin(FieldNames(descriptor), ", ")));
+    }
+    if (const auto* oneof = field->containing_oneof();
+        oneof != nullptr && message.GetReflection()->HasOneof(message, oneof)) {
+      return Error(entry.first, field_path,
+                   absl::StrCat("only one of ", oneof->name() == "kind" ? "the generator kinds"
+                                                                         : oneof->name(),
+                                " may be given; ",
+                                message.GetReflection()
+                                    ->GetOneofFieldDescriptor(message, oneof)
+                                    ->name(),
+                                " is already set"));
+    }
+    if (absl::Status status = ReadField(entry.second, field_path, message, *field, depth + 1);
+        !status.ok()) {
+      return status;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Converter::ReadField(const YAML::Node& node, const std::string& path,
+                                  Message& message, const FieldDescriptor& field, int depth) {
+  const Reflection& reflection = *message.GetReflection();
+  if (message.GetDescriptor()->full_name() == "dbload.v1.TableData" && field.name() == "columns") {
+    return ReadColumns(node, path, message, depth);
+  }
+  if (field.is_map()) {
+    // map<string, int64> (a query type's `changes`): a YAML map of name to integer.
+    marks_[path] = node.Mark();
+    if (!node.IsMap()) {
+      return Error(node, path, absl::StrCat("expected a map, got ", Describe(node)));
+    }
+    for (const auto& entry : node) {
+      Message& item = *reflection.AddMessage(&message, &field);
+      const Descriptor& item_type = *item.GetDescriptor();
+      const std::string key = entry.first.Scalar();
+      const std::string item_path = JoinPath(path, key);
+      item.GetReflection()->SetString(&item, item_type.FindFieldByName("key"), key);
+      if (absl::Status status =
+              ReadScalar(entry.second, item_path, item, *item_type.FindFieldByName("value"));
+          !status.ok()) {
+        return status;
+      }
+    }
+    return absl::OkStatus();
+  }
+  if (field.is_repeated()) {
+    marks_[path] = node.Mark();
+    if (!node.IsSequence()) {
+      return Error(node, path, absl::StrCat("expected a list, got ", Describe(node)));
+    }
+    for (size_t i = 0; i < node.size(); ++i) {
+      const std::string item_path = absl::StrCat(path, ".", i);
+      absl::Status status;
+      if (field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+        status = ReadMessage(node[i], item_path, *reflection.AddMessage(&message, &field), depth);
+      } else {
+        status = ReadScalar(node[i], item_path, message, field);
+      }
+      if (!status.ok()) return status;
+    }
+    return absl::OkStatus();
+  }
+  if (field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+    if (field.message_type()->full_name() == "dbload.v1.Generator.Timestamp") {
+      return ReadTimestamp(node, path, *reflection.MutableMessage(&message, &field));
+    }
+    // `now: {}` and `now:` (null) both select an empty message.
+    if (node.IsNull() && field.message_type()->field_count() == 0) {
+      reflection.MutableMessage(&message, &field);
+      return absl::OkStatus();
+    }
+    return ReadMessage(node, path, *reflection.MutableMessage(&message, &field), depth);
+  }
+  return ReadScalar(node, path, message, field);
+}
+
+template <typename Number>
+bool ParseNumber(const std::string& text, Number& value) {
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  return !text.empty() && error == std::errc() && stop == end;
+}
+
+absl::Status Converter::ReadScalar(const YAML::Node& node, const std::string& path,
+                                   Message& message, const FieldDescriptor& field) {
+  absl::StatusOr<std::string> text = Text(node, path);
+  if (!text.ok()) return text.status();
+  const Reflection& reflection = *message.GetReflection();
+  const bool repeated = field.is_repeated();
+  auto bad = [&](absl::string_view expected) {
+    return Error(node, path, absl::StrCat("expected ", expected, ", got ", Quote(*text)));
+  };
+  switch (field.cpp_type()) {
+    case FieldDescriptor::CPPTYPE_STRING:
+      repeated ? reflection.AddString(&message, &field, *text)
+               : reflection.SetString(&message, &field, *text);
+      return absl::OkStatus();
+    case FieldDescriptor::CPPTYPE_BOOL: {
+      if (*text != "true" && *text != "false") return bad("true or false");
+      repeated ? reflection.AddBool(&message, &field, *text == "true")
+               : reflection.SetBool(&message, &field, *text == "true");
+      return absl::OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_DOUBLE: {
+      double value = 0;
+      if (!ParseNumber(*text, value) || !std::isfinite(value)) return bad("a number");
+      repeated ? reflection.AddDouble(&message, &field, value)
+               : reflection.SetDouble(&message, &field, value);
+      return absl::OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_INT64: {
+      int64_t value = 0;
+      if (!ParseNumber(*text, value)) return bad("an integer");
+      repeated ? reflection.AddInt64(&message, &field, value)
+               : reflection.SetInt64(&message, &field, value);
+      return absl::OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_INT32: {
+      int32_t value = 0;
+      if (!ParseNumber(*text, value)) return bad("an integer");
+      repeated ? reflection.AddInt32(&message, &field, value)
+               : reflection.SetInt32(&message, &field, value);
+      return absl::OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_UINT32: {
+      uint32_t value = 0;
+      if (!ParseNumber(*text, value)) return bad("an integer from 0 to 4294967295");
+      repeated ? reflection.AddUInt32(&message, &field, value)
+               : reflection.SetUInt32(&message, &field, value);
+      return absl::OkStatus();
+    }
+    default:
+      return Error(node, path, "this field cannot be written in a workload file");
+  }
+}
+
+// `timestamp: {from: "2024-01-01", days: 730}`.
+absl::Status Converter::ReadTimestamp(const YAML::Node& node, const std::string& path,
+                                      Message& message) {
+  auto& timestamp = static_cast<v1::Generator::Timestamp&>(message);
+  marks_[path] = node.Mark();
+  if (!node.IsMap() || !node["from"] || !node["days"] || node.size() != 2) {
+    return Error(node, path,
+                 "expected {from: \"YYYY-MM-DD\" (or \"YYYY-MM-DD HH:MM:SS\"), days: N}");
+  }
+  absl::StatusOr<std::string> from = Text(node["from"], JoinPath(path, "from"));
+  if (!from.ok()) return from.status();
+  absl::Time time;
+  std::string error;
+  if (!absl::ParseTime("%Y-%m-%d %H:%M:%S", *from, absl::UTCTimeZone(), &time, &error) &&
+      !absl::ParseTime("%Y-%m-%d", *from, absl::UTCTimeZone(), &time, &error)) {
+    return Error(node["from"], JoinPath(path, "from"),
+                 absl::StrCat("expected a date \"YYYY-MM-DD\" or \"YYYY-MM-DD HH:MM:SS\", got ",
+                              Quote(*from)));
+  }
+  absl::StatusOr<std::string> days = Text(node["days"], JoinPath(path, "days"));
+  if (!days.ok()) return days.status();
+  int64_t day_count = 0;
+  if (!ParseNumber(*days, day_count) || day_count <= 0 || day_count > 1'000'000) {
+    return Error(node["days"], JoinPath(path, "days"),
+                 absl::StrCat("expected a number of days from 1 to 1000000, got ", Quote(*days)));
+  }
+  timestamp.set_from_unix_s(absl::ToUnixSeconds(time));
+  timestamp.set_span_s(day_count * 86'400);
+  return absl::OkStatus();
+}
+
+// `columns: {id: {row: true}, email: {pattern: …}}`: a map in load order.
+absl::Status Converter::ReadColumns(const YAML::Node& node, const std::string& path,
+                                    Message& data, int depth) {
+  marks_[path] = node.Mark();
+  if (!node.IsMap()) {
+    return Error(node, path,
+                 absl::StrCat("expected a map from column name to generator, got ",
+                              Describe(node)));
+  }
+  auto& table_data = static_cast<v1::TableData&>(data);
+  std::set<std::string> seen;
+  for (const auto& entry : node) {
+    const std::string name = entry.first.Scalar();
+    const std::string column_path = JoinPath(path, name);
+    marks_[column_path] = entry.first.Mark();
+    if (name.empty() || !seen.insert(name).second) {
+      return Error(entry.first, column_path, "a column name must be given once");
+    }
+    v1::Column& column = *table_data.add_columns();
+    column.set_name(name);
+    if (absl::Status status =
+            ReadMessage(entry.second, column_path, *column.mutable_generator(), depth + 1);
+        !status.ok()) {
+      return status;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks after conversion, with the positions the converter recorded.
+
+// Table and workload names end up in SQL as identifiers and literals; keeping them plain makes
+// them mean the same quoted or not, in both dialects, and needs no escaping.
+bool IsPlainName(const std::string& name) {
+  return !name.empty() && name.size() <= 63 && !absl::ascii_isdigit(static_cast<unsigned char>(name[0])) &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+         });
+}
+
+bool HasSql(const v1::DialectSql& sql) {
+  return !sql.any().empty() || !sql.postgresql().empty() || !sql.mysql().empty();
+}
+
+class Checker {
+ public:
+  explicit Checker(const Converter& converter) : converter_(converter) {}
+
+  absl::Status Check(WorkloadSpec& spec) {
+    if (!IsPlainName(spec.name())) {
+      return converter_.ErrorAt("name", absl::StrCat("expected a lowercase name of letters, "
+                                                     "digits and _, got ",
+                                                     Quote(spec.name())));
+    }
+    std::set<std::string> tables;
+    for (int t = 0; t < spec.tables_size(); ++t) {
+      if (absl::Status status = CheckTable(*spec.mutable_tables(t), absl::StrCat("tables.", t),
+                                           tables);
+          !status.ok()) {
+        return status;
+      }
+    }
+    for (int c = 0; c < spec.checks_size(); ++c) {
+      const std::string path = absl::StrCat("checks.", c);
+      if (!HasSql(spec.checks(c).sql())) return converter_.ErrorAt(path, "a check needs sql");
+      if (spec.checks(c).name().empty()) return converter_.ErrorAt(path, "a check needs a name");
+    }
+    if (spec.scenarios_size() == 0) {
+      return converter_.ErrorAt("", "a workload needs at least one scenario (scenarios:)");
+    }
+    std::set<std::string> scenarios;
+    for (int s = 0; s < spec.scenarios_size(); ++s) {
+      if (absl::Status status = CheckScenario(*spec.mutable_scenarios(s),
+                                              absl::StrCat("scenarios.", s), scenarios);
+          !status.ok()) {
+        return status;
+      }
+    }
+    // The same limits the plan validator applies to the proto, here with the file's position.
+    if (absl::Status limits = CheckWorkloadLimits(spec); !limits.ok()) {
+      return converter_.ErrorAt(FieldOf(limits).value_or(""), limits.message());
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status CheckTable(v1::Table& table, const std::string& path, std::set<std::string>& names) {
+    if (!IsPlainName(table.name())) {
+      return converter_.ErrorAt(JoinPath(path, "name"),
+                                absl::StrCat("expected a lowercase name of letters, digits and _ "
+                                             "(the same, quoted or not, in both dialects), got ",
+                                             Quote(table.name())));
+    }
+    if (!names.insert(table.name()).second) {
+      return converter_.ErrorAt(JoinPath(path, "name"),
+                                absl::StrCat("table ", Quote(table.name()), " is listed twice"));
+    }
+    if (!HasSql(table.create())) return converter_.ErrorAt(path, "a table needs create: SQL");
+    v1::TableData& data = *table.mutable_data();
+    const std::string data_path = JoinPath(path, "data");
+    if (data.rows() < 0) {
+      return converter_.ErrorAt(JoinPath(data_path, "rows"), "must be >= 0");
+    }
+    if (data.batch() == 0) data.set_batch(kDefaultBatch);
+    if (data.batch() > kMaxBatch) {
+      return converter_.ErrorAt(JoinPath(data_path, "batch"),
+                                absl::StrCat("must be at most ", kMaxBatch));
+    }
+    const bool client_side = data.columns_size() > 0;
+    const bool server_side = HasSql(data.generate());
+    if (data.rows() > 0 && client_side == server_side) {
+      return converter_.ErrorAt(data_path,
+                                "rows to load need either columns (generated here) or generate "
+                                "(SQL run by the server), not both and not neither");
+    }
+    if (server_side) {
+      if (absl::Status status = CheckPlaceholders(data.generate(), 2, JoinPath(data_path, "generate"));
+          !status.ok()) {
+        return status;
+      }
+    }
+    for (const v1::Column& column : data.columns()) {
+      const std::string column_path = absl::StrCat(data_path, ".columns.", column.name());
+      if (column.generator().kind_case() == v1::Generator::kCaptured ||
+          column.generator().kind_case() == v1::Generator::kSample) {
+        return converter_.ErrorAt(column_path, "captured and sample values exist only in scenarios");
+      }
+      if (absl::Status status = CheckGenerator(column.generator(), column_path); !status.ok()) {
+        return status;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckScenario(v1::Scenario& scenario, const std::string& path,
+                             std::set<std::string>& names) {
+    if (scenario.name().empty()) return converter_.ErrorAt(path, "a scenario needs a name");
+    if (!names.insert(scenario.name()).second) {
+      return converter_.ErrorAt(JoinPath(path, "name"),
+                                absl::StrCat("scenario ", Quote(scenario.name()), " is listed twice"));
+    }
+    if (scenario.query_types_size() == 0) {
+      return converter_.ErrorAt(path, "a scenario needs at least one query type (query_types:)");
+    }
+    std::set<std::string> query_types;
+    for (int q = 0; q < scenario.query_types_size(); ++q) {
+      v1::QueryType& query_type = *scenario.mutable_query_types(q);
+      const std::string query_path = absl::StrCat(path, ".query_types.", q);
+      if (query_type.name().empty()) return converter_.ErrorAt(query_path, "a query type needs a name");
+      if (!query_types.insert(query_type.name()).second) {
+        return converter_.ErrorAt(JoinPath(query_path, "name"),
+                                  absl::StrCat("query type ", Quote(query_type.name()),
+                                               " is listed twice in this scenario"));
+      }
+      if (query_type.weight() < 0) {
+        return converter_.ErrorAt(JoinPath(query_path, "weight"), "must be >= 0");
+      }
+      if (query_type.weight() == 0) query_type.set_weight(1);
+      for (const auto& [table, rows] : query_type.changes()) {
+        if (!IsPlainName(table)) {
+          return converter_.ErrorAt(JoinPath(JoinPath(query_path, "changes"), table),
+                                    "expected a table name of lowercase letters, digits and _");
+        }
+      }
+      if (query_type.statements_size() == 0) {
+        return converter_.ErrorAt(query_path, "a query type needs at least one statement");
+      }
+      std::set<std::string> captures;
+      for (int s = 0; s < query_type.statements_size(); ++s) {
+        if (absl::Status status = CheckStatement(query_type.statements(s),
+                                                 absl::StrCat(query_path, ".statements.", s),
+                                                 captures);
+            !status.ok()) {
+          return status;
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckStatement(const v1::Statement& statement, const std::string& path,
+                              std::set<std::string>& captures) {
+    if (!HasSql(statement.sql())) return converter_.ErrorAt(path, "a statement needs sql");
+    const std::string sql_path = JoinPath(path, "sql");
+    if (statement.repeat() > kMaxRepeat) {
+      return converter_.ErrorAt(JoinPath(path, "repeat"),
+                                absl::StrCat("must be at most ", kMaxRepeat));
+    }
+    if (statement.repeat() > 0) {
+      if (statement.repeat_text().empty()) {
+        return converter_.ErrorAt(JoinPath(path, "repeat"),
+                                  "repeat needs repeat_text, e.g. \"(?, ?)\"");
+      }
+      for (const std::string* text : {&statement.sql().any(), &statement.sql().postgresql(),
+                                      &statement.sql().mysql()}) {
+        if (text->empty()) continue;
+        if (CountRepeatMarks(*text) != 1) {
+          return converter_.ErrorAt(sql_path, "with repeat, the SQL must hold {repeat} once");
+        }
+      }
+      if (absl::Status status = CheckPlaceholders(statement.sql(), 0, sql_path); !status.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            status.message(), " (with repeat, placeholders belong in repeat_text)"));
+      }
+      if (const int in_repeat = CountPlaceholders(statement.repeat_text());
+          in_repeat != statement.params_size()) {
+        return converter_.ErrorAt(JoinPath(path, "params"),
+                                  absl::StrCat("repeat_text has ", in_repeat,
+                                               " placeholders but ", statement.params_size(),
+                                               " params are given"));
+      }
+    } else if (absl::Status status =
+                   CheckPlaceholders(statement.sql(), statement.params_size(), sql_path);
+               !status.ok()) {
+      return status;
+    }
+    for (int p = 0; p < statement.params_size(); ++p) {
+      const v1::Generator& param = statement.params(p);
+      const std::string param_path = absl::StrCat(path, ".params.", p);
+      if (param.kind_case() == v1::Generator::kCaptured && !captures.contains(param.captured())) {
+        return converter_.ErrorAt(
+            param_path, absl::StrCat("captured: no earlier statement of this query type has "
+                                     "capture: ",
+                                     param.captured()));
+      }
+      if (absl::Status status = CheckGenerator(param, param_path); !status.ok()) return status;
+    }
+    if (!statement.capture().empty()) captures.insert(statement.capture());
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckPlaceholders(const v1::DialectSql& sql, int expected, const std::string& path) {
+    for (const std::string* text : {&sql.any(), &sql.postgresql(), &sql.mysql()}) {
+      if (text->empty()) continue;
+      if (const int found = CountPlaceholders(*text); found != expected) {
+        return converter_.ErrorAt(path, absl::StrCat("the SQL has ", found,
+                                                     " placeholders (?) but ", expected,
+                                                     expected == 1 ? " value is" : " values are",
+                                                     " bound to it"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckGenerator(const v1::Generator& generator, const std::string& path) {
+    absl::Status status = CheckGeneratorSpec(generator);
+    if (status.ok()) return status;
+    const std::optional<std::string> field = FieldOf(status);
+    const std::string field_path = field ? JoinPath(path, *field) : path;
+    return converter_.ErrorAt(field_path, status.message());
+  }
+
+  const Converter& converter_;
+};
+
+// The file's `options:` with the plan's values in their place.
+absl::StatusOr<std::map<std::string, std::string>> ReadOptions(
+    const YAML::Node& root, absl::string_view source,
+    const std::map<std::string, std::string>& overrides) {
+  std::map<std::string, std::string> options;
+  const YAML::Node node = root["options"];
+  auto where = [&](const YAML::Node& at) {
+    return absl::StrCat(source, ":", at.Mark().line + 1, ":", at.Mark().column + 1);
+  };
+  if (node) {
+    if (!node.IsMap()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where(node), ": options: expected a map from name to number"));
+    }
+    for (const auto& entry : node) {
+      const std::string name = entry.first.Scalar();
+      double value = 0;
+      if (!entry.second.IsScalar() || !ParseNumber(entry.second.Scalar(), value)) {
+        return absl::InvalidArgumentError(absl::StrCat(where(entry.second), ": options.", name,
+                                                       ": expected a number, got ",
+                                                       Describe(entry.second)));
+      }
+      options[name] = entry.second.Scalar();
+    }
+  }
+  for (const auto& [name, value] : overrides) {
+    auto it = options.find(name);
+    if (it == options.end()) {
+      std::vector<std::string> known;
+      for (const auto& [key, unused] : options) known.push_back(key);
+      return FieldError(absl::StrCat("workload_options.", name),
+                        absl::StrCat("unknown option of workload ", Quote(source), " (known: ",
+                                     known.empty() ? "none" : absl::StrJoin(known, ", "), ")"));
+    }
+    double number = 0;
+    if (!ParseNumber(value, number)) {
+      return FieldError(absl::StrCat("workload_options.", name),
+                        absl::StrCat("expected a number, got ", Quote(value)));
+    }
+    it->second = value;
+  }
+  return options;
+}
+
+}  // namespace
+
+absl::StatusOr<WorkloadSpec> ParseWorkload(std::string_view yaml_text, std::string_view source_name,
+                                           const std::map<std::string, std::string>& options) {
+  const std::string source(source_name);
+  if (yaml_text.size() > kMaxWorkloadBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": larger than ", kMaxWorkloadBytes,
+                                                   " bytes; a workload file is far smaller"));
+  }
+  YAML::Node root;
+  try {
+    // Before any node is built: aliases would otherwise be expanded while converting.
+    if (absl::Status status =
+            CheckYamlExpansion(std::string(yaml_text), source, kMaxYamlExpandedBytes);
+        !status.ok()) {
+      return status;
+    }
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ":", e.mark.line + 1, ":",
+                                                   e.mark.column + 1, ": ", e.msg));
+  }
+  if (!root.IsMap()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": expected a map with name, options, tables, checks, scenarios"));
+  }
+  // yaml-cpp throws where a node is not what an accessor expects; every path below checks
+  // first, and this is the net for any it missed (found by fuzzing): an error, never a crash.
+  try {
+    absl::StatusOr<std::map<std::string, std::string>> values = ReadOptions(root, source, options);
+    if (!values.ok()) return values.status();
+    Converter converter(source, *values);
+    WorkloadSpec spec;
+    if (absl::Status status = converter.ReadMessage(root, "", spec); !status.ok()) return status;
+    for (const auto& [name, value] : *values) (*spec.mutable_options())[name] = value;
+    if (absl::Status status = Checker(converter).Check(spec); !status.ok()) return status;
+    return spec;
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ":", e.mark.line + 1, ":",
+                                                   e.mark.column + 1, ": ", e.msg));
+  }
+}
+
+absl::StatusOr<WorkloadSpec> LoadWorkloadFile(const std::string& path,
+                                              const std::map<std::string, std::string>& options) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    return absl::NotFoundError(absl::StrCat("cannot read workload file ", path, ": ",
+                                            std::strerror(errno)));
+  }
+  std::string text;
+  text.resize(kMaxWorkloadBytes + 1);
+  file.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(file.gcount()));
+  return ParseWorkload(text, path, options);
+}
+
+bool IsYamlWorkload(const std::string& workload) {
+  return workload.find('/') != std::string::npos || absl::EndsWith(workload, ".yaml") ||
+         absl::EndsWith(workload, ".yml") || BuiltinWorkloadFiles().contains(workload);
+}
+
+absl::StatusOr<WorkloadSpec> ResolveWorkload(const std::string& name_or_path,
+                                             const std::map<std::string, std::string>& options) {
+  if (auto it = BuiltinWorkloadFiles().find(name_or_path); it != BuiltinWorkloadFiles().end()) {
+    return ParseWorkload(it->second, absl::StrCat("workloads/", name_or_path, ".yaml"), options);
+  }
+  return LoadWorkloadFile(name_or_path, options);
+}
+
+}  // namespace dbload
