@@ -706,19 +706,21 @@ std::vector<Invocation> MarkdownInvocations(const std::string& text, const std::
   return out;
 }
 
-// The root README's section on running over several machines (the rest belongs to others).
+// The section on running over several machines, moved from the root README to
+// docs/distributed.md (the rest of that page belongs to others).
 std::vector<Invocation> ReadmeInvocations() {
   std::vector<Invocation> out =
       MarkdownInvocations(ReadFile(kDeploy / "README.md"), "deploy/README.md");
-  const std::string readme = ReadFile(kSource / "README.md");
+  const std::string readme = ReadFile(kSource / "docs" / "distributed.md");
   const size_t start = readme.find("\n## Running on several machines");
-  EXPECT_NE(start, std::string::npos) << "README.md has no section 'Running on several machines'";
+  EXPECT_NE(start, std::string::npos)
+      << "docs/distributed.md has no section 'Running on several machines'";
   if (start != std::string::npos) {
     const size_t end = readme.find("\n## ", start + 1);
     const std::string section = readme.substr(start + 1, end - start - 1);
     const int first_line =
         static_cast<int>(std::count(readme.begin(), readme.begin() + start + 1, '\n')) + 1;
-    std::vector<Invocation> more = MarkdownInvocations(section, "README.md", first_line);
+    std::vector<Invocation> more = MarkdownInvocations(section, "docs/distributed.md", first_line);
     out.insert(out.end(), more.begin(), more.end());
   }
   return out;
