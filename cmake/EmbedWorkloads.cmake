@@ -1,5 +1,6 @@
 # Writes OUTPUT: a C++ source that holds every workloads/*.yaml file as a string, so that the
-# built-in workloads travel inside the binaries (run with cmake -P, from common/CMakeLists.txt).
+# built-in workloads travel inside the binaries (run with cmake -P, from workload/CMakeLists.txt
+# and suite/CMakeLists.txt).
 # Also for the built-in suites (suites/*.yaml): HEADER and FUNCTION name what the source defines.
 if(NOT DEFINED HEADER)
   set(HEADER "workload/workload_parser.h")

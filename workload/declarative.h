@@ -12,7 +12,7 @@ namespace dbload {
 
 // A workload written in YAML (a WorkloadSpec, see workload/workload_parser.h): its scenarios run
 // on generic workers that bind generated parameters to prepared statements; its data is loaded
-// by common/workloads/loader.
+// by workload/loader.
 std::unique_ptr<Workload> MakeDeclarativeWorkload(dbload::v1::WorkloadSpec spec);
 
 }  // namespace dbload

@@ -1,4 +1,4 @@
-// The rules of common/transport_security: token files, which TLS flags go together, and which
+// The rules of net/transport_security: token files, which TLS flags go together, and which
 // addresses plain text may use. The TLS handshakes and the token on the wire are exercised with
 // the real programs in tests/integration/security_test.cc.
 #include "net/transport_security.h"
