@@ -1,13 +1,12 @@
 #include "agent/plan_capture.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "db/dialect_sql.h"
 #include "workload/sql_text.h"
 
 namespace dbload {
@@ -15,60 +14,6 @@ namespace {
 
 // EXPLAIN's output is a few lines per plan node; more than this is not a plan worth a report.
 constexpr size_t kMaxPlanLines = 10'000;
-
-std::string Real(double value, db::Dialect dialect) {
-  if (!std::isfinite(value)) {
-    // PostgreSQL's float8 reads these words; MySQL has no such values.
-    if (dialect != db::Dialect::kPostgreSql) return "NULL";
-    return std::isnan(value) ? "'NaN'" : value > 0 ? "'Infinity'" : "'-Infinity'";
-  }
-  char buffer[64];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-  std::string text(buffer, ec == std::errc() ? end : buffer);
-  return value < 0 ? absl::StrCat("(", text, ")") : text;
-}
-
-std::string Text(const std::string& value, db::Dialect dialect) {
-  std::string out;
-  out.reserve(value.size() + 3);
-  if (dialect == db::Dialect::kPostgreSql) {
-    const bool backslash = value.find('\\') != std::string::npos;
-    out.append(backslash ? "E'" : "'");
-    for (char c : value) {
-      if (c == '\'') out.push_back('\'');
-      if (c == '\\') out.push_back('\\');
-      out.push_back(c);
-    }
-  } else {
-    out.push_back('\'');
-    for (char c : value) {
-      switch (c) {
-        case '\\':
-          out.append("\\\\");
-          break;
-        case '\'':
-          out.append("\\'");
-          break;
-        case '\0':
-          out.append("\\0");
-          break;
-        case '\n':
-          out.append("\\n");
-          break;
-        case '\r':
-          out.append("\\r");
-          break;
-        case '\x1a':
-          out.append("\\Z");
-          break;
-        default:
-          out.push_back(c);
-      }
-    }
-  }
-  out.push_back('\'');
-  return out;
-}
 
 // Statements EXPLAIN does not take: transaction control and DDL.
 bool Explainable(std::string_view sql) {
@@ -91,11 +36,9 @@ void RemoveTrailingNewline(std::string& text) {
 }  // namespace
 
 std::string SqlLiteral(const ParamValue& value, db::Dialect dialect) {
-  if (const auto* number = std::get_if<int64_t>(&value)) {
-    return *number < 0 ? absl::StrCat("(", *number, ")") : absl::StrCat(*number);
-  }
-  if (const auto* real = std::get_if<double>(&value)) return Real(*real, dialect);
-  if (const auto* text = std::get_if<std::string>(&value)) return Text(*text, dialect);
+  if (const auto* number = std::get_if<int64_t>(&value)) return db::IntegerLiteral(*number);
+  if (const auto* real = std::get_if<double>(&value)) return db::RealLiteral(*real, dialect);
+  if (const auto* text = std::get_if<std::string>(&value)) return db::QuoteText(*text, dialect);
   return "NULL";
 }
 
@@ -110,8 +53,7 @@ std::string InlineParams(std::string_view sql, std::span<const ParamValue> param
 std::vector<v1::QueryPlan> ExplainQueryTypes(const Scenario& scenario, ScenarioWorker& worker,
                                              db::Session& session, db::Dialect dialect) {
   const std::vector<db::StatementSpec> statements = scenario.Statements(dialect);
-  const char* const prefix =
-      dialect == db::Dialect::kPostgreSql ? "EXPLAIN (FORMAT TEXT) " : "EXPLAIN FORMAT=JSON ";
+  const char* const prefix = db::ExplainPrefix(dialect);
   std::vector<v1::QueryPlan> plans;
   for (size_t q = 0; q < scenario.query_types().size(); ++q) {
     v1::QueryPlan& plan = plans.emplace_back();
@@ -202,8 +144,7 @@ void PlanCapture::Main() {
         session = *std::move(connected);
         if (dialect == db::Dialect::kMySql) {
           // SqlLiteral escapes with backslashes: the server must read them so.
-          const db::ExecOutcome mode = session->ExecuteSql(
-              "SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')");
+          const db::ExecOutcome mode = session->ExecuteSql(db::kEnableBackslashEscapes);
           if (!mode.ok()) failure = absl::StrCat("setting sql_mode: ", mode.error->message);
         }
       } else {

@@ -19,11 +19,8 @@
 
 namespace dbload {
 
-// `value` as a literal of `dialect`'s SQL: NULL, integers and reals (negative ones in
-// parentheses, so that `x -?` cannot become a `--` comment), and strings in single quotes.
-// PostgreSQL: '' doubles a quote; a string with a backslash is written E'…' with \\, which
-// reads the same whatever standard_conforming_strings says. MySQL: \\ and \' escapes (the
-// capture's session turns NO_BACKSLASH_ESCAPES off), \0 for NUL.
+// `value` as a literal of `dialect`'s SQL: NULL, or as db/dialect_sql.h writes integers, reals
+// and strings (the capture's MySQL session turns NO_BACKSLASH_ESCAPES off for them).
 std::string SqlLiteral(const ParamValue& value, db::Dialect dialect);
 
 // `sql` (in its dialect's placeholder style, as Scenario::Statements gives it) with each

@@ -12,124 +12,18 @@
 #include <sstream>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "db/probe_sql.h"
 
 namespace dbload {
 namespace {
 
 constexpr char kPostgresSource[] = "postgresql";
 constexpr char kMySqlSource[] = "mysql";
-
-// One statement, one text column "name=value" per row. Everything comes from the server's own
-// statistics views; nothing here scans user tables except the size functions.
-// %DB% is the target database's name as a literal: the probe connects to the maintenance
-// database "postgres" where it can, so that its own transactions never count in the target's.
-constexpr char kPostgresReading[] = R"sql(
-SELECT x.n || '=' || x.v FROM pg_stat_database d, pg_stat_bgwriter b, pg_stat_wal w,
-LATERAL (VALUES
-  ('xact_commit', d.xact_commit::text), ('xact_rollback', d.xact_rollback::text),
-  ('blks_read', d.blks_read::text), ('blks_hit', d.blks_hit::text),
-  ('tup_returned', d.tup_returned::text), ('tup_fetched', d.tup_fetched::text),
-  ('tup_inserted', d.tup_inserted::text), ('tup_updated', d.tup_updated::text),
-  ('tup_deleted', d.tup_deleted::text), ('temp_files', d.temp_files::text),
-  ('temp_bytes', d.temp_bytes::text), ('deadlocks', d.deadlocks::text),
-  ('conflicts', d.conflicts::text),
-  ('wal_bytes', w.wal_bytes::text), ('wal_records', w.wal_records::text),
-  ('checkpoints_timed', b.checkpoints_timed::text), ('checkpoints_req', b.checkpoints_req::text),
-  ('buffers_checkpoint', b.buffers_checkpoint::text), ('buffers_clean', b.buffers_clean::text),
-  ('buffers_backend', b.buffers_backend::text),
-  ('database_size_bytes', pg_database_size(d.datid)::text),
-  ('connections', (SELECT count(*) FROM pg_stat_activity a
-                   WHERE a.datid = d.datid AND a.backend_type = 'client backend')::text),
-  ('connections_active', (SELECT count(*) FROM pg_stat_activity a
-                          WHERE a.datid = d.datid AND a.state = 'active')::text),
-  ('connections_idle', (SELECT count(*) FROM pg_stat_activity a
-                        WHERE a.datid = d.datid AND a.state = 'idle')::text),
-  ('connections_idle_in_transaction', (SELECT count(*) FROM pg_stat_activity a
-      WHERE a.datid = d.datid AND a.state LIKE 'idle in transaction%')::text),
-  ('lock_waiting', (SELECT count(*) FROM pg_stat_activity a
-                    WHERE a.datid = d.datid AND a.wait_event_type = 'Lock')::text)
-) AS x(n, v)
-WHERE d.datname = %DB%)sql";
-
-constexpr char kPostgresIdentity[] = R"sql(
-SELECT 'version=' || version()
-UNION ALL SELECT 'pid=' || pg_backend_pid()
-UNION ALL SELECT name || '=' || current_setting(name) FROM pg_settings WHERE name IN
-  ('server_version', 'block_size', 'shared_buffers', 'max_connections', 'work_mem',
-   'effective_cache_size', 'synchronous_commit', 'fsync', 'full_page_writes', 'wal_level',
-   'checkpoint_timeout', 'max_wal_size', 'random_page_cost', 'default_transaction_isolation'))sql";
-
-// The counters and gauges read from MySQL's / MariaDB's global status, by their canonical
-// names (information_schema spells them in capitals).
-constexpr const char* kMySqlCounters[] = {
-    "Questions", "Com_select", "Com_insert", "Com_update", "Com_delete", "Com_commit",
-    "Com_rollback", "Handler_commit", "Handler_rollback", "Handler_write", "Handler_update",
-    "Handler_delete", "Handler_read_key", "Handler_read_next", "Handler_read_rnd_next",
-    "Innodb_rows_read",
-    "Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted", "Innodb_data_read",
-    "Innodb_data_written", "Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_requests",
-    "Innodb_os_log_written", "Innodb_row_lock_waits", "Innodb_row_lock_time", "Innodb_deadlocks",
-    "Created_tmp_disk_tables", "Bytes_received", "Bytes_sent"};
-constexpr const char* kMySqlGauges[] = {"Threads_connected", "Threads_running",
-                                        "Innodb_row_lock_current_waits",
-                                        "Innodb_buffer_pool_pages_dirty", "data_bytes",
-                                        "index_bytes"};
-
-std::string MySqlReading(absl::string_view status_table, absl::string_view database_literal) {
-  std::vector<std::string> names;
-  for (const char* name : kMySqlCounters) names.push_back(absl::StrCat("'", name, "'"));
-  for (const char* name : kMySqlGauges) names.push_back(absl::StrCat("'", name, "'"));
-  return absl::StrCat(
-      "SELECT CONCAT(VARIABLE_NAME, '=', VARIABLE_VALUE) FROM ", status_table,
-      " WHERE UPPER(VARIABLE_NAME) IN (", absl::AsciiStrToUpper(absl::StrJoin(names, ",")),
-      ") UNION ALL SELECT CONCAT('data_bytes=', COALESCE(SUM(DATA_LENGTH), 0)) FROM "
-      "information_schema.TABLES WHERE TABLE_SCHEMA = ", database_literal,
-      " UNION ALL SELECT CONCAT('index_bytes=', COALESCE(SUM(INDEX_LENGTH), 0)) FROM "
-      "information_schema.TABLES WHERE TABLE_SCHEMA = ", database_literal);
-}
-
-constexpr char kMySqlIdentity[] =
-    "SELECT CONCAT('version=', VERSION()) UNION ALL "
-    "SELECT CONCAT('version_comment=', @@version_comment) UNION ALL "
-    "SELECT CONCAT('pid_file=', @@pid_file) UNION ALL "
-    "SELECT CONCAT('innodb_buffer_pool_size=', @@innodb_buffer_pool_size) UNION ALL "
-    "SELECT CONCAT('innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit) "
-    "UNION ALL SELECT CONCAT('innodb_log_file_size=', @@innodb_log_file_size) UNION ALL "
-    "SELECT CONCAT('innodb_doublewrite=', @@innodb_doublewrite) UNION ALL "
-    "SELECT CONCAT('sync_binlog=', @@sync_binlog) UNION ALL "
-    "SELECT CONCAT('log_bin=', @@log_bin) UNION ALL "
-    "SELECT CONCAT('max_connections=', @@max_connections)";
-
-bool IsGauge(absl::string_view source, absl::string_view name) {
-  if (source == kMySqlSource) {
-    for (const char* gauge : kMySqlGauges) {
-      if (name == gauge) return true;
-    }
-    return false;
-  }
-  return name == "database_size_bytes" || absl::StartsWith(name, "connections") ||
-         name == "lock_waiting";
-}
-
-// information_schema spells status names in capitals; the report uses the server's documented
-// spelling.
-std::string CanonicalMySqlName(absl::string_view name) {
-  for (const char* known : kMySqlCounters) {
-    if (absl::EqualsIgnoreCase(name, known)) return known;
-  }
-  for (const char* known : kMySqlGauges) {
-    if (absl::EqualsIgnoreCase(name, known)) return known;
-  }
-  return std::string(name);
-}
 
 // Rows of "name=value" into a map.
 absl::StatusOr<std::map<std::string, std::string>> SplitRows(const std::vector<std::string>& rows,
@@ -143,18 +37,6 @@ absl::StatusOr<std::map<std::string, std::string>> SplitRows(const std::vector<s
     out[row.substr(0, eq)] = row.substr(eq + 1);
   }
   return out;
-}
-
-// A string literal for either dialect: quotes doubled, and for MySQL backslashes too (it reads
-// them as escapes unless NO_BACKSLASH_ESCAPES).
-std::string Literal(absl::string_view text, bool mysql) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') out += '\'';
-    if (c == '\\' && mysql) out += '\\';
-    out += c;
-  }
-  return out + "'";
 }
 
 absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
@@ -188,9 +70,10 @@ absl::Status ParseNameValueRows(const std::vector<std::string>& rows, const std:
       return absl::InternalError(
           absl::StrCat(source, " probe: expected name=number, got \"", row, "\""));
     }
-    std::string name = source == kMySqlSource ? CanonicalMySqlName(row.substr(0, eq))
+    std::string name = source == kMySqlSource ? db::CanonicalMySqlStatusName(row.substr(0, eq))
                                               : row.substr(0, eq);
-    const bool gauge = IsGauge(source, name);
+    const bool gauge = db::IsStatusGauge(
+        source == kMySqlSource ? db::Dialect::kMySql : db::Dialect::kPostgreSql, name);
     parsed.push_back({.source = source, .name = std::move(name), .value = value, .gauge = gauge});
   }
   out.insert(out.end(), parsed.begin(), parsed.end());
@@ -282,12 +165,12 @@ SqlProbeSource::SqlProbeSource(std::unique_ptr<db::Session> session, db::Dialect
     : session_(std::move(session)),
       dialect_(dialect),
       source_(dialect == db::Dialect::kPostgreSql ? kPostgresSource : kMySqlSource) {
-  const bool mysql = dialect == db::Dialect::kMySql;
-  if (mysql) {
-    reading_ = MySqlReading("information_schema.GLOBAL_STATUS", Literal(database, true));
-    fallback_reading_ = MySqlReading("performance_schema.global_status", Literal(database, true));
+  if (dialect == db::Dialect::kMySql) {
+    reading_ = db::MySqlStatisticsQuery(database, db::MySqlStatusTable::kInformationSchema);
+    fallback_reading_ =
+        db::MySqlStatisticsQuery(database, db::MySqlStatusTable::kPerformanceSchema);
   } else {
-    reading_ = absl::StrReplaceAll(kPostgresReading, {{"%DB%", Literal(database, false)}});
+    reading_ = db::PostgresStatisticsQuery(database);
   }
 }
 
@@ -304,11 +187,12 @@ absl::StatusOr<std::unique_ptr<SqlProbeSource>> SqlProbeSource::Open(db::Driver&
   const bool postgres = driver.dialect() == db::Dialect::kPostgreSql;
   if (postgres) {
     // Tells the probe's session apart from the load's in pg_stat_activity.
-    db::ExecOutcome named = source->session_->ExecuteSql("SET application_name = 'dbload probe'");
+    db::ExecOutcome named = source->session_->ExecuteSql(db::kPostgresNameProbeSession);
     if (!named.ok()) return absl::InternalError(named.error->message);
   }
   absl::StatusOr<std::vector<std::string>> rows =
-      source->session_->FetchColumn(postgres ? kPostgresIdentity : kMySqlIdentity, 100);
+      source->session_->FetchColumn(
+          postgres ? db::kPostgresIdentityQuery : db::kMySqlIdentityQuery, 100);
   if (!rows.ok()) return rows.status();
   absl::StatusOr<std::map<std::string, std::string>> identity = SplitRows(*rows, "identity");
   if (!identity.ok()) return identity.status();

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "db/dialect_sql.h"
 #include "workload/param_generator.h"
 #include "base/random.h"
 #include "workload/sql_text.h"
@@ -221,40 +223,20 @@ class Loader {
   // CREATE INDEX whose client died before it notices. A resumed prepare waits here until what
   // the killed one had begun is committed or rolled back, and then reads the load state.
   absl::Status LockWorkload(Session& session) {
-    std::string try_lock;
-    std::string lock;
-    switch (dialect_) {
-      case Dialect::kPostgreSql: {
-        // Advisory locks are per database already.
-        const std::string key = absl::StrCat(
-            "hashtextextended(", Literal(absl::StrCat("dbload prepare ", spec_.name())), ", 0)");
-        try_lock = absl::StrCat("SELECT pg_try_advisory_lock(", key, ")");
-        lock = absl::StrCat("SELECT pg_advisory_lock(", key, ")");
-        break;
-      }
-      case Dialect::kMySql: {
-        // User locks are server-wide: the name carries the database, hashed to fit 64 chars.
-        const std::string name = absl::StrCat(
-            "CONCAT('dbload prepare ', SHA1(CONCAT(DATABASE(), '/', ", Literal(spec_.name()),
-            ")))");
-        try_lock = absl::StrCat("SELECT GET_LOCK(", name, ", 0)");
-        lock = absl::StrCat("SELECT GET_LOCK(", name, ", 31536000)");
-        break;
-      }
-      case Dialect::kNoop:
-        return absl::OkStatus();
-    }
-    absl::StatusOr<std::vector<std::string>> got = session.FetchColumn(try_lock, 1);
+    const std::optional<db::SessionLockSql> lock =
+        db::SessionLock(dialect_, "dbload prepare", spec_.name());
+    if (!lock.has_value()) return absl::OkStatus();
+    absl::StatusOr<std::vector<std::string>> got = session.FetchColumn(lock->try_lock, 1);
     if (!got.ok()) return got.status();
     if (!got->empty() && (got->front() == "t" || got->front() == "1")) return absl::OkStatus();
     Say({.note = absl::StrCat(
              "waiting for another prepare of workload ", spec_.name(),
              " on this database to end (or for the server to finish the statement a killed "
              "prepare left running)")});
-    if (dialect_ == Dialect::kPostgreSql) {
-      return ToStatus(session.ExecuteSql(lock), "waiting for the prepare lock");
+    if (!lock->wait_returns_row) {
+      return ToStatus(session.ExecuteSql(lock->wait_lock), "waiting for the prepare lock");
     }
-    got = session.FetchColumn(lock, 1);
+    got = session.FetchColumn(lock->wait_lock, 1);
     if (!got.ok()) return got.status();
     if (got->empty() || got->front() != "1") {
       return absl::DeadlineExceededError(absl::StrCat("another prepare of workload ", spec_.name(),
@@ -282,11 +264,8 @@ class Loader {
   // space is worth a line before a long load. PostgreSQL shows data_directory only to
   // privileged users; without it there is nothing to say.
   void ReportFreeSpace(Session& session) {
-    absl::StatusOr<std::vector<std::string>> dir = session.FetchColumn(
-        dialect_ == Dialect::kPostgreSql
-            ? "SELECT setting FROM pg_settings WHERE name = 'data_directory'"
-            : "SELECT @@datadir",
-        1);
+    absl::StatusOr<std::vector<std::string>> dir =
+        session.FetchColumn(db::DataDirectoryQuery(dialect_), 1);
     struct statvfs fs;
     if (!dir.ok() || dir->empty() || dir->front().empty() ||
         statvfs(dir->front().c_str(), &fs) != 0) {
@@ -310,16 +289,7 @@ class Loader {
   }
 
   absl::StatusOr<bool> TableExists(Session& session, const v1::Table& table) {
-    // PostgreSQL's information_schema hides tables the user may not read; pg_tables does not,
-    // and a table of someone else's is exactly what must be found here.
-    const std::string sql =
-        dialect_ == Dialect::kPostgreSql
-            ? absl::StrCat("SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = "
-                           "current_schema() AND tablename = ",
-                           Literal(table.name()))
-            : absl::StrCat("SELECT table_name FROM information_schema.tables WHERE "
-                           "table_schema = DATABASE() AND table_name = ",
-                           Literal(table.name()));
+    const std::string sql = db::TableExistsQuery(dialect_, table.name());
     absl::StatusOr<std::vector<std::string>> found = session.FetchColumn(sql, 1);
     if (!found.ok()) return found.status();
     return !found->empty();
@@ -540,17 +510,8 @@ class Loader {
   // the first measured run, whose first reads would also pay for setting every row's hint bits
   // (PostgreSQL). Doing it now, as pgbench -i does, keeps that work out of the measurements.
   absl::Status Settle(Session& session, const v1::Table& table) {
-    std::string sql;
-    switch (dialect_) {
-      case Dialect::kPostgreSql:
-        sql = absl::StrCat("VACUUM (ANALYZE) ", table.name());
-        break;
-      case Dialect::kMySql:
-        sql = absl::StrCat("ANALYZE TABLE ", table.name());
-        break;
-      case Dialect::kNoop:
-        return absl::OkStatus();
-    }
+    const std::string sql = db::AnalyzeTableSql(dialect_, table.name());
+    if (sql.empty()) return absl::OkStatus();
     return ToStatus(session.ExecuteSql(sql), absl::StrCat("vacuuming and analyzing ", table.name()));
   }
 
