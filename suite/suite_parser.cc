@@ -1035,19 +1035,25 @@ absl::Status SaveSuiteIndex(const std::string& path, const v1::SuiteIndex& index
   return WriteFileAtomically(path, json);
 }
 
+absl::StatusOr<v1::SuiteIndex> ParseSuiteIndexJson(const std::string& json) {
+  v1::SuiteIndex index;
+  if (auto status = google::protobuf::util::JsonStringToMessage(json, &index); !status.ok()) {
+    return absl::DataLossError(absl::StrCat("not a dbload suite index: ", status.ToString()));
+  }
+  if (index.format_version() != kSuiteIndexFormat) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("suite index format version ", index.format_version(),
+                     " is not supported (this dbload reads ", kSuiteIndexFormat, ")"));
+  }
+  return index;
+}
+
 absl::StatusOr<v1::SuiteIndex> LoadSuiteIndex(const std::string& path) {
   absl::StatusOr<std::string> text = ReadBoundedFile(path, size_t{64} << 20, "suite index");
   if (!text.ok()) return text.status();
-  v1::SuiteIndex index;
-  google::protobuf::util::JsonParseOptions options;
-  if (auto status = google::protobuf::util::JsonStringToMessage(*text, &index, options);
-      !status.ok()) {
-    return absl::DataLossError(absl::StrCat(path, ": not a suite index: ", status.ToString()));
-  }
-  if (index.format_version() != kSuiteIndexFormat) {
-    return absl::FailedPreconditionError(absl::StrCat(path, ": suite index format ",
-                                                      index.format_version(),
-                                                      ", this dbload reads ", kSuiteIndexFormat));
+  absl::StatusOr<v1::SuiteIndex> index = ParseSuiteIndexJson(*text);
+  if (!index.ok()) {
+    return absl::Status(index.status().code(), absl::StrCat(path, ": ", index.status().message()));
   }
   return index;
 }

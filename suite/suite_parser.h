@@ -9,9 +9,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "plan/plan_parser.h"
 #include "dbload/v1/plan.pb.h"
 #include "dbload/v1/suite.pb.h"
+#include "plan/plan_parser.h"
 
 namespace dbload {
 
@@ -111,6 +111,8 @@ absl::Status MatchSuites(const dbload::v1::Suite& recorded, const dbload::v1::Su
 inline constexpr uint32_t kSuiteIndexFormat = 1;
 absl::Status SaveSuiteIndex(const std::string& path, const dbload::v1::SuiteIndex& index);
 absl::StatusOr<dbload::v1::SuiteIndex> LoadSuiteIndex(const std::string& path);
+// The index from its JSON; errors say what is wrong, the caller names the file.
+absl::StatusOr<dbload::v1::SuiteIndex> ParseSuiteIndexJson(const std::string& json);
 
 }  // namespace dbload
 
