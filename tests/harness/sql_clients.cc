@@ -1,6 +1,13 @@
 #include "tests/harness/sql_clients.h"
 
+#include <chrono>
+#include <optional>
+#include <thread>
+
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
 namespace dbload::testing {
@@ -34,6 +41,48 @@ std::string Psql(const TestServers& servers, const std::string& database, const 
 
 std::string Mariadb(const TestServers& servers, const std::string& sql) {
   return Output(MariadbArgs(servers, sql), sql);
+}
+
+int64_t ToInt(absl::string_view text) {
+  int64_t value = -1;
+  EXPECT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &value)) << "'" << text << "'";
+  return value;
+}
+
+PgDatabaseCounters SettledPgDatabaseCounters(const TestServers& servers,
+                                             const std::string& database) {
+  const std::string sql = absl::StrCat(
+      "SELECT pg_stat_clear_snapshot(); "
+      "SELECT d.xact_commit, d.xact_rollback, d.sessions, "
+      "(SELECT count(*) FROM pg_stat_activity a WHERE a.datname = d.datname) "
+      "FROM pg_stat_database d WHERE d.datname = '",
+      database, "'");
+  std::optional<PgDatabaseCounters> previous;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    const std::string text = Psql(servers, "postgres", sql);
+    const std::vector<std::string> fields = absl::StrSplit(text, '|');
+    if (fields.size() != 4) {
+      ADD_FAILURE() << "unexpected pg_stat_database output: " << text;
+      return {};
+    }
+    const PgDatabaseCounters now{ToInt(fields[0]), ToInt(fields[1]), ToInt(fields[2])};
+    const bool idle = ToInt(fields[3]) == 0;
+    if (idle && previous == now) return now;
+    if (std::chrono::steady_clock::now() > give_up) {
+      ADD_FAILURE() << "pg_stat_database of " << database << " did not settle within 10 s";
+      return now;
+    }
+    previous = idle ? std::optional(now) : std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+}
+
+int64_t PgTableScans(const TestServers& servers, const std::string& table) {
+  return ToInt(Psql(servers, "bench",
+                    absl::StrCat("SELECT pg_stat_clear_snapshot(); SELECT coalesce(seq_scan, 0) + "
+                                 "coalesce(idx_scan, 0) FROM pg_stat_user_tables WHERE relname = '",
+                                 table, "'")));
 }
 
 void TurnOffAutovacuum(const TestServers& servers) {

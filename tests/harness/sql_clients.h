@@ -1,9 +1,11 @@
 #ifndef DBLOAD_TESTS_HARNESS_SQL_CLIENTS_H_
 #define DBLOAD_TESTS_HARNESS_SQL_CLIENTS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "tests/harness/child_process.h"
 #include "tests/harness/test_servers.h"
 
@@ -20,6 +22,30 @@ std::vector<std::string> MariadbArgs(const TestServers& servers, const std::stri
 // failure (with the client's output) and returns "".
 std::string Psql(const TestServers& servers, const std::string& database, const std::string& sql);
 std::string Mariadb(const TestServers& servers, const std::string& sql);
+
+// pg_stat_database's counters of one database.
+struct PgDatabaseCounters {
+  int64_t xact_commit = -1;
+  int64_t xact_rollback = -1;
+  int64_t sessions = -1;
+  bool operator==(const PgDatabaseCounters&) const = default;
+};
+
+// pg_stat_database of `database`, read from database postgres (so that the reading is not
+// counted in it) once no backend is left in `database` and two reads 300 ms apart agree:
+// backends flush their counts as they exit, shortly after their clients have gone. A failure
+// after 10 s (and the last read).
+PgDatabaseCounters SettledPgDatabaseCounters(const TestServers& servers,
+                                             const std::string& database = "bench");
+
+// seq_scan + idx_scan of `table` in database bench: the executions of a statement that scans it
+// once. Read from bench itself, so call it before SettledPgDatabaseCounters() ahead of a run and
+// after it afterwards, so that this session's own transactions fall outside the measured window.
+int64_t PgTableScans(const TestServers& servers, const std::string& table);
+
+// A count the clients printed (surrounding white space ignored); anything else is a test failure
+// and -1.
+int64_t ToInt(absl::string_view text);
 
 // Turns PostgreSQL's autovacuum off for the server, so that tests counting the server's own
 // statistics of database bench (commits, scans) count only their runs' work.

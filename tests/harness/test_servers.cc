@@ -303,6 +303,12 @@ TestServersEnvironment* TestServersEnvironment::Register(std::vector<std::string
   return environment;
 }
 
+int RunTestsWithServers(int argc, char** argv, std::vector<std::string> services) {
+  ::testing::InitGoogleTest(&argc, argv);
+  TestServersEnvironment::Register(std::move(services));
+  return RUN_ALL_TESTS();
+}
+
 TestServers& TestServersEnvironment::Servers() {
   if (registered_environment == nullptr) {
     std::cerr << "TestServersEnvironment::Servers() called before Register()\n";

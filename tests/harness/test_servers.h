@@ -111,6 +111,11 @@ class TestServersEnvironment : public ::testing::Environment {
   TestServers servers_;
 };
 
+// The main() of an integration test binary whose cases share one set of servers:
+//   int main(int argc, char** argv) { return RunTestsWithServers(argc, argv, {"postgres"}); }
+// initialises GoogleTest, registers a TestServersEnvironment of `services` and runs every test.
+int RunTestsWithServers(int argc, char** argv, std::vector<std::string> services);
+
 }  // namespace dbload::testing
 
 #endif  // DBLOAD_TESTS_HARNESS_TEST_SERVERS_H_

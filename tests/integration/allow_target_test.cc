@@ -30,7 +30,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
+#include "tests/harness/dbload_processes.h"
+#include "tests/harness/scratch_dir.h"
 #include "tests/harness/sql_clients.h"
+#include "tests/harness/test_reports.h"
 #include "tests/harness/test_servers.h"
 
 #if !defined(DBLOAD_BINARY) || !defined(DBLOAD_COORDINATOR_BINARY) || !defined(DBLOAD_AGENT_BINARY)
@@ -41,32 +44,22 @@ namespace dbload {
 namespace {
 
 using ::dbload::testing::Child;
+using ::dbload::testing::ListeningAddress;
+using ::dbload::testing::LoadReport;
 using ::dbload::testing::ProcessResult;
-using ::dbload::testing::RunProcess;
+using ::dbload::testing::RunDbload;
 using ::dbload::testing::TestServers;
 using ::dbload::testing::TestServersEnvironment;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::chrono::seconds kChildTimeout{30};
 // The second loopback address PostgreSQL listens on: a target that is not 127.0.0.1.
 constexpr char kOtherAddress[] = "127.0.0.2";
 
-ProcessResult RunDbload(std::vector<std::string> args) {
-  args.insert(args.begin(), DBLOAD_BINARY);
-  return RunProcess(args, kChildTimeout);
-}
-
 class AllowTargetTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    char pattern[] = "/tmp/dbload_allow_target_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr) << std::strerror(errno);
-    dir_ = new std::string(pattern);
-  }
+  static void SetUpTestSuite() { dir_ = new testing::ScratchDir("dbload_allow_target_test"); }
   static void TearDownTestSuite() {
-    std::error_code ignored;
-    std::filesystem::remove_all(*dir_, ignored);
     delete dir_;
     dir_ = nullptr;
   }
@@ -82,53 +75,20 @@ class AllowTargetTest : public ::testing::Test {
   static std::string Port() { return servers().Get("PG_PORT"); }
 
   static std::string WritePlan(const std::string& name, const std::string& host) {
-    const std::string path = absl::StrCat(*dir_, "/", name, ".yaml");
-    std::ofstream out(path, std::ios::trunc);
-    out << "name: " << name << "\ntarget:\n  driver: postgresql\n  host: " << host
-        << "\n  port: " << Port() << "\n  user: bench\n  password_file: "
-        << servers().Get("PG_PASSWORD_FILE")
-        << "\n  database: bench\n  connect_timeout: 5s\n"
-           "workload: oltp\nscenario: point_select\nworkload_options:\n  table_size: 100\n"
-           "load:\n  closed:\n    clients: 1\nwarmup: 0s\nstop:\n  queries: 50\n"
-           "explain: {enabled: false}\n";
-    out.close();
-    EXPECT_TRUE(out.good()) << path;
-    return path;
+    return dir_->Write(
+        absl::StrCat(name, ".yaml"),
+        absl::StrCat(
+            "name: ", name, "\ntarget:\n  driver: postgresql\n  host: ", host, "\n  port: ", Port(),
+            "\n  user: bench\n  password_file: ", servers().Get("PG_PASSWORD_FILE"),
+            "\n  database: bench\n  connect_timeout: 5s\n"
+            "workload: oltp\nscenario: point_select\nworkload_options:\n  table_size: 100\n"
+            "load:\n  closed:\n    clients: 1\nwarmup: 0s\nstop:\n  queries: 50\n"
+            "explain: {enabled: false}\n"));
   }
 
   // Sessions ever opened in database bench, once none is open and two reads 300 ms apart agree
   // (a backend's statistics reach the counters when it ends).
-  static int64_t BenchSessions() {
-    const std::string sql =
-        "SELECT pg_stat_clear_snapshot(); SELECT d.sessions, (SELECT count(*) FROM "
-        "pg_stat_activity a WHERE a.datname = 'bench') FROM pg_stat_database d WHERE d.datname "
-        "= 'bench'";
-    std::optional<int64_t> previous;
-    const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
-    for (;;) {
-      const std::vector<std::string> fields =
-          absl::StrSplit(dbload::testing::Psql(servers(), "postgres", sql), '|');
-      int64_t sessions = -1, open = -1;
-      if (fields.size() != 2 || !absl::SimpleAtoi(fields[0], &sessions) ||
-          !absl::SimpleAtoi(fields[1], &open)) {
-        ADD_FAILURE() << "unexpected pg_stat_database output";
-        return -1;
-      }
-      if (open == 0 && previous == sessions) return sessions;
-      if (Clock::now() > give_up) {
-        ADD_FAILURE() << "pg_stat_database of bench did not settle within 10 s";
-        return sessions;
-      }
-      previous = open == 0 ? std::optional(sessions) : std::nullopt;
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    }
-  }
-
-  static absl::StatusOr<v1::RunReport> LoadReport(const std::string& path) {
-    absl::StatusOr<std::string> json = dbload::testing::ReadFile(path);
-    if (!json.ok()) return json.status();
-    return ParseReportJson(*json);
-  }
+  static int64_t BenchSessions() { return testing::SettledPgDatabaseCounters(servers()).sessions; }
 
   // The tables of the plans (one schema for all): prepared once, through an allowed target.
   static void Prepare() {
@@ -146,12 +106,8 @@ class AllowTargetTest : public ::testing::Test {
   static std::unique_ptr<Child> StartCoordinator(std::string& address) {
     auto coordinator = std::make_unique<Child>(std::vector<std::string>{
         DBLOAD_COORDINATOR_BINARY, "--listen", "127.0.0.1:0", "--allow-target", "127.0.0.1/32"});
-    EXPECT_TRUE(coordinator->PumpUntil(
-        [](const std::string& out) { return absl::StrContains(out, "\n"); },
-        std::chrono::seconds(10)))
-        << coordinator->err();
-    const std::string first_line = coordinator->out().substr(0, coordinator->out().find('\n'));
-    address = std::string(absl::StripPrefix(first_line, "listening on "));
+    address = ListeningAddress(*coordinator);
+    EXPECT_FALSE(address.empty()) << coordinator->out() << coordinator->err();
     return coordinator;
   }
 
@@ -170,10 +126,10 @@ class AllowTargetTest : public ::testing::Test {
     return agent;
   }
 
-  static std::string* dir_;
+  static testing::ScratchDir* dir_;
 };
 
-std::string* AllowTargetTest::dir_ = nullptr;
+testing::ScratchDir* AllowTargetTest::dir_ = nullptr;
 
 TEST_F(AllowTargetTest, CommandsThatConnectHereRefuseBeforeConnectingAndDialWhatTheyChecked) {
   Prepare();
@@ -199,7 +155,7 @@ TEST_F(AllowTargetTest, CommandsThatConnectHereRefuseBeforeConnectingAndDialWhat
       << by_name.Describe();
   EXPECT_EQ(BenchSessions(), sessions_before) << "a refused command reached the database";
 
-  const std::string report_path = *dir_ + "/run.json";
+  const std::string report_path = dir_->path() + "/run.json";
   const ProcessResult allowed = RunDbload({"run", plan, "--allow-target",
                                            absl::StrCat("127.0.0.2:", Port()), "--report",
                                            report_path});
@@ -235,7 +191,7 @@ TEST_F(AllowTargetTest, AgentsRefuseOutsideTheirListAndTheCoordinatorSaysWhichAn
     EXPECT_EQ(BenchSessions(), sessions_before) << "a refused run reached the database";
 
     // A host name resolving inside the list: allowed, and the address it resolved to dialed.
-    const std::string report_path = *dir_ + "/localhost.json";
+    const std::string report_path = dir_->path() + "/localhost.json";
     const ProcessResult ran = RunDbload(
         {"submit", localhost, "--coordinator", address, "--wait", "--report", report_path});
     ASSERT_EQ(ran.exit_code, kExitOk) << ran.Describe();
@@ -262,7 +218,7 @@ TEST_F(AllowTargetTest, AgentsRefuseOutsideTheirListAndTheCoordinatorSaysWhichAn
   {
     // Allowed on the agent, not for the coordinator's probe: the run goes on, unprobed.
     std::unique_ptr<Child> agent = StartAgent(address, "wide", "127.0.0.0/8");
-    const std::string report_path = *dir_ + "/other.json";
+    const std::string report_path = dir_->path() + "/other.json";
     const ProcessResult ran =
         RunDbload({"submit", other, "--coordinator", address, "--wait", "--report", report_path});
     ASSERT_EQ(ran.exit_code, kExitOk) << ran.Describe();
@@ -283,9 +239,7 @@ TEST_F(AllowTargetTest, AgentsRefuseOutsideTheirListAndTheCoordinatorSaysWhichAn
 }  // namespace dbload
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
   // Before the servers start (dbenv reads it): PostgreSQL listens on 127.0.0.2 too.
   setenv("DBENV_PG_ALSO_LISTEN", dbload::kOtherAddress, /*overwrite=*/1);
-  dbload::testing::TestServersEnvironment::Register({"postgres"});
-  return RUN_ALL_TESTS();
+  return dbload::testing::RunTestsWithServers(argc, argv, {"postgres"});
 }

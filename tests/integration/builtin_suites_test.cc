@@ -36,7 +36,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
+#include "tests/harness/dbload_processes.h"
 #include "tests/harness/scratch_dir.h"
+#include "tests/harness/test_reports.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -48,24 +50,11 @@ namespace {
 
 namespace v1 = dbload::v1;
 using ::dbload::testing::ProcessResult;
-using ::dbload::testing::RunProcess;
 using ::dbload::testing::TestServers;
 using ::dbload::testing::TestServersEnvironment;
 using ::testing::HasSubstr;
 
 const std::vector<std::string> kTargets = {"postgresql", "mariadb"};
-
-ProcessResult RunDbload(std::vector<std::string> args, int seconds) {
-  args.insert(args.begin(), DBLOAD_BINARY);
-  return RunProcess(args, std::chrono::seconds(seconds));
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // ----- reading the Markdown back ----------------------------------------------------------
 
@@ -235,7 +224,7 @@ class BuiltinSuitesTest : public ::testing::Test {
         "--set",
         absl::StrCat("targets.1.target.port=", servers().Get("MARIADB_PORT"))};
     args.insert(args.end(), extra.begin(), extra.end());
-    const ProcessResult run = RunDbload(args, timeout_s);
+    const ProcessResult run = testing::RunDbload(args, std::chrono::seconds(timeout_s));
     EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
     SuiteResult result;
     absl::StatusOr<v1::SuiteIndex> index = LoadSuiteIndex(out + "/suite.json");
@@ -245,11 +234,11 @@ class BuiltinSuitesTest : public ::testing::Test {
     for (const v1::SuiteRun& r : result.index.runs()) {
       EXPECT_EQ(r.state(), "finished") << r.target() << " " << r.case_name() << " " << r.point();
       absl::StatusOr<v1::RunReport> report =
-          ParseReportJson(ReadFile((std::filesystem::path(out) / r.report()).string()));
+          testing::LoadReport((std::filesystem::path(out) / r.report()).string());
       EXPECT_TRUE(report.ok()) << r.report() << ": " << report.status();
       result.reports.push_back(report.ok() ? *report : v1::RunReport());
     }
-    result.markdown = ReadFile(out + "/report.md");
+    result.markdown = testing::ReadFile(out + "/report.md").value_or("");
     EXPECT_FALSE(result.markdown.empty()) << out << "/report.md";
     return result;
   }
@@ -451,7 +440,5 @@ TEST_F(BuiltinSuitesTest, IngestionRampReportsEachTargetsStaircaseAndKnee) {
 }  // namespace dbload
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  dbload::testing::TestServersEnvironment::Register({"postgres", "mariadb"});
-  return RUN_ALL_TESTS();
+  return dbload::testing::RunTestsWithServers(argc, argv, {"postgres", "mariadb"});
 }

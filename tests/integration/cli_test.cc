@@ -56,7 +56,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
+#include "tests/harness/dbload_processes.h"
+#include "tests/harness/scratch_dir.h"
 #include "tests/harness/sql_clients.h"
+#include "tests/harness/test_reports.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -68,13 +71,16 @@ namespace dbload {
 namespace {
 
 using ::dbload::testing::Child;
+using ::dbload::testing::LoadReport;
 using ::dbload::testing::ProcessResult;
+using ::dbload::testing::RunDbload;
 using ::dbload::testing::RunProcess;
 using ::dbload::testing::TestServers;
 using ::dbload::testing::TestServersEnvironment;
+using ::dbload::testing::ToInt;
 using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using ::testing::Not;
+using ::testing::StartsWith;
 using Clock = std::chrono::steady_clock;
 
 
@@ -91,14 +97,6 @@ constexpr int kTableSize = 1000;
 // parameter count) each run in an implicit transaction. point_select with tables=1 prepares one
 // statement: 3. (Measured: 3000 point selects on 2 connections commit exactly 3006.)
 constexpr int64_t kPgCommitsPerConnection = 3;
-
-// ---------------------------------------------------------------------------------------------
-// Child processes.
-
-ProcessResult RunDbload(std::vector<std::string> args) {
-  args.insert(args.begin(), DBLOAD_BINARY);
-  return RunProcess(args, kChildTimeout);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers.
@@ -133,12 +131,6 @@ uint32_t ClosedPort() {
   return ntohs(address.sin_port);
 }
 
-int64_t ToInt(absl::string_view text) {
-  int64_t value = -1;
-  EXPECT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &value)) << "'" << text << "'";
-  return value;
-}
-
 enum class Backend { kPostgres, kMariaDb };
 
 // ---------------------------------------------------------------------------------------------
@@ -147,9 +139,7 @@ enum class Backend { kPostgres, kMariaDb };
 class CliTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    char pattern[] = "/tmp/dbload_cli_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr) << std::strerror(errno);
-    dir_ = new std::string(pattern);
+    dir_ = new testing::ScratchDir("dbload_cli_test");
     TestServers& servers = TestServersEnvironment::Servers();
     // See the file comment: nothing but the case itself may commit in database bench.
     testing::TurnOffAutovacuum(servers);
@@ -157,25 +147,16 @@ class CliTest : public ::testing::Test {
   }
 
   static void TearDownTestSuite() {
-    if (dir_ != nullptr) {
-      std::error_code ignored;
-      std::filesystem::remove_all(*dir_, ignored);
-      delete dir_;
-      dir_ = nullptr;
-    }
+    delete dir_;
+    dir_ = nullptr;
   }
 
   static TestServers& servers() { return TestServersEnvironment::Servers(); }
-  static const std::string& dir() { return *dir_; }
+  static const std::string& dir() { return dir_->path(); }
 
   // A file in the suite's directory, named after the test so that messages are easy to read.
   static std::string WriteFile(const std::string& name, const std::string& content) {
-    const std::string path = dir() + "/" + name;
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.close();
-    EXPECT_TRUE(out.good()) << path;
-    return path;
+    return dir_->Write(name, content);
   }
 
   static std::string TestName() {
@@ -245,51 +226,16 @@ class CliTest : public ::testing::Test {
     return dbload::testing::Mariadb(servers(), sql);
   }
 
-
-  struct PgDatabaseCounters {
-    int64_t xact_commit = -1;
-    int64_t xact_rollback = -1;
-    int64_t sessions = -1;
-    bool operator==(const PgDatabaseCounters&) const = default;
-  };
+  using PgDatabaseCounters = testing::PgDatabaseCounters;
 
   // pg_stat_database of bench, read from database postgres once no dbload backend is left and
   // two reads 300 ms apart agree (backends flush their counts as they exit; bounded at 10 s).
-  static PgDatabaseCounters PgCounters() {
-    const std::string sql =
-        "SELECT pg_stat_clear_snapshot(); "
-        "SELECT d.xact_commit, d.xact_rollback, d.sessions, "
-        "(SELECT count(*) FROM pg_stat_activity a WHERE a.datname = 'bench') "
-        "FROM pg_stat_database d WHERE d.datname = 'bench'";
-    std::optional<PgDatabaseCounters> previous;
-    const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
-    for (;;) {
-      const std::string text = Psql("postgres", sql);
-      const std::vector<std::string> fields = absl::StrSplit(text, '|');
-      if (fields.size() != 4) {
-        ADD_FAILURE() << "unexpected pg_stat_database output: " << text;
-        return {};
-      }
-      PgDatabaseCounters now{ToInt(fields[0]), ToInt(fields[1]), ToInt(fields[2])};
-      const bool idle = ToInt(fields[3]) == 0;
-      if (idle && previous == now) return now;
-      if (Clock::now() > give_up) {
-        ADD_FAILURE() << "pg_stat_database of bench did not settle within 10 s";
-        return now;
-      }
-      previous = idle ? std::optional(now) : std::nullopt;
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    }
-  }
+  static PgDatabaseCounters PgCounters() { return testing::SettledPgDatabaseCounters(servers()); }
 
   // How many times sbtest1 was scanned (each point_select execution scans it once). Read from
   // database bench: call it before PgCounters() ahead of a run and after it afterwards, so that
   // this session's own transactions in bench fall outside the measured window.
-  static int64_t PgTableScans() {
-    return ToInt(Psql("bench",
-                      "SELECT pg_stat_clear_snapshot(); SELECT coalesce(seq_scan, 0) + "
-                      "coalesce(idx_scan, 0) FROM pg_stat_user_tables WHERE relname = 'sbtest1'"));
-  }
+  static int64_t PgTableScans() { return testing::PgTableScans(servers(), "sbtest1"); }
 
   struct MariaDbCounters {
     int64_t stmt_execute = -1;
@@ -349,12 +295,6 @@ class CliTest : public ::testing::Test {
     ASSERT_EQ(RowsInTable(backend), kTableSize);
   }
 
-  static absl::StatusOr<v1::RunReport> LoadReport(const std::string& path) {
-    absl::StatusOr<std::string> json = dbload::testing::ReadFile(path);
-    if (!json.ok()) return json.status();
-    return ParseReportJson(*json);
-  }
-
   // Input that must be refused before any connection: exit 2, one line on stderr containing
   // every `expected` text, and PostgreSQL's counters for bench unchanged.
   void ExpectRejectedBeforeLoad(const std::vector<std::string>& args,
@@ -374,10 +314,10 @@ class CliTest : public ::testing::Test {
     EXPECT_EQ(after.xact_rollback, before.xact_rollback);
   }
 
-  static std::string* dir_;
+  static testing::ScratchDir* dir_;
 };
 
-std::string* CliTest::dir_ = nullptr;
+testing::ScratchDir* CliTest::dir_ = nullptr;
 
 const std::regex kIntervalLine(R"(^\[\s*[0-9]+\.[0-9]s\] target )");
 
@@ -1098,7 +1038,5 @@ TEST_F(CliTest, ConnectionsBeyondTheAgentsFilesOrTheServersMaxConnectionsAreRefu
 }  // namespace dbload
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  dbload::testing::TestServersEnvironment::Register({"postgres", "mariadb", "haproxy"});
-  return RUN_ALL_TESTS();
+  return dbload::testing::RunTestsWithServers(argc, argv, {"postgres", "mariadb", "haproxy"});
 }

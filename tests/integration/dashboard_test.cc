@@ -54,6 +54,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/harness/child_process.h"
 #include "tests/harness/http_get.h"
+#include "tests/harness/scratch_dir.h"
 #include "tests/harness/sql_clients.h"
 #include "tests/harness/test_servers.h"
 
@@ -450,9 +451,8 @@ scenarios:
 class DashboardQueryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/dbload_dashboard_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr) << std::strerror(errno);
-    dir_ = pattern;
+    scratch_ = std::make_unique<testing::ScratchDir>("dbload_dashboard_test");
+    dir_ = scratch_->path();
   }
 
   void TearDown() override {
@@ -462,13 +462,11 @@ class DashboardQueryTest : public ::testing::Test {
     exporters_.clear();
     EXPECT_TRUE(prometheus_.Stop().ok());
     EXPECT_TRUE(databases_.Stop().ok());
-    std::filesystem::remove_all(dir_);
+    scratch_.reset();
   }
 
   std::string WriteFile(const std::string& name, const std::string& content) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path) << content;
-    return path;
+    return scratch_->Write(name, content);
   }
 
   // A table the workload reads and locks, owned by the benchmark user (made afresh, also in a
@@ -598,6 +596,7 @@ class DashboardQueryTest : public ::testing::Test {
     return names;
   }
 
+  std::unique_ptr<testing::ScratchDir> scratch_;
   std::string dir_;
   TestServers databases_;
   TestServers prometheus_;

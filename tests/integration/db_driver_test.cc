@@ -969,7 +969,5 @@ TEST(DriverFactoryTest, ConnectionOptionsComeFromTheTarget) {
 }  // namespace dbload::db
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  dbload::testing::TestServersEnvironment::Register({"postgres", "mariadb", "haproxy"});
-  return RUN_ALL_TESTS();
+  return dbload::testing::RunTestsWithServers(argc, argv, {"postgres", "mariadb", "haproxy"});
 }

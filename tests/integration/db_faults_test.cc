@@ -48,7 +48,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
+#include "tests/harness/dbload_processes.h"
+#include "tests/harness/scratch_dir.h"
 #include "tests/harness/sql_clients.h"
+#include "tests/harness/test_reports.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -60,9 +63,11 @@ namespace {
 
 using ::dbload::testing::Child;
 using ::dbload::testing::ProcessResult;
+using ::dbload::testing::RunDbload;
 using ::dbload::testing::RunProcess;
 using ::dbload::testing::TestServers;
 using ::dbload::testing::TestServersEnvironment;
+using ::dbload::testing::ToInt;
 using Clock = std::chrono::steady_clock;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -100,12 +105,6 @@ class ScopeGuard {
  private:
   std::function<void()> undo_;
 };
-
-int64_t ToInt(absl::string_view text) {
-  int64_t value = -1;
-  EXPECT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &value)) << "'" << text << "'";
-  return value;
-}
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -165,16 +164,9 @@ struct FaultWindow {
 
 class DbFaultsTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    char pattern[] = "/tmp/dbload_db_faults_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr) << std::strerror(errno);
-    dir_ = new std::string(pattern);
-  }
+  static void SetUpTestSuite() { dir_ = new testing::ScratchDir("dbload_db_faults_test"); }
 
   static void TearDownTestSuite() {
-    if (dir_ == nullptr) return;
-    std::error_code ignored;
-    std::filesystem::remove_all(*dir_, ignored);
     delete dir_;
     dir_ = nullptr;
   }
@@ -182,12 +174,7 @@ class DbFaultsTest : public ::testing::Test {
   static TestServers& servers() { return TestServersEnvironment::Servers(); }
 
   static std::string WriteFile(const std::string& name, const std::string& content) {
-    const std::string path = *dir_ + "/" + name;
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.close();
-    EXPECT_TRUE(out.good()) << path;
-    return path;
+    return dir_->Write(name, content);
   }
 
   // An open-loop plan at kRate for kDurationS against `port` (PostgreSQL's or MariaDB's own, or
@@ -205,11 +192,6 @@ class DbFaultsTest : public ::testing::Test {
                      "\nworkload: oltp\nscenario: point_select\nworkload_options:\n  table_size: ",
                      kTableSize, "\nload:\n  open:\n    rate: ", kRate,
                      "\nwarmup: 0s\nstop:\n  duration: ", kDurationS, "s\n"));
-  }
-
-  static ProcessResult RunDbload(std::vector<std::string> args) {
-    args.insert(args.begin(), DBLOAD_BINARY);
-    return RunProcess(args, kChildTimeout);
   }
 
   static int64_t RowsInTable(Backend backend) {
@@ -312,11 +294,8 @@ class DbFaultsTest : public ::testing::Test {
     EXPECT_EQ(result.exit_code, kExitOk) << result.Describe();
     EXPECT_EQ(result.term_signal, 0) << result.Describe();
     EXPECT_FALSE(result.timed_out) << result.Describe();
-    absl::StatusOr<std::string> json = testing::ReadFile(report_path);
-    EXPECT_TRUE(json.ok()) << json.status() << "\n" << result.Describe();
-    if (!json.ok()) return {};
-    absl::StatusOr<v1::RunReport> report = ParseReportJson(*json);
-    EXPECT_TRUE(report.ok()) << report.status();
+    absl::StatusOr<v1::RunReport> report = testing::LoadReport(report_path);
+    EXPECT_TRUE(report.ok()) << report.status() << "\n" << result.Describe();
     if (!report.ok()) return {};
     // The run went on through the fault: it ended because its time was up, not at the fault.
     EXPECT_EQ(report->end_reason(), "duration") << result.Describe();
@@ -432,7 +411,7 @@ class DbFaultsTest : public ::testing::Test {
   void RunThroughARestart(Backend backend, const std::string& service, const std::string& what,
                           const std::function<void()>& take_down) {
     ASSERT_NO_FATAL_FAILURE(EnsurePrepared(backend));
-    const std::string report_path = absl::StrCat(*dir_, "/", service, "_restart.json");
+    const std::string report_path = absl::StrCat(dir_->path(), "/", service, "_restart.json");
     Child child({DBLOAD_BINARY, "run",
                  Plan(backend, backend == Backend::kPostgres ? "PG_PORT" : "MARIADB_PORT"),
                  "--report", report_path});
@@ -461,10 +440,10 @@ class DbFaultsTest : public ::testing::Test {
     ExpectBlamedOnTheDatabase(report, fault, down);
   }
 
-  static std::string* dir_;
+  static testing::ScratchDir* dir_;
 };
 
-std::string* DbFaultsTest::dir_ = nullptr;
+testing::ScratchDir* DbFaultsTest::dir_ = nullptr;
 
 // ---------------------------------------------------------------------------------------------
 // 1. PostgreSQL restarted (fast shutdown, as an operator would, then kDownS down): every session
@@ -496,7 +475,7 @@ TEST_F(DbFaultsTest, MariaDbKilledAndRestartedMidRunIsSurvivedAndReported) {
 
 TEST_F(DbFaultsTest, PostgresStallShowsInResponseTimeFromIntendedStart) {
   ASSERT_NO_FATAL_FAILURE(EnsurePrepared(Backend::kPostgres));
-  const std::string report_path = *dir_ + "/pg_stall.json";
+  const std::string report_path = dir_->path() + "/pg_stall.json";
   Child child({DBLOAD_BINARY, "run", Plan(Backend::kPostgres, "PG_PORT"), "--report", report_path});
   Clock::time_point line_seen;
   double line_s = 0;
@@ -551,7 +530,7 @@ TEST_F(DbFaultsTest, PostgresStallShowsInResponseTimeFromIntendedStart) {
 
 TEST_F(DbFaultsTest, PostgresOneSecondStallIsTheDatabasesNotTheGenerators) {
   ASSERT_NO_FATAL_FAILURE(EnsurePrepared(Backend::kPostgres));
-  const std::string report_path = *dir_ + "/pg_stall_1s.json";
+  const std::string report_path = dir_->path() + "/pg_stall_1s.json";
   Child child({DBLOAD_BINARY, "run", Plan(Backend::kPostgres, "PG_PORT"), "--report", report_path});
   Clock::time_point line_seen;
   double line_s = 0;
@@ -586,7 +565,7 @@ TEST_F(DbFaultsTest, PostgresOneSecondStallIsTheDatabasesNotTheGenerators) {
 
 TEST_F(DbFaultsTest, HaproxyBackendDownIsSurvivedAndReported) {
   ASSERT_NO_FATAL_FAILURE(EnsurePrepared(Backend::kPostgres));
-  const std::string report_path = *dir_ + "/haproxy_pg_down.json";
+  const std::string report_path = dir_->path() + "/haproxy_pg_down.json";
   Child child(
       {DBLOAD_BINARY, "run", Plan(Backend::kPostgres, "HAPROXY_PG_PORT"), "--report", report_path});
   Clock::time_point line_seen;
@@ -616,7 +595,5 @@ TEST_F(DbFaultsTest, HaproxyBackendDownIsSurvivedAndReported) {
 }  // namespace dbload
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  dbload::testing::TestServersEnvironment::Register({"postgres", "mariadb", "haproxy"});
-  return RUN_ALL_TESTS();
+  return dbload::testing::RunTestsWithServers(argc, argv, {"postgres", "mariadb", "haproxy"});
 }

@@ -47,8 +47,11 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
+#include "tests/harness/dbload_processes.h"
+#include "tests/harness/scratch_dir.h"
 #include "tests/harness/sql_clients.h"
 #include "tests/harness/tcp_relay.h"
+#include "tests/harness/test_reports.h"
 #include "tests/harness/test_servers.h"
 
 #if !defined(DBLOAD_BINARY) || !defined(DBLOAD_COORDINATOR_BINARY) || !defined(DBLOAD_AGENT_BINARY)
@@ -60,10 +63,14 @@ namespace dbload {
 namespace {
 
 using ::dbload::testing::Child;
+using ::dbload::testing::ListeningAddress;
+using ::dbload::testing::LoadReport;
 using ::dbload::testing::ProcessResult;
+using ::dbload::testing::RunDbload;
 using ::dbload::testing::RunProcess;
 using ::dbload::testing::TestServers;
 using ::dbload::testing::TestServersEnvironment;
+using ::dbload::testing::ToInt;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
@@ -74,28 +81,12 @@ constexpr int kAgents = 3;
 constexpr int64_t kPgCommitsPerConnection = 3;
 
 // ---------------------------------------------------------------------------------------------
-// Child processes (as in cli_test.cc): stdout and stderr through pipes, stdin /dev/null.
-
-ProcessResult RunDbload(std::vector<std::string> args) {
-  args.insert(args.begin(), DBLOAD_BINARY);
-  return RunProcess(args, kChildTimeout);
-}
-
-int64_t ToInt(absl::string_view text) {
-  int64_t value = -1;
-  EXPECT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &value)) << "'" << text << "'";
-  return value;
-}
-
-// ---------------------------------------------------------------------------------------------
 // The fixture: one coordinator and three agents for the whole suite, PostgreSQL's counters.
 
 class DistributedTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    char pattern[] = "/tmp/dbload_distributed_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr) << std::strerror(errno);
-    dir_ = new std::string(pattern);
+    dir_ = new testing::ScratchDir("dbload_distributed_test");
     // Nothing but the case itself may commit in database bench (see cli_test.cc).
     testing::TurnOffAutovacuum(servers());
 
@@ -107,14 +98,11 @@ class DistributedTest : public ::testing::Test {
     ASSERT_EQ(prepare.exit_code, kExitOk) << prepare.Describe();
 
     coordinator_ = new Child({DBLOAD_COORDINATOR_BINARY, "--listen", "127.0.0.1:0"});
-    ASSERT_TRUE(
-        coordinator_->PumpUntil([](const std::string& out) { return absl::StrContains(out, "\n"); },
-                                std::chrono::seconds(10)))
+    const std::string address = ListeningAddress(*coordinator_);
+    ASSERT_TRUE(absl::StartsWith(address, "127.0.0.1:"))
         << "the coordinator did not say where it listens\n"
         << coordinator_->out() << coordinator_->err();
-    const std::string first_line = coordinator_->out().substr(0, coordinator_->out().find('\n'));
-    ASSERT_TRUE(absl::StartsWith(first_line, "listening on 127.0.0.1:")) << first_line;
-    address_ = new std::string(first_line.substr(std::strlen("listening on ")));
+    address_ = new std::string(address);
 
     for (int i = 1; i <= kAgents; ++i) {
       agents_.push_back(new Child(
@@ -139,24 +127,16 @@ class DistributedTest : public ::testing::Test {
     coordinator_ = nullptr;
     delete address_;
     address_ = nullptr;
-    if (dir_ != nullptr) {
-      std::error_code ignored;
-      std::filesystem::remove_all(*dir_, ignored);
-      delete dir_;
-      dir_ = nullptr;
-    }
+    delete dir_;
+    dir_ = nullptr;
   }
 
   static TestServers& servers() { return TestServersEnvironment::Servers(); }
   static const std::string& address() { return *address_; }
+  static const std::string& dir() { return dir_->path(); }
 
   static std::string WriteFile(const std::string& name, const std::string& content) {
-    const std::string path = *dir_ + "/" + name;
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.close();
-    EXPECT_TRUE(out.good()) << path;
-    return path;
+    return dir_->Write(name, content);
   }
 
   static std::string PlanYaml(const std::string& load, const std::string& stop, uint32_t pool = 0) {
@@ -211,52 +191,14 @@ class DistributedTest : public ::testing::Test {
     return dbload::testing::Psql(servers(), database, sql);
   }
 
-
-  struct PgDatabaseCounters {
-    int64_t xact_commit = -1;
-    int64_t sessions = -1;
-    bool operator==(const PgDatabaseCounters&) const = default;
-  };
+  using PgDatabaseCounters = testing::PgDatabaseCounters;
 
   // pg_stat_database of bench once no backend is left in it and two reads 300 ms apart agree.
-  static PgDatabaseCounters PgCounters() {
-    const std::string sql =
-        "SELECT pg_stat_clear_snapshot(); SELECT d.xact_commit, d.sessions, "
-        "(SELECT count(*) FROM pg_stat_activity a WHERE a.datname = 'bench') "
-        "FROM pg_stat_database d WHERE d.datname = 'bench'";
-    std::optional<PgDatabaseCounters> previous;
-    const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
-    for (;;) {
-      const std::vector<std::string> fields = absl::StrSplit(Psql("postgres", sql), '|');
-      if (fields.size() != 3) {
-        ADD_FAILURE() << "unexpected pg_stat_database output";
-        return {};
-      }
-      PgDatabaseCounters now{ToInt(fields[0]), ToInt(fields[1])};
-      const bool idle = ToInt(fields[2]) == 0;
-      if (idle && previous == now) return now;
-      if (Clock::now() > give_up) {
-        ADD_FAILURE() << "pg_stat_database of bench did not settle within 10 s";
-        return now;
-      }
-      previous = idle ? std::optional(now) : std::nullopt;
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    }
-  }
+  static PgDatabaseCounters PgCounters() { return testing::SettledPgDatabaseCounters(servers()); }
 
   // Executions of point_select so far (read from bench: call before PgCounters() ahead of a run
   // and after it afterwards, as cli_test.cc explains).
-  static int64_t PgTableScans() {
-    return ToInt(Psql("bench",
-                      "SELECT pg_stat_clear_snapshot(); SELECT coalesce(seq_scan, 0) + "
-                      "coalesce(idx_scan, 0) FROM pg_stat_user_tables WHERE relname = 'sbtest1'"));
-  }
-
-  static absl::StatusOr<v1::RunReport> LoadReport(const std::string& path) {
-    absl::StatusOr<std::string> json = dbload::testing::ReadFile(path);
-    if (!json.ok()) return json.status();
-    return ParseReportJson(*json);
-  }
+  static int64_t PgTableScans() { return testing::PgTableScans(servers(), "sbtest1"); }
 
   // The sum of the measured intervals' executed: what the agents' reports added up to.
   static uint64_t IntervalSum(const v1::RunReport& report) {
@@ -272,7 +214,7 @@ class DistributedTest : public ::testing::Test {
   void ExpectOpenLoopCountedExactly(std::vector<std::string> args, const std::string& name) {
     const std::string plan =
         WriteFile(name + ".yaml", PlanYaml(OpenLoad(3000), "stop:\n  duration: 2s\n", 2));
-    const std::string report_path = *dir_ + "/" + name + ".json";
+    const std::string report_path = dir() + "/" + name + ".json";
     for (std::string& arg : args) {
       if (arg == "PLAN") arg = plan;
       if (arg == "REPORT") arg = report_path;
@@ -304,13 +246,13 @@ class DistributedTest : public ::testing::Test {
               static_cast<int64_t>(report->executed()) + kAgents * 2 * kPgCommitsPerConnection);
   }
 
-  static std::string* dir_;
+  static testing::ScratchDir* dir_;
   static std::string* address_;
   static Child* coordinator_;
   static std::vector<Child*> agents_;
 };
 
-std::string* DistributedTest::dir_ = nullptr;
+testing::ScratchDir* DistributedTest::dir_ = nullptr;
 std::string* DistributedTest::address_ = nullptr;
 Child* DistributedTest::coordinator_ = nullptr;
 std::vector<Child*> DistributedTest::agents_;
@@ -374,7 +316,7 @@ TEST_F(DistributedTest, PoissonArrivalsOfThreeAgentsAreEachTheirOwn) {
   const std::string plan =
       WriteFile("poisson.yaml", PlanYaml("load:\n  open:\n    rate: 3000\n    arrival: poisson\n",
                                          "stop:\n  duration: 2s\n", 2));
-  const std::string report_path = *dir_ + "/poisson.json";
+  const std::string report_path = dir() + "/poisson.json";
   const ProcessResult run = RunDbload({"run", plan, "--agents", "3", "--report", report_path});
   ASSERT_EQ(run.exit_code, kExitOk) << run.Describe();
   absl::StatusOr<v1::RunReport> report = LoadReport(report_path);
@@ -390,7 +332,7 @@ TEST_F(DistributedTest, PoissonArrivalsOfThreeAgentsAreEachTheirOwn) {
 TEST_F(DistributedTest, ClosedLoopSpreadsSevenClientsOverThreeAgents) {
   const std::string plan =
       WriteFile("closed.yaml", PlanYaml(ClosedLoad(7), "stop:\n  queries: 6000\n"));
-  const std::string report_path = *dir_ + "/closed.json";
+  const std::string report_path = dir() + "/closed.json";
   const int64_t scans_before = PgTableScans();
   const PgDatabaseCounters before = PgCounters();
   Child submit({DBLOAD_BINARY, "submit", plan, "--coordinator", address(), "--min-agents", "3",
@@ -443,18 +385,12 @@ TEST_F(DistributedTest, ClosedLoopSpreadsSevenClientsOverThreeAgents) {
 std::unique_ptr<Child> StartCoordinator(const std::string& state_dir, std::string& address) {
   auto coordinator = std::make_unique<Child>(std::vector<std::string>{
       DBLOAD_COORDINATOR_BINARY, "--listen", "127.0.0.1:0", "--state-dir", state_dir});
-  EXPECT_TRUE(coordinator->PumpUntil(
-      [](const std::string& out) { return absl::StrContains(out, "\n"); }, std::chrono::seconds(10)))
-      << coordinator->out() << coordinator->err();
-  const std::string first_line = coordinator->out().substr(0, coordinator->out().find('\n'));
-  address = absl::StartsWith(first_line, "listening on ")
-                ? first_line.substr(std::strlen("listening on "))
-                : "";
+  address = ListeningAddress(*coordinator);
   return coordinator;
 }
 
 TEST_F(DistributedTest, StateDirKeepsReportsAcrossRestartsAndACrashedRunIsInterrupted) {
-  const std::string state_dir = *dir_ + "/state";
+  const std::string state_dir = dir() + "/state";
   std::string first_address;
   std::unique_ptr<Child> coordinator = StartCoordinator(state_dir, first_address);
   ASSERT_FALSE(first_address.empty()) << coordinator->out() << coordinator->err();
@@ -465,7 +401,7 @@ TEST_F(DistributedTest, StateDirKeepsReportsAcrossRestartsAndACrashedRunIsInterr
   // report so far was saved at 5 s).
   const std::string finished_plan =
       WriteFile("state_finished.yaml", PlanYaml(OpenLoad(500), "stop:\n  queries: 600\n"));
-  const std::string finished_path = *dir_ + "/state_finished.json";
+  const std::string finished_path = dir() + "/state_finished.json";
   const ProcessResult finished = RunDbload({"submit", finished_plan, "--coordinator",
                                             first_address, "--wait", "--report", finished_path});
   ASSERT_EQ(finished.exit_code, kExitOk) << finished.Describe();
@@ -526,7 +462,7 @@ TEST_F(DistributedTest, StateDirKeepsReportsAcrossRestartsAndACrashedRunIsInterr
 // plan's again, within 5 %); restarted, it joins the run again as r3#2 and takes a third.
 TEST_F(DistributedTest, AKilledAgentsRateIsTakenOverByTheOthersAndItRejoins) {
   std::string address;
-  std::unique_ptr<Child> coordinator = StartCoordinator(*dir_ + "/resplit_state", address);
+  std::unique_ptr<Child> coordinator = StartCoordinator(dir() + "/resplit_state", address);
   ASSERT_FALSE(address.empty()) << coordinator->out() << coordinator->err();
   std::vector<std::unique_ptr<Child>> agents;
   auto start_agent = [&](int i) {
@@ -586,7 +522,7 @@ TEST_F(DistributedTest, AKilledAgentsRateIsTakenOverByTheOthersAndItRejoins) {
 // transactions), never fewer, and no more than that bound; the report reconciles the two.
 TEST_F(DistributedTest, AKilledAgentIsBoundedReconciledAndTheRunExitsDegraded) {
   std::string address;
-  std::unique_ptr<Child> coordinator = StartCoordinator(*dir_ + "/loss_state", address);
+  std::unique_ptr<Child> coordinator = StartCoordinator(dir() + "/loss_state", address);
   ASSERT_FALSE(address.empty()) << coordinator->out() << coordinator->err();
   std::vector<std::unique_ptr<Child>> agents;
   for (int i = 1; i <= 3; ++i) {
@@ -596,7 +532,7 @@ TEST_F(DistributedTest, AKilledAgentIsBoundedReconciledAndTheRunExitsDegraded) {
   ASSERT_TRUE(AgentsConnect(address, 3));
   const std::string plan =
       WriteFile("loss.yaml", PlanYaml(OpenLoad(1200), "stop:\n  duration: 8s\n", 4));
-  const std::string report_path = *dir_ + "/loss.json";
+  const std::string report_path = dir() + "/loss.json";
   const PgDatabaseCounters before = PgCounters();
   Child submit({DBLOAD_BINARY, "submit", plan, "--coordinator", address, "--min-agents", "3",
                 "--wait", "--report", report_path});
@@ -653,7 +589,7 @@ TEST_F(DistributedTest, AKilledAgentIsBoundedReconciledAndTheRunExitsDegraded) {
 // the agent joins again as k3#2 and takes 2 of them back.
 TEST_F(DistributedTest, AKilledAgentsClientsAreTakenOverByTheOthersAndItRejoins) {
   std::string address;
-  std::unique_ptr<Child> coordinator = StartCoordinator(*dir_ + "/move_clients_state", address);
+  std::unique_ptr<Child> coordinator = StartCoordinator(dir() + "/move_clients_state", address);
   ASSERT_FALSE(address.empty()) << coordinator->out() << coordinator->err();
   std::vector<std::unique_ptr<Child>> agents;
   for (int i = 1; i <= 3; ++i) {
@@ -707,7 +643,7 @@ TEST_F(DistributedTest, AKilledAgentsClientsAreTakenOverByTheOthersAndItRejoins)
 
 TEST_F(DistributedTest, AgentsStopWhenTheCoordinatorDiesAndComeBackIdle) {
   std::string address;
-  std::unique_ptr<Child> coordinator = StartCoordinator(*dir_ + "/deadman_state", address);
+  std::unique_ptr<Child> coordinator = StartCoordinator(dir() + "/deadman_state", address);
   ASSERT_FALSE(address.empty()) << coordinator->out() << coordinator->err();
   Child agent({DBLOAD_AGENT_BINARY, "--coordinator", address, "--name", "orphan"});
   ASSERT_TRUE(AgentsConnect(address, 1));
@@ -773,7 +709,7 @@ TEST_F(DistributedTest, ANetworkCutStopsTheLoadAndTheAgentComesBackIdle) {
   constexpr std::chrono::seconds kDeadMan{5};
   constexpr int kRate = 300;
   std::string address;
-  std::unique_ptr<Child> coordinator = StartCoordinator(*dir_ + "/cut_state", address);
+  std::unique_ptr<Child> coordinator = StartCoordinator(dir() + "/cut_state", address);
   ASSERT_FALSE(address.empty()) << coordinator->out() << coordinator->err();
   dbload::testing::TcpRelay relay(address);
   ASSERT_NE(relay.port(), 0);
@@ -782,7 +718,7 @@ TEST_F(DistributedTest, ANetworkCutStopsTheLoadAndTheAgentComesBackIdle) {
 
   const std::string plan =
       WriteFile("cut.yaml", PlanYaml(OpenLoad(kRate), "stop:\n  duration: 30s\n"));
-  const std::string report_path = *dir_ + "/cut.json";
+  const std::string report_path = dir() + "/cut.json";
   const int64_t scans_before = PgTableScans();
   const PgDatabaseCounters before = PgCounters();
   Child submit(
@@ -893,7 +829,7 @@ TEST_F(DistributedTest, ANetworkCutStopsTheLoadAndTheAgentComesBackIdle) {
 TEST_F(DistributedTest, ASilentPartitionStopsTheLoadWithinTheDeadManTimeout) {
   constexpr std::chrono::seconds kDeadMan{5};
   std::string address;
-  std::unique_ptr<Child> coordinator = StartCoordinator(*dir_ + "/freeze_state", address);
+  std::unique_ptr<Child> coordinator = StartCoordinator(dir() + "/freeze_state", address);
   ASSERT_FALSE(address.empty()) << coordinator->out() << coordinator->err();
   dbload::testing::TcpRelay relay(address);
   ASSERT_NE(relay.port(), 0);
@@ -959,7 +895,5 @@ TEST_F(DistributedTest, ASilentPartitionStopsTheLoadWithinTheDeadManTimeout) {
 }  // namespace dbload
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  dbload::testing::TestServersEnvironment::Register({"postgres"});
-  return RUN_ALL_TESTS();
+  return dbload::testing::RunTestsWithServers(argc, argv, {"postgres"});
 }

@@ -25,6 +25,7 @@
 #include "tests/harness/child_process.h"
 #include "tests/harness/sql_clients.h"
 #include "tests/harness/scratch_dir.h"
+#include "tests/harness/test_reports.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -129,12 +130,7 @@ class ExplainTest : public ::testing::Test {
     const ProcessResult run = RunDbload(args);
     EXPECT_EQ(run.exit_code, 0) << run.Describe();
     if (out != nullptr) *out = run.out;
-    std::ifstream in(report_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    absl::StatusOr<v1::RunReport> report = ParseReportJson(text.str());
-    EXPECT_TRUE(report.ok()) << report_path << ": " << report.status();
-    return report.ok() ? *report : v1::RunReport();
+    return testing::ReadReport(report_path);
   }
 
   // bench's counters as PostgreSQL keeps them, read from database postgres (so the reading
@@ -310,7 +306,5 @@ TEST_F(ExplainTest, MariaDbTransactionPlansEachStatementAndReportsTheUnexplainab
 }  // namespace dbload
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  dbload::testing::TestServersEnvironment::Register({"postgres", "mariadb"});
-  return RUN_ALL_TESTS();
+  return dbload::testing::RunTestsWithServers(argc, argv, {"postgres", "mariadb"});
 }

@@ -21,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
+#include "tests/harness/dbload_processes.h"
 
 #ifndef DBLOAD_COORDINATOR_BINARY
 #error "DBLOAD_COORDINATOR_BINARY must be defined"
@@ -38,14 +39,9 @@ class HostileInputTest : public ::testing::Test {
   void SetUp() override {
     coordinator_ = std::make_unique<Child>(
         std::vector<std::string>{DBLOAD_COORDINATOR_BINARY, "--listen", "127.0.0.1:0"});
-    ASSERT_TRUE(coordinator_->PumpUntil(
-        [](const std::string& out) { return absl::StrContains(out, "\n"); },
-        std::chrono::seconds(10)))
-        << coordinator_->err();
-    const std::string first_line = coordinator_->out().substr(0, coordinator_->out().find('\n'));
-    ASSERT_TRUE(absl::StartsWith(first_line, "listening on ")) << first_line;
-    channel_ = grpc::CreateChannel(first_line.substr(std::strlen("listening on ")),
-                                   grpc::InsecureChannelCredentials());
+    const std::string address = testing::ListeningAddress(*coordinator_);
+    ASSERT_FALSE(address.empty()) << coordinator_->out() << coordinator_->err();
+    channel_ = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
   }
 
   // The coordinator still runs and answers a well-formed call.

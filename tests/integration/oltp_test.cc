@@ -749,7 +749,5 @@ INSTANTIATE_TEST_SUITE_P(
 }  // namespace dbload
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  dbload::testing::TestServersEnvironment::Register({"postgres", "mariadb"});
-  return RUN_ALL_TESTS();
+  return dbload::testing::RunTestsWithServers(argc, argv, {"postgres", "mariadb"});
 }

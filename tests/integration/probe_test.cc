@@ -26,6 +26,7 @@
 #include "tests/harness/http_get.h"
 #include "tests/harness/scratch_dir.h"
 #include "tests/harness/sql_clients.h"
+#include "tests/harness/test_reports.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -37,6 +38,7 @@ namespace {
 
 using ::dbload::testing::Child;
 using ::dbload::testing::ProcessResult;
+using ::dbload::testing::ReadReport;
 using ::dbload::testing::RunProcess;
 using ::dbload::testing::TestServers;
 using ::dbload::testing::TestServersEnvironment;
@@ -128,15 +130,6 @@ class ProbeTest : public ::testing::Test {
     EXPECT_EQ(run.exit_code, 0) << run.Describe();
     out = run.out;
     return ReadReport(plan + ".json");
-  }
-
-  static v1::RunReport ReadReport(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    absl::StatusOr<v1::RunReport> report = ParseReportJson(text.str());
-    EXPECT_TRUE(report.ok()) << path << ": " << report.status();
-    return report.ok() ? *report : v1::RunReport();
   }
 
   static testing::ScratchDir* dir_;
@@ -613,7 +606,5 @@ TEST_F(ProbeTest, CoordinatorWithoutThePasswordSaysSoAndMetricsCarryTheProbe) {
 }  // namespace dbload
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  dbload::testing::TestServersEnvironment::Register({"postgres", "mariadb", "haproxy"});
-  return RUN_ALL_TESTS();
+  return dbload::testing::RunTestsWithServers(argc, argv, {"postgres", "mariadb", "haproxy"});
 }

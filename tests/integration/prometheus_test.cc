@@ -36,6 +36,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -50,6 +51,7 @@
 #include "dbload/v1/control.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "tests/harness/http_get.h"
+#include "tests/harness/scratch_dir.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_COORDINATOR_BINARY
@@ -139,9 +141,8 @@ std::string UrlEncode(const std::string& text) {
 class PrometheusTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char dir_template[] = "/tmp/dbload-prom.XXXXXX";
-    ASSERT_NE(mkdtemp(dir_template), nullptr) << std::strerror(errno);
-    dir_ = dir_template;
+    scratch_ = std::make_unique<testing::ScratchDir>("dbload-prom");
+    dir_ = scratch_->path();
   }
 
   void TearDown() override {
@@ -159,7 +160,7 @@ class PrometheusTest : public ::testing::Test {
         std::cerr << "--- " << name << " ---\n" << ReadWholeFile(dir_ + "/" + name);
       }
     }
-    std::filesystem::remove_all(dir_);
+    scratch_.reset();
   }
 
   // Starts the coordinator on port 0 for both its listeners and reads the real ports from its
@@ -253,6 +254,7 @@ class PrometheusTest : public ::testing::Test {
   }
 
   std::string last_body_;  // of the latest query, for failure messages
+  std::unique_ptr<testing::ScratchDir> scratch_;
   std::string dir_;
   std::string dbenv_dir_;
   pid_t coordinator_ = -1;

@@ -36,6 +36,8 @@
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
 #include "tests/harness/headless_page.h"
+#include "tests/harness/scratch_dir.h"
+#include "tests/harness/test_reports.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -86,10 +88,8 @@ size_t SpectrumPoints(const google::protobuf::RepeatedPtrField<v1::QueryTypeRepo
 class ReportTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    char pattern[] = "/tmp/dbload_report_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr) << std::strerror(errno);
-    dir_ = new std::string(pattern);
-    ASSERT_EQ(chmod(dir_->c_str(), 0755), 0);
+    dir_ = new testing::ScratchDir("dbload_report_test");
+    ASSERT_EQ(chmod(dir_->path().c_str(), 0755), 0);
     ASSERT_EQ(access(kChromium, X_OK), 0)
         << kChromium << " is missing: scripts/setup installs Debian's chromium package";
     // Two short two-stage runs over the same stages and query type: an open loop (with a
@@ -113,14 +113,11 @@ class ReportTest : public ::testing::Test {
   }
 
   static void TearDownTestSuite() {
-    if (dir_ == nullptr) return;
-    std::error_code ignored;
-    std::filesystem::remove_all(*dir_, ignored);
     delete dir_;
     dir_ = nullptr;
   }
 
-  static std::string Path(const std::string& name) { return *dir_ + "/" + name; }
+  static std::string Path(const std::string& name) { return dir_->path() + "/" + name; }
 
   static std::string WritePlan(const std::string& file, const std::string& name,
                                const std::string& load, const std::string& stages) {
@@ -132,17 +129,10 @@ class ReportTest : public ::testing::Test {
         ", database: bench, pool: 2, connect_timeout: 5s}\n",
         "workload: oltp\nscenario: point_select\nworkload_options: {tables: 1, table_size: 1000}\n",
         load, "stages:\n", stages, "seed: 7\n");
-    std::ofstream(Path(file)) << yaml;
-    return Path(file);
+    return dir_->Write(file, yaml);
   }
 
-  static v1::RunReport Load(const std::string& name) {
-    absl::StatusOr<std::string> json = testing::ReadFile(Path(name));
-    EXPECT_TRUE(json.ok()) << json.status();
-    absl::StatusOr<v1::RunReport> report = ParseReportJson(json.ok() ? *json : "");
-    EXPECT_TRUE(report.ok()) << report.status();
-    return report.ok() ? *report : v1::RunReport();
-  }
+  static v1::RunReport Load(const std::string& name) { return testing::ReadReport(Path(name)); }
 
   // Chromium, headless, on a local file: the DOM after the page's scripts ran. Name resolution
   // is mapped to nothing (no request could leave this machine anyway), and every request is
@@ -167,11 +157,11 @@ class ReportTest : public ::testing::Test {
     EXPECT_THAT(dom, HasSubstr("&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"));
   }
 
-  static std::string* dir_;
+  static testing::ScratchDir* dir_;
   static int runs_;
 };
 
-std::string* ReportTest::dir_ = nullptr;
+testing::ScratchDir* ReportTest::dir_ = nullptr;
 int ReportTest::runs_ = 0;
 
 TEST_F(ReportTest, HtmlReportChartsRenderInChromium) {
@@ -582,7 +572,5 @@ TEST_F(ReportTest, BadInputIsRefusedNamingWhatIsWrong) {
 }  // namespace dbload
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  dbload::testing::TestServersEnvironment::Register({"postgres"});
-  return RUN_ALL_TESTS();
+  return dbload::testing::RunTestsWithServers(argc, argv, {"postgres"});
 }

@@ -30,7 +30,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
+#include "tests/harness/dbload_processes.h"
 #include "tests/harness/http_get.h"
+#include "tests/harness/scratch_dir.h"
 #include "tests/harness/test_servers.h"
 
 #if !defined(DBLOAD_BINARY) || !defined(DBLOAD_COORDINATOR_BINARY) || !defined(DBLOAD_AGENT_BINARY)
@@ -43,7 +45,9 @@ namespace {
 namespace v1 = dbload::v1;
 using ::dbload::testing::Child;
 using ::dbload::testing::HttpGet;
+using ::dbload::testing::ListeningAddress;
 using ::dbload::testing::ProcessResult;
+using ::dbload::testing::RunDbload;
 using ::dbload::testing::RunProcess;
 using ::dbload::testing::TestServers;
 using ::dbload::testing::TestServersEnvironment;
@@ -73,11 +77,6 @@ std::string RandomHex(size_t length) {
   return text.substr(0, length);
 }
 
-ProcessResult Dbload(std::vector<std::string> args) {
-  args.insert(args.begin(), DBLOAD_BINARY);
-  return RunProcess(args, kChildTimeout);
-}
-
 std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
@@ -93,22 +92,17 @@ Coordinator StartCoordinator(const std::vector<std::string>& flags) {
   Coordinator coordinator;
   coordinator.process = std::make_unique<Child>(
       Concat({DBLOAD_COORDINATOR_BINARY, "--listen", "127.0.0.1:0"}, flags));
-  const bool said = coordinator.process->PumpUntil(
-      [](const std::string& out) { return absl::StrContains(out, "\n"); }, std::chrono::seconds(10));
-  EXPECT_TRUE(said) << "the coordinator did not say where it listens\n"
-                    << coordinator.process->out() << coordinator.process->err();
-  const std::string& out = coordinator.process->out();
-  const std::string first = out.substr(0, out.find('\n'));
-  if (absl::StartsWith(first, "listening on ")) {
-    coordinator.address = first.substr(std::strlen("listening on "));
-  }
+  coordinator.address = ListeningAddress(*coordinator.process);
+  EXPECT_FALSE(coordinator.address.empty())
+      << "the coordinator did not say where it listens\n"
+      << coordinator.process->out() << coordinator.process->err();
   return coordinator;
 }
 
 // The agent names `dbload agents` lists (header and notes left out); empty when the call fails.
 std::vector<std::string> AgentNames(const std::string& address,
                                     const std::vector<std::string>& credentials) {
-  const ProcessResult listed = Dbload(Concat({"agents", "--coordinator", address}, credentials));
+  const ProcessResult listed = RunDbload(Concat({"agents", "--coordinator", address}, credentials));
   std::vector<std::string> names;
   if (listed.exit_code != kExitOk) return names;
   for (absl::string_view line : absl::StrSplit(listed.out, '\n', absl::SkipEmpty())) {
@@ -134,9 +128,7 @@ bool AgentListed(const std::string& address, const std::vector<std::string>& cre
 class SecurityTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    char pattern[] = "/tmp/dbload_security_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr) << std::strerror(errno);
-    dir_ = new std::string(pattern);
+    dir_ = new testing::ScratchDir("dbload_security_test");
     // CA "ca" signs the coordinator's certificate (for 127.0.0.1 and localhost) and a client's;
     // CA "other-ca" signs an impostor's certificate for the same addresses.
     MakeCa("ca");
@@ -148,19 +140,18 @@ class SecurityTest : public ::testing::Test {
     WriteAll(Path("wrong-token"), RandomHex(40) + "\n");
 
     const std::string plan = WritePlan("prepare.yaml", servers().Get("PG_PASSWORD_FILE"));
-    ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, kExitOk);
-    const ProcessResult prepare = Dbload({"prepare", plan});
+    ASSERT_EQ(RunDbload({"cleanup", plan}).exit_code, kExitOk);
+    const ProcessResult prepare = RunDbload({"prepare", plan});
     ASSERT_EQ(prepare.exit_code, kExitOk) << prepare.Describe();
   }
 
   static void TearDownTestSuite() {
-    Dbload({"cleanup", Path("prepare.yaml")});
-    std::filesystem::remove_all(*dir_);
+    RunDbload({"cleanup", Path("prepare.yaml")});
     delete dir_;
     dir_ = nullptr;
   }
 
-  static std::string Path(const std::string& name) { return *dir_ + "/" + name; }
+  static std::string Path(const std::string& name) { return dir_->path() + "/" + name; }
 
   static void Openssl(const std::vector<std::string>& args) {
     const ProcessResult made = RunProcess(Concat({"/usr/bin/openssl"}, args), kChildTimeout);  // scripts/setup installs it
@@ -186,16 +177,15 @@ class SecurityTest : public ::testing::Test {
   // A point-select plan against the suite's PostgreSQL with the given password file.
   static std::string WritePlan(const std::string& name, const std::string& password_file,
                                int queries = 1) {
-    const std::string path = Path(name);
-    std::ofstream(path) << "name: security\ntarget:\n  driver: postgresql\n  host: 127.0.0.1\n"
-                        << "  port: " << servers().Get("PG_PORT")
-                        << "\n  user: bench\n  password_file: " << password_file
-                        << "\n  database: bench\n  connect_timeout: 5s\n  pool: 2\n"
-                        << "workload: oltp\nscenario: point_select\nworkload_options:\n"
-                        << "  table_size: " << kTableSize << "\n"
-                        << "load:\n  closed:\n    clients: 2\nwarmup: 0s\nstop:\n  queries: "
-                        << queries << "\n";
-    return path;
+    return dir_->Write(
+        name,
+        absl::StrCat("name: security\ntarget:\n  driver: postgresql\n  host: 127.0.0.1\n",
+                     "  port: ", servers().Get("PG_PORT"), "\n  user: bench\n  password_file: ",
+                     password_file, "\n  database: bench\n  connect_timeout: 5s\n  pool: 2\n",
+                     "workload: oltp\nscenario: point_select\nworkload_options:\n",
+                     "  table_size: ", kTableSize, "\n",
+                     "load:\n  closed:\n    clients: 2\nwarmup: 0s\nstop:\n  queries: ", queries,
+                     "\n"));
   }
 
   // What a client of the TLS coordinator passes: its CA and the token.
@@ -207,10 +197,10 @@ class SecurityTest : public ::testing::Test {
             "--token-file", Path("token")};
   }
 
-  static std::string* dir_;
+  static testing::ScratchDir* dir_;
 };
 
-std::string* SecurityTest::dir_ = nullptr;
+testing::ScratchDir* SecurityTest::dir_ = nullptr;
 
 // The whole path over TLS with the token: an agent joins, `dbload submit --wait` runs a plan on
 // it, and the report counts every query.
@@ -225,9 +215,9 @@ TEST_F(SecurityTest, TlsAndTheTokenCarryARunEndToEnd) {
 
   const std::string plan = WritePlan("tls.yaml", servers().Get("PG_PASSWORD_FILE"), 300);
   const std::string report = Path("tls-report.json");
-  const ProcessResult run = Dbload(Concat(
-      {"submit", plan, "--coordinator", coordinator.address, "--wait", "--report", report},
-      Trusted()));
+  const ProcessResult run = RunDbload(
+      Concat({"submit", plan, "--coordinator", coordinator.address, "--wait", "--report", report},
+             Trusted()));
   ASSERT_EQ(run.exit_code, kExitOk) << run.Describe();
   absl::StatusOr<v1::RunReport> parsed = ParseReportJson(ReadAll(report));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -243,23 +233,23 @@ TEST_F(SecurityTest, CallsWithoutTheRightTokenOrTlsAreRefused) {
   ASSERT_FALSE(coordinator.address.empty());
 
   const ProcessResult no_token =
-      Dbload({"agents", "--coordinator", coordinator.address, "--tls-ca", Path("ca.pem")});
+      RunDbload({"agents", "--coordinator", coordinator.address, "--tls-ca", Path("ca.pem")});
   EXPECT_EQ(no_token.exit_code, kExitUsage) << no_token.Describe();
   EXPECT_THAT(no_token.err, HasSubstr("this coordinator requires its token"));
 
   const ProcessResult wrong_token =
-      Dbload({"agents", "--coordinator", coordinator.address, "--tls-ca", Path("ca.pem"),
-              "--token-file", Path("wrong-token")});
+      RunDbload({"agents", "--coordinator", coordinator.address, "--tls-ca", Path("ca.pem"),
+                 "--token-file", Path("wrong-token")});
   EXPECT_EQ(wrong_token.exit_code, kExitUsage) << wrong_token.Describe();
   EXPECT_THAT(wrong_token.err, HasSubstr("the token sent is not this coordinator's"));
 
-  const ProcessResult plain_text = Dbload(
-      {"agents", "--coordinator", coordinator.address, "--token-file", Path("token")});
+  const ProcessResult plain_text =
+      RunDbload({"agents", "--coordinator", coordinator.address, "--token-file", Path("token")});
   EXPECT_EQ(plain_text.exit_code, kExitUsage) << plain_text.Describe();
   EXPECT_THAT(plain_text.err, HasSubstr("cannot reach the coordinator"));
 
-  const ProcessResult stop = Dbload({"stop", "--coordinator", coordinator.address, "--tls-ca",
-                                     Path("ca.pem"), "--token-file", Path("wrong-token")});
+  const ProcessResult stop = RunDbload({"stop", "--coordinator", coordinator.address, "--tls-ca",
+                                        Path("ca.pem"), "--token-file", Path("wrong-token")});
   EXPECT_EQ(stop.exit_code, kExitUsage) << stop.Describe();
   EXPECT_THAT(stop.err, HasSubstr("the token sent is not this coordinator's"));
 
@@ -337,10 +327,10 @@ TEST_F(SecurityTest, AnAgentTakesNoRunFromACoordinatorItCannotAuthenticate) {
   Child careful({DBLOAD_AGENT_BINARY, "--coordinator", impostor.address, "--name", "careful",
                  "--tls-ca", Path("ca.pem"), "--token-file", Path("token")});
   EXPECT_FALSE(AgentListed(impostor.address, impostor_client, "careful", std::chrono::seconds(3)));
-  const ProcessResult submitted = Dbload(Concat(
-      {"submit", WritePlan("impostor.yaml", servers().Get("PG_PASSWORD_FILE"), 100),
-       "--coordinator", impostor.address, "--wait-for-agents", "1s"},
-      impostor_client));
+  const ProcessResult submitted = RunDbload(
+      Concat({"submit", WritePlan("impostor.yaml", servers().Get("PG_PASSWORD_FILE"), 100),
+              "--coordinator", impostor.address, "--wait-for-agents", "1s"},
+             impostor_client));
   EXPECT_EQ(submitted.exit_code, kExitUsage) << submitted.Describe();
   careful.Pump(std::chrono::milliseconds(100));
   EXPECT_THAT(careful.err(), HasSubstr("reconnecting to"));
@@ -371,8 +361,8 @@ TEST_F(SecurityTest, MutualTlsLetsInOnlyAgentsWithACertificate) {
       << known.err();
   std::this_thread::sleep_for(std::chrono::seconds(1));
   EXPECT_THAT(AgentNames(coordinator.address, with_certificate), ::testing::ElementsAre("known"));
-  const ProcessResult without = Dbload(
-      {"agents", "--coordinator", coordinator.address, "--tls-ca", Path("ca.pem")});
+  const ProcessResult without =
+      RunDbload({"agents", "--coordinator", coordinator.address, "--tls-ca", Path("ca.pem")});
   EXPECT_EQ(without.exit_code, kExitUsage) << without.Describe();
   coordinator.process->Pump(std::chrono::milliseconds(50));
   EXPECT_THAT(coordinator.process->err(), HasSubstr(", mutual TLS"));
@@ -415,7 +405,7 @@ TEST_F(SecurityTest, BadSecuritySettingsAreRefusedBeforeAnyConnection) {
       RunProcess({DBLOAD_AGENT_BINARY, "--coordinator", "192.0.2.1:7000"}, kChildTimeout);
   EXPECT_EQ(agent_remote.exit_code, kExitUsage) << agent_remote.Describe();
   EXPECT_THAT(agent_remote.err, HasSubstr("would be plain text"));
-  const ProcessResult cli_remote = Dbload({"agents", "--coordinator", "192.0.2.1:7000"});
+  const ProcessResult cli_remote = RunDbload({"agents", "--coordinator", "192.0.2.1:7000"});
   EXPECT_EQ(cli_remote.exit_code, kExitUsage) << cli_remote.Describe();
   EXPECT_THAT(cli_remote.err, HasSubstr("would be plain text"));
 
@@ -440,12 +430,12 @@ TEST_F(SecurityTest, BadSecuritySettingsAreRefusedBeforeAnyConnection) {
   EXPECT_EQ(no_key.exit_code, kExitUsage) << no_key.Describe();
   EXPECT_THAT(no_key.err, HasSubstr("--tls-cert needs --tls-key"));
   const ProcessResult not_pem =
-      Dbload({"agents", "--coordinator", "127.0.0.1:1", "--tls-ca", Path("token")});
+      RunDbload({"agents", "--coordinator", "127.0.0.1:1", "--tls-ca", Path("token")});
   EXPECT_EQ(not_pem.exit_code, kExitUsage) << not_pem.Describe();
   EXPECT_THAT(not_pem.err, HasSubstr(absl::StrCat("--tls-ca ", Path("token"),
                                                   ": not a PEM file")));
-  const ProcessResult missing = Dbload(
-      {"agents", "--coordinator", "127.0.0.1:1", "--token-file", Path("no-such-file")});
+  const ProcessResult missing =
+      RunDbload({"agents", "--coordinator", "127.0.0.1:1", "--token-file", Path("no-such-file")});
   EXPECT_EQ(missing.exit_code, kExitUsage) << missing.Describe();
   EXPECT_THAT(missing.err, HasSubstr("--token-file " + Path("no-such-file") + ": cannot be read"));
 }
@@ -476,20 +466,20 @@ TEST_F(SecurityTest, ThePasswordAppearsInNoOutputReportMetricOrProcessList) {
 
   std::string seen;  // everything a user or another user of the machine could read
   const std::string report = Path("report.json");
-  const ProcessResult good = Dbload(Concat(
+  const ProcessResult good = RunDbload(Concat(
       {"submit", WritePlan("good.yaml", servers().Get("PG_PASSWORD_FILE"), 2000), "--coordinator",
        coordinator.address, "--min-agents", "2", "--wait", "--report", report},
       token));
   EXPECT_EQ(good.exit_code, kExitOk) << good.Describe();
-  const ProcessResult refused = Dbload(Concat(
-      {"submit", WritePlan("wrong.yaml", Path("wrong-password"), 100), "--coordinator",
-       coordinator.address, "--min-agents", "2", "--wait"},
-      token));
+  const ProcessResult refused =
+      RunDbload(Concat({"submit", WritePlan("wrong.yaml", Path("wrong-password"), 100),
+                        "--coordinator", coordinator.address, "--min-agents", "2", "--wait"},
+                       token));
   EXPECT_EQ(refused.exit_code, kExitUsage) << refused.Describe();
   EXPECT_THAT(refused.err, HasSubstr("password authentication failed"));
-  const ProcessResult printed = Dbload(Concat(
-      {"report", "--coordinator", coordinator.address, "--format", "json"}, token));
-  const ProcessResult local = Dbload({"run", Path("good.yaml"), "--agents", "2"});
+  const ProcessResult printed = RunDbload(
+      Concat({"report", "--coordinator", coordinator.address, "--format", "json"}, token));
+  const ProcessResult local = RunDbload({"run", Path("good.yaml"), "--agents", "2"});
   EXPECT_EQ(local.exit_code, kExitOk) << local.Describe();
   for (const ProcessResult* result : {&good, &refused, &printed, &local}) {
     absl::StrAppend(&seen, result->out, result->err);
@@ -550,7 +540,5 @@ TEST_F(SecurityTest, ThePasswordAppearsInNoOutputReportMetricOrProcessList) {
 }  // namespace dbload
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  dbload::testing::TestServersEnvironment::Register({"postgres"});
-  return RUN_ALL_TESTS();
+  return dbload::testing::RunTestsWithServers(argc, argv, {"postgres"});
 }

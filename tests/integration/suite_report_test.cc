@@ -33,6 +33,8 @@
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
 #include "tests/harness/headless_page.h"
+#include "tests/harness/scratch_dir.h"
+#include "tests/harness/test_reports.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -165,11 +167,9 @@ class SuiteReportTest : public ::testing::Test {
   };
 
   static void SetUpTestSuite() {
-    char pattern[] = "/tmp/dbload_suite_report_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr) << std::strerror(errno);
-    dir_ = new std::string(pattern);
-    ASSERT_EQ(chmod(dir_->c_str(), 0755), 0);
-    std::filesystem::create_directories(*dir_ + "/runs");
+    dir_ = new testing::ScratchDir("dbload_suite_report_test");
+    ASSERT_EQ(chmod(dir().c_str(), 0755), 0);
+    std::filesystem::create_directories(dir() + "/runs");
     ASSERT_EQ(access(kChromium, X_OK), 0)
         << kChromium << " is missing: scripts/setup installs Debian's chromium package";
     groups_ = new std::map<std::tuple<std::string, std::string, int>, Group>();
@@ -218,11 +218,9 @@ class SuiteReportTest : public ::testing::Test {
             const std::string plan =
                 WritePlan("plan.yaml", targets.at(target), kCases[c].scenario, point);
             const std::string report = absl::StrFormat("runs/%02d.json", index.runs_size() + 1);
-            const ProcessResult run = RunDbload({"run", plan, "--report", *dir_ + "/" + report});
+            const ProcessResult run = RunDbload({"run", plan, "--report", dir() + "/" + report});
             ASSERT_EQ(run.exit_code, 0) << run.Describe();
-            absl::StatusOr<std::string> json = testing::ReadFile(*dir_ + "/" + report);
-            ASSERT_TRUE(json.ok()) << json.status();
-            absl::StatusOr<v1::RunReport> parsed = ParseReportJson(*json);
+            absl::StatusOr<v1::RunReport> parsed = testing::LoadReport(dir() + "/" + report);
             ASSERT_TRUE(parsed.ok()) << parsed.status();
             v1::SuiteRun* r = index.add_runs();
             r->set_target(target);
@@ -249,13 +247,10 @@ class SuiteReportTest : public ::testing::Test {
     options.preserve_proto_field_names = true;
     options.add_whitespace = true;
     ASSERT_TRUE(google::protobuf::util::MessageToJsonString(index, &json, options).ok());
-    std::ofstream(*dir_ + "/suite.json") << json;
+    std::ofstream(dir() + "/suite.json") << json;
   }
 
   static void TearDownTestSuite() {
-    if (dir_ == nullptr) return;
-    std::error_code ignored;
-    std::filesystem::remove_all(*dir_, ignored);
     delete dir_;
     delete groups_;
     delete warmup_;
@@ -272,21 +267,21 @@ class SuiteReportTest : public ::testing::Test {
         ", pool: 2, connect_timeout: 5s}\n", "workload: oltp\nscenario: ", scenario,
         "\nworkload_options: {tables: 1, table_size: 1000}\nload: {closed: {clients: ", clients,
         "}}\nstop: {duration: 1s}\nseed: 7\n");
-    const std::string path = *dir_ + "/" + file;
-    std::ofstream(path) << yaml;
-    return path;
+    return dir_->Write(file, yaml);
   }
+
+  static const std::string& dir() { return dir_->path(); }
 
   static const Group& G(const std::string& name, const std::string& target, int point) {
     return groups_->at({name, target, point});
   }
 
-  static std::string* dir_;
+  static testing::ScratchDir* dir_;
   static std::map<std::tuple<std::string, std::string, int>, Group>* groups_;
   static v1::RunReport* warmup_;
 };
 
-std::string* SuiteReportTest::dir_ = nullptr;
+testing::ScratchDir* SuiteReportTest::dir_ = nullptr;
 std::map<std::tuple<std::string, std::string, int>, SuiteReportTest::Group>*
     SuiteReportTest::groups_ = nullptr;
 v1::RunReport* SuiteReportTest::warmup_ = nullptr;
@@ -323,9 +318,9 @@ std::vector<std::vector<std::string>> TableRows(const std::string& section) {
 }
 
 TEST_F(SuiteReportTest, TextAndMarkdownFiguresAreTheRunReports) {
-  const ProcessResult text = RunDbload({"suite", "report", *dir_});
+  const ProcessResult text = RunDbload({"suite", "report", dir()});
   ASSERT_EQ(text.exit_code, 0) << text.Describe();
-  const ProcessResult markdown = RunDbload({"suite", "report", *dir_, "--format", "markdown"});
+  const ProcessResult markdown = RunDbload({"suite", "report", dir(), "--format", "markdown"});
   ASSERT_EQ(markdown.exit_code, 0) << markdown.Describe();
   const std::string& md = markdown.out;
   EXPECT_THAT(text.out, HasSubstr("Baseline: postgresql (the first target)"));
@@ -413,12 +408,12 @@ TEST_F(SuiteReportTest, TextAndMarkdownFiguresAreTheRunReports) {
 }
 
 TEST_F(SuiteReportTest, HtmlChartsRenderInChromium) {
-  const std::string page = *dir_ + "/suite.html";
+  const std::string page = dir() + "/suite.html";
   const ProcessResult html =
-      RunDbload({"suite", "report", *dir_, "--format", "html", "--output", page});
+      RunDbload({"suite", "report", dir(), "--format", "html", "--output", page});
   ASSERT_EQ(html.exit_code, 0) << html.Describe();
   EXPECT_EQ(html.out, "");
-  const testing::RenderedPage rendered = testing::RenderInChromium(page, *dir_ + "/chromium");
+  const testing::RenderedPage rendered = testing::RenderInChromium(page, dir() + "/chromium");
   const std::string& dom = rendered.dom;
   // The script drew every chart without an error, and the page asked for nothing.
   EXPECT_TRUE(testing::ChartsRendered(dom)) << dom.substr(0, 2000);
@@ -456,10 +451,10 @@ TEST_F(SuiteReportTest, HtmlChartsRenderInChromium) {
 }
 
 TEST_F(SuiteReportTest, BadInputIsRefusedNamingTheFile) {
-  const ProcessResult none = RunDbload({"suite", "report", *dir_ + "/runs"});
+  const ProcessResult none = RunDbload({"suite", "report", dir() + "/runs"});
   EXPECT_EQ(none.exit_code, 2);
-  EXPECT_THAT(none.err, HasSubstr(absl::StrCat(*dir_, "/runs/suite.json: cannot read the file")));
-  const ProcessResult format = RunDbload({"suite", "report", *dir_, "--format", "csv"});
+  EXPECT_THAT(none.err, HasSubstr(absl::StrCat(dir(), "/runs/suite.json: cannot read the file")));
+  const ProcessResult format = RunDbload({"suite", "report", dir(), "--format", "csv"});
   EXPECT_EQ(format.exit_code, 2);
   EXPECT_THAT(
       format.err,
@@ -474,7 +469,5 @@ TEST_F(SuiteReportTest, BadInputIsRefusedNamingTheFile) {
 }  // namespace dbload
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  dbload::testing::TestServersEnvironment::Register({"postgres", "mariadb"});
-  return RUN_ALL_TESTS();
+  return dbload::testing::RunTestsWithServers(argc, argv, {"postgres", "mariadb"});
 }

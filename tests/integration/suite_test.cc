@@ -36,6 +36,7 @@
 #include "tests/harness/child_process.h"
 #include "tests/harness/scratch_dir.h"
 #include "tests/harness/sql_clients.h"
+#include "tests/harness/test_reports.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -48,6 +49,7 @@ namespace {
 namespace v1 = dbload::v1;
 using ::dbload::testing::Child;
 using ::dbload::testing::ProcessResult;
+using ::dbload::testing::ReadReport;
 using ::dbload::testing::RunProcess;
 using ::dbload::testing::TestServers;
 using ::dbload::testing::TestServersEnvironment;
@@ -62,15 +64,6 @@ ProcessResult RunDbload(std::vector<std::string> args, int seconds = 60) {
 int64_t ToInt(const std::string& text) {
   int64_t value = -1;
   return absl::SimpleAtoi(text, &value) ? value : -1;
-}
-
-v1::RunReport ReadReport(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<v1::RunReport> report = ParseReportJson(text.str());
-  EXPECT_TRUE(report.ok()) << path << ": " << report.status();
-  return report.ok() ? *report : v1::RunReport();
 }
 
 class SuiteTest : public ::testing::Test {
@@ -449,7 +442,5 @@ TEST_F(SuiteTest, BadSuitesNameFileLineAndField) {
 }  // namespace dbload
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  dbload::testing::TestServersEnvironment::Register({"postgres", "mariadb"});
-  return RUN_ALL_TESTS();
+  return dbload::testing::RunTestsWithServers(argc, argv, {"postgres", "mariadb"});
 }

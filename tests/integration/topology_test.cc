@@ -62,8 +62,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
+#include "tests/harness/scratch_dir.h"
 #include "tests/harness/sql_clients.h"
 #include "tests/harness/tcp_relay.h"
+#include "tests/harness/test_reports.h"
 #include "tests/harness/test_servers.h"
 #include "tests/harness/topology.h"
 
@@ -75,10 +77,12 @@ namespace dbload {
 namespace {
 
 using ::dbload::testing::Child;
+using ::dbload::testing::LoadReport;
 using ::dbload::testing::ProcessResult;
 using ::dbload::testing::RunProcess;
 using ::dbload::testing::TcpRelay;
 using ::dbload::testing::TestServers;
+using ::dbload::testing::ToInt;
 using ::dbload::testing::Topology;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
@@ -109,12 +113,6 @@ double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-int64_t ToInt(absl::string_view text) {
-  int64_t value = -1;
-  EXPECT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &value)) << "'" << text << "'";
-  return value;
-}
-
 std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
@@ -133,10 +131,8 @@ class TopologyTest : public ::testing::Test {
   static void SetUpTestSuite() {
     if (skip_reason != nullptr) return;
     suite_started_ = Clock::now();
-    char pattern[] = "/tmp/dbload_topology_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr) << std::strerror(errno);
-    dir_ = new std::string(pattern);
-    ASSERT_EQ(chmod(dir_->c_str(), 0755), 0);
+    dir_ = new testing::ScratchDir("dbload_topology_test");
+    ASSERT_EQ(chmod(dir_->path().c_str(), 0755), 0);
 
     topology_ = new Topology();
     std::vector<testing::TopologyHost> hosts = {{"db", kDbAddress + "/24"},
@@ -206,12 +202,8 @@ class TopologyTest : public ::testing::Test {
       delete topology_;
       topology_ = nullptr;
     }
-    if (dir_ != nullptr) {
-      std::error_code ignored;
-      std::filesystem::remove_all(*dir_, ignored);
-      delete dir_;
-      dir_ = nullptr;
-    }
+    delete dir_;
+    dir_ = nullptr;
     if (suite_started_ != Clock::time_point()) {
       std::cout << "[ topology ] suite wall time " << Since(suite_started_) << " s\n";
     }
@@ -229,15 +221,10 @@ class TopologyTest : public ::testing::Test {
 
   // --- files -----------------------------------------------------------------------------------
 
-  static std::string Path(const std::string& name) { return *dir_ + "/" + name; }
+  static std::string Path(const std::string& name) { return dir_->path() + "/" + name; }
 
   static std::string WriteFile(const std::string& name, const std::string& content) {
-    const std::string path = Path(name);
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.close();
-    EXPECT_TRUE(out.good()) << path;
-    return path;
+    return dir_->Write(name, content);
   }
 
   static void Openssl(const std::vector<std::string>& args) {
@@ -389,12 +376,6 @@ class TopologyTest : public ::testing::Test {
   }
   static std::string OpenLoad(int rate) {
     return absl::StrCat("load:\n  open:\n    rate: ", rate, "\n");
-  }
-
-  static absl::StatusOr<v1::RunReport> LoadReport(const std::string& path) {
-    absl::StatusOr<std::string> json = testing::ReadFile(path);
-    if (!json.ok()) return json.status();
-    return ParseReportJson(*json);
   }
 
   static uint64_t IntervalSum(const v1::RunReport& report) {
@@ -570,7 +551,7 @@ class TopologyTest : public ::testing::Test {
   }
 
   static Clock::time_point suite_started_;
-  static std::string* dir_;
+  static testing::ScratchDir* dir_;
   static Topology* topology_;
   static TestServers* db_;
   static TestServers* prometheus_;
@@ -585,7 +566,7 @@ class TopologyTest : public ::testing::Test {
 };
 
 Clock::time_point TopologyTest::suite_started_;
-std::string* TopologyTest::dir_ = nullptr;
+testing::ScratchDir* TopologyTest::dir_ = nullptr;
 Topology* TopologyTest::topology_ = nullptr;
 TestServers* TopologyTest::db_ = nullptr;
 TestServers* TopologyTest::prometheus_ = nullptr;

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "absl/strings/numbers.h"
@@ -22,7 +23,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"
+#include "tests/harness/dbload_processes.h"
+#include "tests/harness/scratch_dir.h"
 #include "tests/harness/sql_clients.h"
+#include "tests/harness/test_reports.h"
 #include "tests/harness/test_servers.h"
 
 #ifndef DBLOAD_BINARY
@@ -54,14 +58,10 @@ class WorkloadTest : public ::testing::TestWithParam<Backend> {
 
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/dbload_workload_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
+    scratch_ = std::make_unique<testing::ScratchDir>("dbload_workload_test");
+    dir_ = scratch_->path();
   }
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
+  void TearDown() override { scratch_.reset(); }
 
   bool pg() const { return GetParam() == Backend::kPostgres; }
 
@@ -82,8 +82,7 @@ class WorkloadTest : public ::testing::TestWithParam<Backend> {
 
   ProcessResult Dbload(std::vector<std::string> args,
                        std::chrono::seconds timeout = std::chrono::seconds(120)) {
-    args.insert(args.begin(), DBLOAD_BINARY);
-    return RunProcess(args, timeout);
+    return testing::RunDbload(std::move(args), timeout);
   }
 
   std::string Sql(const std::string& sql) {
@@ -115,9 +114,7 @@ class WorkloadTest : public ::testing::TestWithParam<Backend> {
         Dbload({"run", plan, "--agents", absl::StrCat(agents), "--set", "scenario=" + scenario,
                 "--set", absl::StrCat("stop.queries=", queries), "--report", report_path});
     EXPECT_EQ(run.exit_code, 0) << run.Describe();
-    std::ifstream in(report_path);
-    const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    absl::StatusOr<v1::RunReport> report = ParseReportJson(json);
+    absl::StatusOr<v1::RunReport> report = testing::LoadReport(report_path);
     EXPECT_TRUE(report.ok()) << report.status() << "\n" << run.Describe();
     return report.ok() ? *report : v1::RunReport();
   }
@@ -130,6 +127,7 @@ class WorkloadTest : public ::testing::TestWithParam<Backend> {
     return 0;
   }
 
+  std::unique_ptr<testing::ScratchDir> scratch_;
   std::string dir_;
 };
 
@@ -686,8 +684,5 @@ INSTANTIATE_TEST_SUITE_P(Databases, WorkloadTest,
 }  // namespace dbload
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(
-      new dbload::testing::TestServersEnvironment({"postgres", "mariadb"}));
-  return RUN_ALL_TESTS();
+  return dbload::testing::RunTestsWithServers(argc, argv, {"postgres", "mariadb"});
 }

@@ -1,0 +1,20 @@
+#ifndef DBLOAD_TESTS_HARNESS_TEST_REPORTS_H_
+#define DBLOAD_TESTS_HARNESS_TEST_REPORTS_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "dbload/v1/report.pb.h"
+
+namespace dbload::testing {
+
+// The JSON run report a run wrote (`--report FILE`), read and parsed; the error names the file.
+absl::StatusOr<dbload::v1::RunReport> LoadReport(const std::string& path);
+
+// LoadReport where a report that cannot be read or parsed is a test failure (naming the file):
+// the report, or an empty one.
+dbload::v1::RunReport ReadReport(const std::string& path);
+
+}  // namespace dbload::testing
+
+#endif  // DBLOAD_TESTS_HARNESS_TEST_REPORTS_H_
