@@ -19,7 +19,7 @@
 #include "agent/agent_link.h"
 #include "base/clock.h"
 #include "db/driver_factory.h"
-#include "plan/plan_parser.h"
+#include "plan/durations.h"
 
 namespace dbload {
 namespace {

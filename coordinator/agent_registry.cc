@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/metrics_exporter.h"
-#include "plan/plan_parser.h"
+#include "plan/durations.h"
 #include "proto/agent_protocol.h"
 
 namespace dbload {

@@ -31,7 +31,9 @@
 #include "dbload/v1/agent.grpc.pb.h"
 #include "dbload/v1/control.grpc.pb.h"
 #include "net/transport_security.h"
-#include "plan/plan_parser.h"
+#include "plan/durations.h"
+#include "plan/plan_validation.h"
+#include "plan/target_secrets.h"
 #include "workload/workload.h"
 
 namespace dbload {

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "db/driver_factory.h"
 #include "net/loopback.h"
-#include "plan/plan_parser.h"
+#include "plan/target_secrets.h"
 
 namespace dbload {
 

@@ -15,7 +15,7 @@
 #include "coordinator/plan_admission.h"
 #include "coordinator/saturation.h"
 #include "plan/plan_limits.h"
-#include "plan/plan_parser.h"
+#include "plan/durations.h"
 
 namespace dbload {
 
