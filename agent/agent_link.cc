@@ -25,9 +25,7 @@
 #include "proto/agent_protocol.h"
 #include "base/field_error.h"
 #include "interval/interval_snapshot.h"
-#include "plan/durations.h"
-#include "plan/plan_validation.h"
-#include "plan/target_secrets.h"
+#include "plan/plan_parser.h"
 #include "workload/workload.h"
 #include "dbload/v1/agent.grpc.pb.h"
 
