@@ -25,7 +25,9 @@
 #include "proto/agent_protocol.h"
 #include "base/field_error.h"
 #include "interval/interval_snapshot.h"
-#include "plan/plan_parser.h"
+#include "plan/durations.h"
+#include "plan/plan_validation.h"
+#include "plan/target_secrets.h"
 #include "workload/workload.h"
 #include "dbload/v1/agent.grpc.pb.h"
 

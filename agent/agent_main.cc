@@ -19,13 +19,12 @@
 #include "agent/agent_link.h"
 #include "base/clock.h"
 #include "db/driver_factory.h"
-#include "plan/plan_parser.h"
+#include "plan/durations.h"
+#include "process/exit_codes.h"
+#include "process/flag_args.h"
 
 namespace dbload {
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitUsage = 2;
 
 // Shorter than this, an ordinary scheduling hiccup would read as a lost coordinator.
 constexpr Nanos kMinDeadManTimeout = 100 * kMillisecond;
@@ -70,13 +69,9 @@ absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& args) {
   Args parsed;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    const std::string flag = arg.substr(0, arg.find('='));
-    auto value = [&]() -> absl::StatusOr<std::string> {
-      if (const size_t eq = arg.find('='); eq != std::string::npos) return arg.substr(eq + 1);
-      if (i + 1 >= args.size())
-        return absl::InvalidArgumentError(absl::StrCat(flag, " needs a value"));
-      return args[++i];
-    };
+    const FlagArg split = SplitFlagArg(arg);
+    const std::string& flag = split.name;
+    auto value = [&] { return TakeFlagValue(split, args, i); };
     if (bool takes_value = false; IsSecurityFlag(flag, &takes_value)) {
       std::string file;
       if (takes_value) {
@@ -137,7 +132,10 @@ absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& args) {
 }
 
 // Signals reach the program through a pipe: the handler only writes one byte (write is
-// async-signal-safe), and a watcher thread does the rest.
+// async-signal-safe), and a watcher thread does the rest. Not the polled stop flag of dbload and
+// dbload-coordinator (process/stop_signal.h): the main thread blocks in AgentLink::Run, so
+// something must wake at once and call Shutdown; and a second signal must kill at once
+// (SA_RESETHAND), in case stopping the load ever hangs.
 int signal_pipe[2] = {-1, -1};
 
 void OnSignal(int) {

@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "cli/exit_codes.h"
+#include "process/exit_codes.h"
 #include "net/transport_security.h"
 #include "dbload/v1/control.grpc.pb.h"
 

@@ -1,21 +1,8 @@
 #ifndef DBLOAD_CLI_EXIT_CODES_H_
 #define DBLOAD_CLI_EXIT_CODES_H_
 
-namespace dbload {
-
-// Exit codes of `dbload` (also in the usage text; the daemons use kExitOk and kExitUsage too).
-// Header only, so that the integration tests hold the binaries to these very values.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitRunFailed = 1;
-inline constexpr int kExitUsage = 2;
-// The plan's abort rules ended the run (p99, error rate or achieved rate out of bounds): the
-// report holds what was measured until then.
-inline constexpr int kExitAborted = 3;
-// The run finished but lost an agent before its final report: what that agent ran after its
-// last report is not counted (the report bounds it: RunReport.lost_agents).
-inline constexpr int kExitDegraded = 4;
-inline constexpr int kExitInterrupted = 130;
-
-}  // namespace dbload
+// The exit codes are defined once, in process/exit_codes.h (the daemons use them too); this
+// name stays for the integration tests that hold `dbload` to them.
+#include "process/exit_codes.h"  // IWYU pragma: export
 
 #endif  // DBLOAD_CLI_EXIT_CODES_H_

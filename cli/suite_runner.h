@@ -16,7 +16,7 @@
 namespace dbload {
 
 // What `dbload suite run` needs from the rest of dbload, for one plan at a time: the same code
-// as `dbload prepare`, `dbload run` / `submit --wait` and `dbload cleanup` (cli/dbload_main.cc);
+// as `dbload prepare`, `dbload run` / `submit --wait` and `dbload cleanup` (cli/command_suite.cc);
 // fakes in unit tests.
 class SuiteExecutor {
  public:

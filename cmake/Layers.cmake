@@ -4,6 +4,12 @@
 # source root and name their folder ("db/driver.h"), so the folder of an include is its first
 # component; "dbload/v1/…" is the generated code of proto/.
 #
+# A folder with more than one target may say which target a header belongs to by listing the
+# header among that target's sources: such a header may be included only by files whose target
+# links that very target (plan/plan_parser.h needs dbload_plan_parser, and with it yaml-cpp;
+# linking dbload_plan alone does not let a file include it). Headers no target lists belong to
+# their folder as a whole.
+#
 # The source root is given to each target here (PRIVATE, or INTERFACE for header-only targets)
 # instead of through one global include_directories, so that nothing outside this check decides
 # what may see what.
@@ -58,15 +64,28 @@ function(dbload_enforce_layers)
       target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR})
       get_target_property(deps ${target} LINK_LIBRARIES)
     endif()
-    set(allowed ${folder})
+    set(allowed ${folder} ${target})
     foreach(dep IN LISTS deps)
       if(TARGET ${dep} AND dep IN_LIST ours)
         _dbload_target_folder(${dep} dep_folder)
-        list(APPEND allowed ${dep_folder})
+        list(APPEND allowed ${dep_folder} ${dep})
       endif()
     endforeach()
     list(APPEND allowed_in_${folder} ${allowed})
     set(allowed_${target} ${allowed})
+    if(NOT type STREQUAL "INTERFACE_LIBRARY")
+      get_target_property(sources ${target} SOURCES)
+      get_target_property(dir ${target} SOURCE_DIR)
+      foreach(source IN LISTS sources)
+        if(source MATCHES "\\.h$")
+          if(NOT IS_ABSOLUTE ${source})
+            set(source ${dir}/${source})
+          endif()
+          file(RELATIVE_PATH header ${PROJECT_SOURCE_DIR} ${source})
+          set_property(GLOBAL PROPERTY DBLOAD_HEADER_OWNER_${header} ${target})
+        endif()
+      endforeach()
+    endif()
   endforeach()
   list(REMOVE_DUPLICATES known_folders)
 
@@ -101,8 +120,9 @@ function(dbload_enforce_layers)
   get_property(violations GLOBAL PROPERTY DBLOAD_LAYER_VIOLATIONS)
   if(violations)
     list(JOIN violations "\n  " text)
-    message(FATAL_ERROR "layering: these includes name a folder that their target does not link "
-      "(add the target to target_link_libraries, or move the code):\n  ${text}")
+    message(FATAL_ERROR "layering: these includes name a folder (or a target's own header) that "
+      "their target does not link (add the target to target_link_libraries, or move the code):"
+      "\n  ${text}")
   endif()
 endfunction()
 
@@ -110,14 +130,19 @@ function(_dbload_check_file file allowed known_folders who)
   file(STRINGS ${file} includes REGEX "^#include \"[a-z_]+/")
   file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${file})
   foreach(line IN LISTS includes)
-    string(REGEX MATCH "^#include \"([a-z_]+)/" _ "${line}")
-    set(folder ${CMAKE_MATCH_1})
+    string(REGEX MATCH "^#include \"(([a-z_]+)/[^\"]+)\"" _ "${line}")
+    set(header ${CMAKE_MATCH_1})
+    set(folder ${CMAKE_MATCH_2})
     if(folder STREQUAL "dbload")
       set(folder proto)
     endif()
+    get_property(owner GLOBAL PROPERTY DBLOAD_HEADER_OWNER_${header})
     if(folder IN_LIST known_folders AND NOT folder IN_LIST allowed)
       set_property(GLOBAL APPEND PROPERTY DBLOAD_LAYER_VIOLATIONS
         "${rel}: ${line} (${who} links no target of ${folder}/)")
+    elseif(owner AND NOT owner IN_LIST allowed)
+      set_property(GLOBAL APPEND PROPERTY DBLOAD_LAYER_VIOLATIONS
+        "${rel}: ${line} (${who} does not link ${owner}, whose header it is)")
     endif()
   endforeach()
 endfunction()

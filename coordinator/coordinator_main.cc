@@ -1,6 +1,5 @@
 // dbload-coordinator: accepts agents' links and the CLI's plans, splits runs across agents and
 // merges their reports. Exit codes: 0 after a clean shutdown, 2 bad arguments or cannot listen.
-#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -19,12 +18,13 @@
 #include "coordinator/run_store.h"
 #include "coordinator/metrics_exporter.h"
 #include "coordinator/metrics_http_server.h"
+#include "process/exit_codes.h"
+#include "process/flag_args.h"
+#include "process/stop_signal.h"
 
 namespace dbload {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitUsage = 2;
 // How long agents get to confirm a stop and send their final reports at shutdown: longer than an
 // interval, shorter than their dead-man timeout.
 constexpr Nanos kShutdownGrace = 3 * kSecond;
@@ -74,9 +74,6 @@ std::string Usage() {
   return absl::StrReplaceAll(kUsage, {{"%SECURITY%", SecurityFlagsHelp(/*server=*/true)}});
 }
 
-volatile std::sig_atomic_t signalled = 0;
-void OnSignal(int) { signalled = 1; }
-
 void LogLine(const std::string& line) {
   // One line per event, stamped, flushed at once: the coordinator usually runs under a service
   // manager that collects stderr.
@@ -103,20 +100,17 @@ int Main(int argc, char** argv) {
       return kExitOk;
     }
     std::string* value = nullptr;
-    std::string name = arg;
-    std::string inline_value;
-    if (const size_t eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
-      name = arg.substr(0, eq);
-      inline_value = arg.substr(eq + 1);
-    }
+    const FlagArg flag = SplitFlagArg(arg);
+    const std::string& name = flag.name;
     if (bool takes_value = false; IsSecurityFlag(name, &takes_value)) {
-      std::string file = inline_value;
-      if (takes_value && name == arg) {
-        if (i + 1 >= args.size()) {
-          std::cerr << "dbload-coordinator: " << arg << " needs a value\n";
+      std::string file = flag.value.value_or("");
+      if (takes_value) {
+        absl::StatusOr<std::string> given = TakeFlagValue(flag, args, i);
+        if (!given.ok()) {
+          std::cerr << "dbload-coordinator: " << given.status().message() << "\n";
           return kExitUsage;
         }
-        file = args[++i];
+        file = *given;
       }
       if (absl::Status set = SetSecurityFlag(name, file, security_flags); !set.ok()) {
         std::cerr << "dbload-coordinator: " << set.message() << "\n";
@@ -134,14 +128,12 @@ int Main(int argc, char** argv) {
       std::cerr << "dbload-coordinator: unknown argument '" << arg << "'\n" << Usage();
       return kExitUsage;
     }
-    if (name != arg) {
-      *value = inline_value;
-    } else if (i + 1 < args.size()) {
-      *value = args[++i];
-    } else {
-      std::cerr << "dbload-coordinator: " << arg << " needs a value\n";
+    absl::StatusOr<std::string> given = TakeFlagValue(flag, args, i);
+    if (!given.ok()) {
+      std::cerr << "dbload-coordinator: " << given.status().message() << "\n";
       return kExitUsage;
     }
+    *value = *std::move(given);
   }
   if (listen.empty()) {
     std::cerr << "dbload-coordinator: --listen is required\n" << Usage();
@@ -248,8 +240,7 @@ int Main(int argc, char** argv) {
     std::cerr << "dbload-coordinator: " << server.status().message() << "\n";
     return kExitUsage;
   }
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
+  InstallStopSignalHandlers();
   LogLine(absl::StrCat("listening on ", listen,
                        (*server)->port() > 0 && listen.rfind("unix:", 0) != 0
                            ? absl::StrCat(" (port ", (*server)->port(), ")")
@@ -269,7 +260,7 @@ int Main(int argc, char** argv) {
   }
   std::fflush(stdout);
   // The signal handler only sets a flag; the work happens here, outside it.
-  while (signalled == 0) clock.SleepUntil(clock.Now() + 100 * kMillisecond);
+  while (!StopRequested().load()) clock.SleepUntil(clock.Now() + 100 * kMillisecond);
   LogLine("shutting down: stopping runs and waiting for their final reports");
   service.Shutdown(kShutdownGrace);
   (*server)->Shutdown();

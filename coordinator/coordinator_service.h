@@ -21,6 +21,7 @@ class Service;
 namespace dbload {
 
 class MetricsExporter;
+class ProbeFactory;
 class RunStore;
 
 struct CoordinatorOptions {
@@ -77,6 +78,10 @@ struct CoordinatorOptions {
   std::string probe_remedy = "the coordinator";
   // Resolves the target's host name for the probe, once per run. Empty: SystemResolver.
   std::shared_ptr<Resolver> resolver;
+  // Makes each run's database probe (coordinator/probe_session.h). Default: a
+  // DatabaseProbeFactory over probe_allow_target, probe_remedy and resolver above; tests
+  // inject their own.
+  std::shared_ptr<ProbeFactory> probe_factory;
 };
 
 // The coordinator: the registry of connected agents and the runs split across them, served as

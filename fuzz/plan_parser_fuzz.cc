@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "plan/durations.h"
 #include "plan/plan_parser.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -18,26 +18,15 @@ namespace dbload {
 // 1 to 65535, got "abc"` — file, 1-based line and column, dotted field path, what was expected,
 // what was found. Nothing here throws and nothing exits.
 //
-// Defaults, applied by ParsePlan (see ApplyPlanDefaults):
-//   target.host  127.0.0.1 for postgresql/mysql when neither host nor socket is given
-//   target.port  5432 (postgresql) or 3306 (mysql) when absent, also with a socket (PostgreSQL
-//                names its socket file after the port)
-//   target.pool  load.closed.clients for a closed loop (with stages: the most clients any stage
-//                runs), 8 for an open loop
-//   abort.for    5s when an abort map is given without it
-//   stages.N.knee.refine  3
-//   load.open.arrival  uniform
-//   seed         1 when absent, so that every run is reproducible
-// No stop rule is ever defaulted: a plan must bound its run by stop.duration, stop.queries or
-// both.
+// ParsePlan applies the plan's defaults and checks its values with the same code that the
+// coordinator and the agents run on the proto alone (plan/plan_validation.h, which lists the
+// defaults); what only YAML can tell (a position, an unknown or repeated key, a value written
+// as 0, an absent seed) is checked and defaulted here.
 //
-// target.host may name any machine: whether load may go there is decided by the process that
-// connects (--allow-target, net/target_allow_list.h), not by the plan.
+// The parser is split by the plan's sections: plan_parser.cc (entry points, structure checks),
+// plan_yaml_schema (which keys each map may hold), plan_overrides (--set), and plan_converter*
+// (the YAML tree into the proto).
 
-// Upper bounds that protect the machine from a typo ("rate: 2000000000").
-inline constexpr double kMaxOpenRate = 100'000'000;
-inline constexpr uint32_t kMaxClosedClients = 100'000;
-inline constexpr uint32_t kMaxPool = 100'000;
 // Bounds on the input itself, so that hostile or broken files fail fast and cleanly.
 inline constexpr size_t kMaxPlanBytes = size_t{1} << 20;
 inline constexpr int kMaxPlanNesting = 64;
@@ -74,28 +63,6 @@ absl::StatusOr<dbload::v1::Plan> LoadPlanFile(const std::string& path,
 absl::StatusOr<dbload::v1::Plan> ParsePlan(std::string_view yaml_text, std::string_view source_name,
                                            const std::vector<std::string>& overrides,
                                            const PlanCheck& check);
-
-// Fills the defaults listed above into a plan built in code (ParsePlan already did this).
-// The seed is not defaulted here: in a proto, 0 is a valid seed and cannot be told from "unset".
-void ApplyPlanDefaults(dbload::v1::Plan& plan);
-
-// Semantic checks of a complete plan (ParsePlan calls it after applying defaults): returns the
-// first problem, naming the field: `plan.yaml: load.open.rate: must be > 0, got -5`.
-absl::Status ValidatePlan(const dbload::v1::Plan& plan, std::string_view source_name);
-
-// Durations: "250ms", "5s", "1m", "1m30s", "2h", "100us" (or "100µs"), "1500ns", "1.5s"; a bare
-// integer means seconds ("30"). A leading '-' gives a negative duration, which callers reject
-// where it makes no sense (with a better message than a syntax error would give).
-absl::StatusOr<int64_t> ParseDurationNanos(std::string_view duration);
-
-// Renders nanoseconds in the largest unit that divides them exactly ("1500ms", "2h", "-5s"):
-// ParseDurationNanos(FormatDurationNanos(x)) == x.
-std::string FormatDurationNanos(int64_t nanos);
-
-// Reads the password of a target: from password_file (trailing newlines stripped; an error if
-// unreadable, naming the file but never showing its content), or from the environment variable
-// named by password_env (an error if unset), or "" if neither is given. Both given is an error.
-absl::StatusOr<std::string> ReadTargetPassword(const dbload::v1::Target& target);
 
 }  // namespace dbload
 

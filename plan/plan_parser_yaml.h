@@ -7,7 +7,6 @@
 // .cc files of targets that link yaml-cpp (privately); no public header includes it.
 
 #include <functional>
-#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -31,18 +30,6 @@ absl::StatusOr<dbload::v1::Plan> ConvertPlanNode(
 
 // One YAML document, nested at most kMaxPlanNesting levels (before any node is built).
 absl::Status CheckYamlStructure(const std::string& yaml_text, std::string_view source_name);
-
-// "file:line:column" (1-based) of a node, or just the file for a node made in code.
-std::string YamlPosition(std::string_view source_name, const YAML::Mark& mark);
-
-// The one candidate close enough to `name` to be what was meant (for "did you mean").
-std::optional<std::string> NearestName(std::string_view name,
-                                       const std::vector<std::string>& candidates);
-
-// Reads at most max_bytes + 1 bytes of a file (so that "too large" can be told); errors name
-// `what` and the path, never the content.
-absl::StatusOr<std::string> ReadBoundedFile(const std::string& path, size_t max_bytes,
-                                            std::string_view what);
 
 }  // namespace dbload
 

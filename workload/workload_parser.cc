@@ -65,10 +65,7 @@ class Converter {
   // An error at the place `path` was read from (or at the file, if it was never read).
   absl::Status ErrorAt(const std::string& path, absl::string_view message) const {
     auto it = marks_.find(path);
-    const std::string where =
-        it == marks_.end() || it->second.is_null()
-            ? source_
-            : absl::StrCat(source_, ":", it->second.line + 1, ":", it->second.column + 1);
+    const std::string where = it == marks_.end() ? source_ : YamlPosition(source_, it->second);
     return absl::InvalidArgumentError(
         path.empty() ? absl::StrCat(where, ": ", message)
                      : absl::StrCat(where, ": ", path, ": ", message));

@@ -1,24 +1,24 @@
 #ifndef DBLOAD_YAML_YAML_TEXT_H_
 #define DBLOAD_YAML_YAML_TEXT_H_
 
-// How the YAML readers (plans, workloads) show the user's text in their error messages. For
-// the .cc files of targets that link yaml-cpp privately; no public header includes this.
+// How the YAML readers (plans, workloads, suites) show the user's text in their error messages:
+// quoted as everywhere (base/quote.h), and what a node is. For the .cc files of targets that
+// link yaml-cpp privately; no public header includes this.
 
 #include <string>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "base/quote.h"
 #include "yaml-cpp/yaml.h"
 
 namespace dbload {
 
-// User text in a message: quoted, escaped and shortened, so that a stray binary blob or a
-// megabyte-long line cannot make the message unreadable.
-inline std::string Quote(absl::string_view text) {
-  constexpr size_t kShown = 64;
-  if (text.size() <= kShown) return absl::StrCat("\"", absl::Utf8SafeCHexEscape(text), "\"");
-  return absl::StrCat("\"", absl::Utf8SafeCHexEscape(text.substr(0, kShown)), "\"...");
+// "file:line:column" (1-based, as editors and compilers count; yaml-cpp counts from 0) of a
+// node, or just the file for a node made in code.
+inline std::string YamlPosition(absl::string_view source_name, const YAML::Mark& mark) {
+  if (mark.is_null()) return std::string(source_name);
+  return absl::StrCat(source_name, ":", mark.line + 1, ":", mark.column + 1);
 }
 
 // What a node is, for "expected …, got …".

@@ -10,7 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/field_error.h"
+#include "plan/durations.h"
 #include "plan/plan_limits.h"
+#include "plan/plan_validation.h"
+#include "plan/target_secrets.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -1,0 +1,87 @@
+#include "cli/row_changes.h"
+
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace dbload::cli {
+
+// The rows each query type of the plan's scenario says it adds or removes, by table
+// (the workload's `changes`; empty for workloads that declare none).
+std::map<std::string, std::map<std::string, int64_t>> DeclaredChanges(const v1::Plan& plan) {
+  std::map<std::string, std::map<std::string, int64_t>> changes;  // query type → table → rows
+  for (const v1::Scenario& scenario : plan.workload_spec().scenarios()) {
+    if (scenario.name() != plan.scenario()) continue;
+    for (const v1::QueryType& query_type : scenario.query_types()) {
+      for (const auto& [table, rows] : query_type.changes())
+        changes[query_type.name()][table] = rows;
+    }
+  }
+  return changes;
+}
+
+// COUNT(*) of each table, on a session of its own (table names are plain identifiers: the
+// workload parser checks them).
+absl::StatusOr<std::map<std::string, int64_t>> CountRows(db::Driver& driver,
+                                                         const std::set<std::string>& tables) {
+  driver.ThreadStart();
+  absl::StatusOr<std::map<std::string, int64_t>> counts = std::map<std::string, int64_t>();
+  if (absl::StatusOr<std::unique_ptr<db::Session>> session = driver.Connect(); !session.ok()) {
+    counts =
+        absl::Status(session.status().code(), absl::StrCat("target: ", session.status().message()));
+  } else {
+    for (const std::string& table : tables) {
+      absl::StatusOr<std::vector<std::string>> rows =
+          (*session)->FetchColumn(absl::StrCat("SELECT COUNT(*) FROM ", table), 1);
+      int64_t count = 0;
+      if (!rows.ok() || rows->empty() || !absl::SimpleAtoi(rows->front(), &count)) {
+        counts = absl::InternalError(
+            absl::StrCat("counting the rows of ", table, ": ",
+                         rows.ok() ? "no number returned" : std::string(rows.status().message())));
+        break;
+      }
+      (*counts)[table] = count;
+    }
+  }
+  driver.ThreadEnd();
+  return counts;
+}
+
+// Checks that the tables changed by exactly what the report's executed transactions declare,
+// and records both in the report.
+absl::Status CheckRowChanges(const std::map<std::string, std::map<std::string, int64_t>>& declared,
+                             const std::map<std::string, int64_t>& before,
+                             const std::map<std::string, int64_t>& after, v1::RunReport& report) {
+  std::map<std::string, int64_t> expected;
+  for (const auto& by_query_type : declared) {
+    for (const auto& table_rows : by_query_type.second) expected[table_rows.first];  // 0 at least
+  }
+  for (const v1::QueryTypeReport& type : report.query_types()) {
+    auto it = declared.find(type.name());
+    if (it == declared.end()) continue;
+    for (const auto& [table, rows] : it->second) {
+      expected[table] += static_cast<int64_t>(type.executed()) * rows;
+    }
+  }
+  std::vector<std::string> mismatches;
+  for (const auto& [table, rows] : expected) {
+    v1::RowChange& change = *report.add_row_changes();
+    change.set_table(table);
+    change.set_before(before.at(table));
+    change.set_after(after.at(table));
+    change.set_expected(rows);
+    if (change.after() - change.before() != rows) {
+      mismatches.push_back(
+          absl::StrFormat("%s changed by %+d rows, the executed transactions say %+d", table,
+                          change.after() - change.before(), rows));
+    }
+  }
+  if (mismatches.empty()) return absl::OkStatus();
+  return absl::DataLossError(
+      absl::StrCat("the database disagrees with the report: ", absl::StrJoin(mismatches, "; ")));
+}
+
+}  // namespace dbload::cli

@@ -1,0 +1,209 @@
+// RunController (run_controller.h), the end of a run: its end reason and state, its report
+// (the merged counts, the probe's readings, the generator's limits, the lost agents' bounds,
+// the commits reconciled, the knee steps), and the intervals it publishes to the metrics on the
+// way. Kept apart from run_controller.cc, which runs the run.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "coordinator/loss_bound.h"
+#include "coordinator/metrics_exporter.h"
+#include "coordinator/run_controller.h"
+#include "coordinator/saturation.h"
+
+namespace dbload {
+
+namespace {
+
+double Seconds(Nanos nanos) { return static_cast<double>(nanos) / kSecond; }
+
+}  // namespace
+
+RunAggregator::IntervalObserver RunController::MetricsObserver() {
+  if (env_.metrics == nullptr) return nullptr;
+  return [this](const RunAggregator::ClosedInterval& closed) {
+    RunInterval interval;
+    interval.run_id = id_;
+    interval.scenario = plan_.scenario();
+    interval.query_types = query_types_;
+    interval.merged = &closed.merged;
+    interval.length_s = closed.length_s;
+    interval.target_rate = closed.sample.target_rate();
+    interval.clients = closed.sample.clients();
+    if (const uint32_t stage = closed.sample.stage();
+        stage > 0 && stage <= static_cast<uint32_t>(plan_.stages_size())) {
+      interval.stage = stage;
+      interval.stage_name = plan_.stages(stage - 1).name().empty() ? absl::StrCat("stage ", stage)
+                                                                   : plan_.stages(stage - 1).name();
+    }
+    interval.warmup = closed.sample.warmup();
+    for (auto& [agent, gauges] : agent_gauges_) {
+      interval.in_flight += gauges.in_flight;
+      interval.connections += gauges.connections;
+      // The CPU goes with the first sample of a tick; a tick that crosses the end of the
+      // warm-up publishes two samples and must not count it twice.
+      interval.agent_cpu_seconds[agent] = gauges.cpu_seconds;
+      interval.agent_cpu_utilization[agent] = gauges.cpu_utilization;
+      gauges.cpu_seconds = 0;
+    }
+    if (!closed.sample.warmup()) {
+      // Enough for the usual completion rate and for the lookback of a long stall.
+      constexpr size_t kRecentKept = 30;
+      recent_intervals_.push_back(closed.sample);
+      if (recent_intervals_.size() > kRecentKept) recent_intervals_.pop_front();
+      std::vector<const v1::IntervalSample*> recent;
+      for (const v1::IntervalSample& sample : recent_intervals_) recent.push_back(&sample);
+      const v1::IntervalLimit limit =
+          JudgeIntervals(plan_.generator(), recent, plan_.target().pool()).back().limit;
+      interval.generator_limited = limit == v1::INTERVAL_LIMIT_GENERATOR;
+      interval.pool_limited = limit == v1::INTERVAL_LIMIT_POOL;
+      interval.database_stalled = limit == v1::INTERVAL_LIMIT_DATABASE_STALLED;
+    }
+    const double response_p99 = closed.sample.p99_ms();
+    interval.dispatch_lag_share =
+        response_p99 > 0 ? closed.sample.dispatch_lag_p99_ms() / response_p99 : 0;
+    env_.metrics->OnInterval(interval);
+  };
+}
+
+void RunController::FinishRun() {
+  if (done_) return;
+  const Nanos now = env_.clock.Now();
+  PushIntervals(now);
+
+  std::vector<std::string> agent_reasons;
+  bool fatal = false;
+  for (const std::string& name : participants_) {
+    const AgentProgress& progress = aggregator_->agents().at(name);
+    std::string reason = progress.end_reason;
+    if (!progress.fatal_error.empty()) {
+      fatal = true;
+      // A database's fatal error is usually the end reason itself; an agent that could not start
+      // says "not started" and why in fatal_error.
+      if (reason.empty()) {
+        reason = absl::StrCat("fatal error: ", progress.fatal_error);
+      } else if (reason != progress.fatal_error) {
+        absl::StrAppend(&reason, ": ", progress.fatal_error);
+      }
+    }
+    if (!reason.empty() &&
+        std::find(agent_reasons.begin(), agent_reasons.end(), reason) == agent_reasons.end()) {
+      agent_reasons.push_back(reason);
+    }
+  }
+  std::string end_reason;
+  if (!refusal_.empty()) {
+    end_reason = absl::StrCat("not started: ", refusal_);
+    state_ = "failed";
+  } else if (!failure_.empty()) {
+    end_reason = absl::StrCat("failed: ", failure_);
+    state_ = "failed";
+  } else if (!stop_reason_.empty()) {
+    end_reason = stop_reason_;
+    state_ = absl::StartsWith(stop_reason_, "aborted") ? "aborted" : "interrupted";
+  } else if (agent_reasons.empty()) {
+    end_reason = "failed: every agent was lost";
+    state_ = "failed";
+  } else {
+    // Agents usually agree ("duration"); with a query split one may end by "queries" and another
+    // by "duration", and the report says both.
+    end_reason = absl::StrJoin(agent_reasons, ", ");
+    state_ = fatal ? "failed" : "finished";
+  }
+  if (!lost_.empty() && failure_.empty()) {
+    std::vector<std::string> lost;
+    for (const auto& [name, why] : lost_) {
+      lost.push_back(absl::StrCat("agent ", name, " lost (", why, ")"));
+    }
+    absl::StrAppend(&end_reason, "; degraded: ", absl::StrJoin(lost, ", "));
+  }
+
+  report_ =
+      aggregator_->Finish(Seconds(now - started_), end_reason, started_at_, MetricsObserver());
+  report_.set_run_id(id_);
+  report_.set_state(state_ == "interrupted" && stop_reason_ == "stopped" ? "stopped" : state_);
+  TakeProbeReadings();
+  if (auto probe = probe_.Retire()) env_.retired_probes->push_back(std::move(probe));
+  CompleteReport(report_);
+  {
+    // The database's count of commits against the agents' (and their connections' own).
+    int64_t reported = 0, connection_commits = 0;
+    for (const auto& [name, progress] : aggregator_->agents()) {
+      reported += static_cast<int64_t>(progress.executed + progress.warmup_executed);
+      connection_commits += static_cast<int64_t>(progress.max_connections) * (1 + 2 * statements_);
+    }
+    ReconcileCommits(reported, connection_commits, probe_read_before_load_,
+                     Seconds(load_ended_at_.value_or(now) - started_), report_);
+  }
+  for (const auto& [stage, search] : knees_) {
+    v1::StageReport& out = *report_.mutable_stages(static_cast<int>(stage) - 1);
+    out.set_knee(search.knee());
+    for (const v1::KneeStep& step : search.steps()) *out.add_knee_steps() = step;
+  }
+  aggregator_.reset();  // the merged histograms live on in the report only
+  env_.saver.Save(report_, id_);
+  // Agents that have not sent their final report (stopped, or the run failed) stay busy until
+  // they do: they may still be running the load.
+  done_ = true;
+  v1::RunProgress progress;
+  progress.set_run_id(id_);
+  progress.set_state(state_);
+  progress.set_agents(WorkingAgents());
+  progress.set_end_reason(end_reason);
+  progress.set_degraded(!lost_.empty());
+  PushProgress(std::move(progress));
+  if (env_.metrics != nullptr) {
+    // The metrics tell a stop asked for ("stopped") from a coordinator shutting down
+    // ("interrupted"); the progress state says "interrupted" for both.
+    const std::string metrics_state =
+        state_ == "interrupted" && stop_reason_ == "stopped" ? "stopped" : state_;
+    env_.metrics->SetRunState(id_, plan_.scenario(), metrics_state);
+    env_.metrics->SetAgentsLost(id_, plan_.scenario(), static_cast<int>(lost_.size()));
+  }
+  Log(absl::StrCat("run ", id_, " ", state_, ": ", end_reason, "; executed ", report_.executed(),
+                   ", errors ", report_.errors()));
+}
+
+void RunController::CompleteReport(v1::RunReport& report) {
+  AddLostAgents(report);
+  probe_.FillReport(report);
+  MarkGeneratorLimits(plan_.generator(), report);
+  *report.mutable_manifest() = manifest_;
+  probe_.FillManifest(*report.mutable_manifest());
+}
+
+void RunController::AddLostAgents(v1::RunReport& report) const {
+  report.clear_lost_agents();
+  report.set_degraded(!lost_.empty());
+  if (lost_.empty() || !aggregator_) return;
+  const bool open = plan_.load().has_open();
+  const double per_client_rate = open ? 0 : BestPerClientRate(report);
+  for (const auto& [name, why] : lost_) {
+    const AgentProgress& progress = aggregator_->agents().at(name);
+    LostAgentFacts facts{.name = name,
+                         .why = why,
+                         .last_report_s = progress.elapsed_s,
+                         .dead_man_s = Seconds(env_.dead_man_timeout),
+                         .open_loop = open,
+                         .poisson = open && plan_.load().open().arrival() == v1::OpenLoad::POISSON,
+                         .wanted_arrivals = progress.wanted_arrivals,
+                         .completed = progress.executed + progress.errors +
+                                      progress.warmup_executed + progress.warmup_errors,
+                         .in_flight = progress.in_flight,
+                         .per_client_rate = per_client_rate};
+    if (auto at = lost_at_.find(name); at != lost_at_.end()) {
+      facts.lost_s = std::max(progress.elapsed_s, Seconds(at->second - started_));
+    }
+    if (std::optional<double> rate = shares_.highest_rate(name)) facts.rate = *rate;
+    if (auto clients = lost_clients_.find(name); clients != lost_clients_.end()) {
+      facts.clients = clients->second;
+    }
+    facts.clients = std::max(facts.clients, progress.clients);
+    *report.add_lost_agents() = BoundLostAgent(facts);
+  }
+}
+
+}  // namespace dbload

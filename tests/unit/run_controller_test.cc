@@ -1,0 +1,141 @@
+// One run's controller on its own: fake agents are AgentConns in a registry (their outboxes
+// show what the run sends), time is simulated, and no probe, metrics or state dir is given.
+#include "coordinator/run_controller.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dbload {
+namespace {
+
+using ::testing::HasSubstr;
+using Kind = v1::CoordinatorMessage::KindCase;
+
+class RunControllerTest : public ::testing::Test {
+ protected:
+  RunControllerTest() : clock_(100 * kSecond), registry_(mu_, nullptr), saver_(nullptr, {}) {}
+
+  std::shared_ptr<AgentConn> Connect(const std::string& name) {
+    auto agent = std::make_shared<AgentConn>();
+    agent->hello.set_name(name);
+    agent->hello.set_cores(2);
+    EXPECT_TRUE(registry_.Add(name, agent, clock_.Now()).ok());
+    return agent;
+  }
+
+  // A closed loop of `clients` over the named agents, as Submit would launch it.
+  std::unique_ptr<RunController> Launch(uint32_t clients, const std::vector<std::string>& names) {
+    RunLaunch launch{.id = "run-1-aa", .query_types = {"select"}, .started_at = "now"};
+    launch.plan.set_name("test");
+    launch.plan.mutable_target()->set_driver("noop");
+    launch.plan.mutable_load()->mutable_closed()->set_clients(clients);
+    launch.plan.mutable_stop()->set_duration_ns(60 * kSecond);
+    for (const std::string& name : names) {
+      launch.names.push_back(name);
+      launch.agents.push_back(registry_.agents().at(name));
+    }
+    launch.shares = SplitPlan(launch.plan, std::vector<double>(names.size(), 1));
+    return std::make_unique<RunController>(env_, std::move(launch), ProbeSession());
+  }
+
+  static std::vector<Kind> Kinds(const AgentConn& agent) {
+    std::vector<Kind> kinds;
+    for (const v1::CoordinatorMessage& message : agent.outbox) kinds.push_back(message.kind_case());
+    return kinds;
+  }
+
+  SimulatedClock clock_;
+  std::mutex mu_;
+  AgentRegistry registry_;
+  RunSaver saver_;
+  std::vector<std::string> logged_;
+  std::vector<std::unique_ptr<DatabaseProbe>> retired_;
+  int progress_pushed_ = 0;
+  RunEnvironment env_{.clock = clock_,
+                      .agents = registry_,
+                      .saver = saver_,
+                      .metrics = nullptr,
+                      .log = [this](const std::string& line) { logged_.push_back(line); },
+                      .dead_man_timeout = 5 * kSecond,
+                      .stop_grace = 10 * kSecond,
+                      .progress_pushed = [this] { ++progress_pushed_; },
+                      .retired_probes = &retired_};
+};
+
+TEST_F(RunControllerTest, WithoutAProbeTheAssignmentsGoOutAtOnce) {
+  auto a = Connect("a"), b = Connect("b");
+  std::lock_guard lock(mu_);
+  std::unique_ptr<RunController> run = Launch(5, {"a", "b"});
+  EXPECT_FALSE(run->done());
+  EXPECT_EQ(run->participants(), (std::vector<std::string>{"a", "b"}));
+  ASSERT_EQ(Kinds(*a), std::vector<Kind>{Kind::kAssign});
+  ASSERT_EQ(Kinds(*b), std::vector<Kind>{Kind::kAssign});
+  EXPECT_EQ(a->outbox[0].assign().load().clients() + b->outbox[0].assign().load().clients(), 5u);
+  EXPECT_EQ(a->outbox[0].assign().dead_man_timeout_ns(), 5 * kSecond);
+  EXPECT_EQ(a->run_id, "run-1-aa");
+  EXPECT_EQ(b->participant, "b");
+}
+
+TEST_F(RunControllerTest, ALostAgentsClientsMoveToTheOthersAndTheRunIsDegraded) {
+  auto a = Connect("a"), b = Connect("b");
+  std::lock_guard lock(mu_);
+  std::unique_ptr<RunController> run = Launch(4, {"a", "b"});
+  a->outbox.clear();
+  b->run_id.clear();  // as the registry does when an agent goes
+  run->OnAgentGone("b", "silent for 3.0s");
+  ASSERT_EQ(Kinds(*a), std::vector<Kind>{Kind::kChange});
+  EXPECT_EQ(a->outbox[0].change().run_id(), "run-1-aa");
+  EXPECT_EQ(a->outbox[0].change().load().clients(), 4u);
+  EXPECT_EQ(a->outbox[0].change().extra_slot_count(), 2u);
+  const v1::RunReport report = run->Report();
+  EXPECT_EQ(report.state(), "running");
+  EXPECT_TRUE(report.degraded());
+  ASSERT_EQ(report.lost_agents_size(), 1);
+  EXPECT_EQ(report.lost_agents(0).name(), "b");
+}
+
+TEST_F(RunControllerTest, AStoppedRunEndsAfterTheGraceWithoutFinalReports) {
+  auto a = Connect("a");
+  std::lock_guard lock(mu_);
+  std::unique_ptr<RunController> run = Launch(2, {"a"});
+  a->outbox.clear();
+  run->Stop("stopped", "stop requested");
+  EXPECT_TRUE(run->stopping());
+  ASSERT_EQ(Kinds(*a), std::vector<Kind>{Kind::kStop});
+  EXPECT_EQ(a->outbox[0].stop().reason(), "stop requested");
+  clock_.Advance(5 * kSecond);
+  run->Tick(clock_.Now());
+  EXPECT_FALSE(run->done());
+  clock_.Advance(5 * kSecond);
+  run->Tick(clock_.Now());
+  ASSERT_TRUE(run->done());
+  const v1::RunReport report = run->Report();
+  EXPECT_EQ(report.state(), "stopped");
+  EXPECT_THAT(report.end_reason(), HasSubstr("stopped; degraded: agent a lost (no final report"));
+  EXPECT_GT(progress_pushed_, 0);
+  uint64_t next = 0;
+  const std::vector<v1::RunProgress> progress = run->progress().Since(next);
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back().state(), "interrupted");
+}
+
+TEST_F(RunControllerTest, ARestoredRunIsServedAsItEnded) {
+  v1::RunReport saved;
+  saved.set_run_id("run-9-zz");
+  saved.set_state("finished");
+  saved.set_executed(42);
+  std::lock_guard lock(mu_);
+  RunController run(env_, saved);
+  EXPECT_TRUE(run.done());
+  EXPECT_EQ(run.id(), "run-9-zz");
+  EXPECT_EQ(run.Report().executed(), 42u);
+  EXPECT_EQ(run.progress().count(), 1u);
+}
+
+}  // namespace
+}  // namespace dbload
