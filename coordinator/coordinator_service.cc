@@ -80,6 +80,7 @@ class CoordinatorService::Impl {
                      .log = options_.log,
                      .dead_man_timeout = options_.dead_man_timeout,
                      .stop_grace = options_.stop_grace,
+                     .interval_wait = options_.interval_wait,
                      .progress_pushed = [this] { progress_cv_.notify_all(); },
                      .retired_probes = &retired_probes_},
         agent_link_(*this),
@@ -186,6 +187,8 @@ class CoordinatorService::Impl {
   void TickerLoop();
   void StopTicker();
   void OnProbeReadings();
+  // Between ticks: closes intervals that waited long enough for an agent's report.
+  void PollRuns(Nanos now);
   void Log(const std::string& line) const {
     if (options_.log) options_.log(line);
   }
@@ -336,6 +339,11 @@ void CoordinatorService::Impl::OnProbeReadings() {
 
 // ----- ticks -----
 
+void CoordinatorService::Impl::PollRuns(Nanos now) {
+  std::lock_guard lock(mu_);
+  for (auto& [id, run] : runs_) run->Poll(now);
+}
+
 void CoordinatorService::Impl::Tick() {
   std::vector<std::unique_ptr<DatabaseProbe>> retired;  // destroyed after the lock is released
   std::lock_guard lock(mu_);
@@ -357,6 +365,7 @@ void CoordinatorService::Impl::TickerLoop() {
     if (probe_reading_arrived_.exchange(false)) OnProbeReadings();
     const Nanos now = clock_.Now();
     if (now < next) {
+      PollRuns(now);
       clock_.SleepUntil(std::min(next, now + kSlice));
       continue;
     }

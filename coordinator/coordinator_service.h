@@ -35,6 +35,12 @@ struct CoordinatorOptions {
   // After StopLoad, how long agents have to send their final report before the run ends
   // without it (and says so).
   Nanos stop_grace = 10 * kSecond;
+  // How long past its tick an interval may wait for an agent that has not reported since the
+  // previous one, so that every interval holds a report of every working agent (see
+  // RunController::Tick). More than one of the agents' seconds: an interval that waited for a
+  // slow agent may have taken a quick one's next report too, and the one after must wait for
+  // that agent's next second then.
+  Nanos interval_wait = 1500 * kMillisecond;
   // How often Submit looks again while it waits for agents.
   Nanos agent_wait_poll = 50 * kMillisecond;
   // false: no ticker thread; the owner calls Tick() (tests on a simulated clock).

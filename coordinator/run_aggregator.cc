@@ -267,6 +267,12 @@ bool RunAggregator::AllFinal() const {
                      [](const auto& entry) { return entry.second.final; });
 }
 
+bool RunAggregator::HasPendingReport(const std::string& agent) const {
+  return std::any_of(pending_.begin(), pending_.end(), [&agent](const auto& entry) {
+    return entry.second.agent_parts.contains(agent);
+  });
+}
+
 double RunAggregator::MeasuredSeconds(bool closed_only) const {
   double measured = 0;
   for (const auto& [name, progress] : agents_) {

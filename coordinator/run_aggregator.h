@@ -59,7 +59,8 @@ struct AgentProgress {
 //
 // Intervals follow the coordinator's tick, not the agents' (they start at slightly different
 // moments): CloseInterval() turns everything received since the previous call into the next
-// interval of the time series. With stages, reports are grouped by the stage they name too (an
+// interval of the time series (RunController calls it once every working agent has a report
+// pending, or its wait is over). With stages, reports are grouped by the stage they name too (an
 // agent cuts its intervals at stage boundaries), so a stage's totals hold exactly its samples.
 //
 // Warm-up rule: a sample is warm-up when all its reports are. Reports are grouped by their
@@ -118,6 +119,9 @@ class RunAggregator {
 
   // True when every agent of the run has sent its final report.
   bool AllFinal() const;
+
+  // Whether a report of `agent` waits for the next CloseInterval.
+  bool HasPendingReport(const std::string& agent) const;
 
   // The report so far: totals of the closed intervals, and the measured time of the furthest
   // agent in them (reports received since the last CloseInterval count in neither, so that the

@@ -29,6 +29,9 @@ constexpr Nanos kProbeFinalWait = 3 * kSecond;
 constexpr Nanos kProbeFirstWait = 2 * kSecond;
 // An agent joins a running run only if at least this much of its duration is left.
 constexpr Nanos kMinJoinTime = 2 * kSecond;
+// How long an interval waits for an agent's first report (see RunController::Tick): its pool's
+// connections are made first, and many through a proxy take seconds.
+constexpr Nanos kFirstReportWait = 5 * kSecond;
 
 }  // namespace
 
@@ -159,13 +162,34 @@ void RunController::Tick(Nanos now) {
   MaybeReleaseAssignments();
   if (!held_assignments_.empty()) return;  // its load has not started
   TakeProbeReadings();
-  PushIntervals(now);
+  if (!interval_due_) interval_due_ = now;
+  MaybeCloseInterval(now);
   if (stop_sent_at_ && now - *stop_sent_at_ >= env_.stop_grace) {
     MarkUnfinishedLost(absl::StrCat("no final report within ", FormatDurationNanos(env_.stop_grace),
                                     " of the stop"),
                        now);
   }
   MaybeFinish();
+}
+
+void RunController::Poll(Nanos now) {
+  if (!done_) MaybeCloseInterval(now);
+}
+
+void RunController::MaybeCloseInterval(Nanos now) {
+  if (!interval_due_) return;
+  if (env_.interval_wait > 0) {
+    const Nanos waited = now - *interval_due_;
+    for (const std::string& name : WorkingParticipants()) {
+      if (aggregator_->HasPendingReport(name)) continue;
+      // An agent's first report comes a second after its sessions are connected, which takes
+      // longer than a report's trip: the run's first interval waits for every agent's.
+      const bool reported_before = aggregator_->agents().at(name).last_sequence > 0;
+      if (waited < (reported_before ? env_.interval_wait : kFirstReportWait)) return;
+    }
+  }
+  interval_due_.reset();
+  PushIntervals(now);
 }
 
 void RunController::OnProbeReading() {
@@ -559,6 +583,7 @@ void RunController::OnReport(const std::string& agent_name, const AgentConn& age
     }
     AdvanceKnees();
   }
+  MaybeCloseInterval(env_.clock.Now());
   MaybeFinish();
 }
 

@@ -43,6 +43,9 @@ struct RunEnvironment {
   Nanos dead_man_timeout = 0;
   // After StopLoad, how long agents have to send their final report.
   Nanos stop_grace = 0;
+  // How long past its tick an interval waits for a working agent that has sent nothing since
+  // the previous one (0: it closes at the tick). See RunController::Tick.
+  Nanos interval_wait = 0;
   // Wakes the watchers: a run pushed progress.
   std::function<void()> progress_pushed;
   // Probes of ended runs, for the coordinator to destroy outside its mutex (their thread may be
@@ -105,7 +108,16 @@ class RunController {
 
   // One tick: releases held assignments, takes the probe's readings, closes an interval,
   // gives up on agents silent past the stop grace, and ends the run when it can.
+  //
+  // The interval closes at the tick if every working agent has a report in it; otherwise when
+  // the last of them arrives (OnReport), or interval_wait after the tick (Poll); kFirstReportWait
+  // for an agent that has not reported yet. Agents report on their own clocks, and one whose
+  // reports arrive around our tick (its start, plus the network's delay) would otherwise land in
+  // one interval or the next by chance: one second would lose its share of the rate and the
+  // next would hold two of its reports.
   void Tick(Nanos now);
+  // Closes an interval that waited interval_wait for an agent's report.
+  void Poll(Nanos now);
   // The probe read: held assignments may go out, and a run waiting for its last reading end.
   void OnProbeReading();
   // Tells the agents to stop (`told_agents` says why); the run ends as `stop_reason` says once
@@ -155,6 +167,8 @@ class RunController {
   uint32_t WorkingAgents() const;
   void PushProgress(v1::RunProgress progress);
   void PushIntervals(Nanos now);
+  // Closes the interval due since a tick, if every working agent reported or the wait is over.
+  void MaybeCloseInterval(Nanos now);
   // The observer that publishes closed intervals to the metrics (null without).
   RunAggregator::IntervalObserver MetricsObserver();
 
@@ -195,6 +209,7 @@ class RunController {
   std::string stop_reason_;                   // "stopped" or "interrupted" once asked to stop
   std::optional<Nanos> stop_sent_at_;
   Nanos last_saved_ = 0;  // --state-dir: when the report so far was last written
+  std::optional<Nanos> interval_due_;  // the tick whose interval waits for an agent's report
   std::string failure_;   // a report that could not be merged
   bool done_ = false;
   std::string state_ = "running";

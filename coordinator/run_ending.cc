@@ -72,6 +72,7 @@ RunAggregator::IntervalObserver RunController::MetricsObserver() {
 void RunController::FinishRun() {
   if (done_) return;
   const Nanos now = env_.clock.Now();
+  interval_due_.reset();
   PushIntervals(now);
 
   std::vector<std::string> agent_reasons;

@@ -743,7 +743,10 @@ TEST_F(TopologyTest, AnOpenLoopUnderLatencyBetweenHostsKeepsItsRateAndMergesExac
     if (std::abs(sample.achieved_rate() - kRate) > std::abs(worst_second - kRate)) {
       worst_second = sample.achieved_rate();
     }
-    EXPECT_NEAR(sample.achieved_rate(), kRate, kRate * 0.10) << "at " << sample.elapsed_s();
+    EXPECT_NEAR(sample.achieved_rate(), kRate, kRate * 0.10)
+        << "at " << sample.elapsed_s() << " s: executed " << sample.executed() << " over "
+        << sample.length_s() << " s, p99 " << sample.p99_ms() << " ms, schedule lag p99 "
+        << sample.schedule_lag_p99_ms() << " ms, limit " << v1::IntervalLimit_Name(sample.limit());
   }
   EXPECT_GE(full_seconds, kSeconds - 2);
   // On time: one line a second, none held back by the latency.

@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "interval/interval_snapshot.h"
 
 namespace dbload {
 namespace {
@@ -41,6 +42,32 @@ class RunControllerTest : public ::testing::Test {
     }
     launch.shares = SplitPlan(launch.plan, std::vector<double>(names.size(), 1));
     return std::make_unique<RunController>(env_, std::move(launch), ProbeSession());
+  }
+
+  // One second of an agent's run: `executed` transactions of 1 ms.
+  static v1::AgentReport Second(uint64_t sequence, uint64_t executed) {
+    IntervalSnapshot snapshot;
+    snapshot.query_types.resize(1);
+    for (uint64_t i = 0; i < executed; ++i) {
+      snapshot.query_types[0].response_time.Record(kMillisecond);
+      snapshot.query_types[0].service_time.Record(kMillisecond);
+    }
+    v1::AgentReport report;
+    report.set_run_id("run-1-aa");
+    report.set_sequence(sequence);
+    report.set_interval_s(1);
+    report.set_elapsed_s(static_cast<double>(sequence));
+    SnapshotToReport(snapshot, &report);
+    return report;
+  }
+
+  // The intervals the run published since `next`.
+  static std::vector<v1::IntervalSample> Intervals(const RunController& run, uint64_t& next) {
+    std::vector<v1::IntervalSample> samples;
+    for (const v1::RunProgress& progress : run.progress().Since(next)) {
+      if (progress.has_interval()) samples.push_back(progress.interval());
+    }
+    return samples;
   }
 
   static std::vector<Kind> Kinds(const AgentConn& agent) {
@@ -122,6 +149,74 @@ TEST_F(RunControllerTest, AStoppedRunEndsAfterTheGraceWithoutFinalReports) {
   const std::vector<v1::RunProgress> progress = run->progress().Since(next);
   ASSERT_FALSE(progress.empty());
   EXPECT_EQ(progress.back().state(), "interrupted");
+}
+
+// b's reports come 20 ms after each of our ticks (its start, plus the network): each interval
+// waits for it, so every second holds one report of each agent and the rate is the run's.
+TEST_F(RunControllerTest, AnIntervalWaitsForAReportThatArrivesJustAfterTheTick) {
+  env_.interval_wait = 500 * kMillisecond;
+  auto a = Connect("a"), b = Connect("b");
+  std::lock_guard lock(mu_);
+  std::unique_ptr<RunController> run = Launch(4, {"a", "b"});
+  uint64_t next = 0;
+  (void)Intervals(*run, next);
+  for (uint64_t second = 1; second <= 3; ++second) {
+    clock_.Advance(kSecond - 30 * kMillisecond);
+    run->OnReport("a", *a, Second(second, 100));
+    clock_.Advance(10 * kMillisecond);
+    run->Tick(clock_.Now());
+    EXPECT_THAT(Intervals(*run, next), ::testing::IsEmpty()) << "second " << second;
+    clock_.Advance(20 * kMillisecond);
+    run->OnReport("b", *b, Second(second, 300));
+    const std::vector<v1::IntervalSample> closed = Intervals(*run, next);
+    ASSERT_EQ(closed.size(), 1u) << "second " << second;
+    EXPECT_EQ(closed[0].executed(), 400u);
+    EXPECT_DOUBLE_EQ(closed[0].achieved_rate(), 400);
+  }
+}
+
+// The first interval waits for every agent's first report (its pool connects first); later, an
+// agent that sends nothing holds an interval for interval_wait, no longer: then it closes with
+// what the others sent.
+TEST_F(RunControllerTest, ASilentAgentHoldsTheIntervalOnlyForTheWait) {
+  env_.interval_wait = 500 * kMillisecond;
+  auto a = Connect("a"), b = Connect("b");
+  std::lock_guard lock(mu_);
+  std::unique_ptr<RunController> run = Launch(4, {"a", "b"});
+  uint64_t next = 0;
+  (void)Intervals(*run, next);
+  clock_.Advance(kSecond);
+  run->OnReport("a", *a, Second(1, 100));
+  run->Tick(clock_.Now());
+  clock_.Advance(kSecond);  // b connected slowly; a's second report waits with its first
+  run->OnReport("a", *a, Second(2, 100));
+  run->Poll(clock_.Now());
+  EXPECT_THAT(Intervals(*run, next), ::testing::IsEmpty());
+  clock_.Advance(200 * kMillisecond);
+  run->OnReport("b", *b, Second(1, 100));
+  std::vector<v1::IntervalSample> closed = Intervals(*run, next);
+  ASSERT_EQ(closed.size(), 1u);
+  EXPECT_EQ(closed[0].executed(), 300u);
+  EXPECT_DOUBLE_EQ(closed[0].achieved_rate(), 200);  // 100/s each, over their own seconds
+
+  clock_.Advance(800 * kMillisecond);
+  run->OnReport("a", *a, Second(3, 100));
+  run->Tick(clock_.Now());
+  clock_.Advance(499 * kMillisecond);
+  run->Poll(clock_.Now());
+  EXPECT_THAT(Intervals(*run, next), ::testing::IsEmpty());
+  clock_.Advance(kMillisecond);
+  run->Poll(clock_.Now());
+  closed = Intervals(*run, next);
+  ASSERT_EQ(closed.size(), 1u);
+  EXPECT_EQ(closed[0].executed(), 100u);
+
+  // Without a wait, the interval closes at the tick whoever reported.
+  env_.interval_wait = 0;
+  clock_.Advance(kSecond);
+  run->OnReport("a", *a, Second(4, 100));
+  run->Tick(clock_.Now());
+  EXPECT_THAT(Intervals(*run, next), ::testing::SizeIs(1));
 }
 
 TEST_F(RunControllerTest, ARestoredRunIsServedAsItEnded) {
