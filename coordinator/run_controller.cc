@@ -183,8 +183,11 @@ void RunController::MaybeCloseInterval(Nanos now) {
     for (const std::string& name : WorkingParticipants()) {
       if (aggregator_->HasPendingReport(name)) continue;
       // An agent's first report comes a second after its sessions are connected, which takes
-      // longer than a report's trip: the run's first interval waits for every agent's.
+      // longer than a report's trip: the run's first interval waits for every agent's. One that
+      // joined the running run holds none: the others' seconds would pile up meanwhile, merged
+      // with the joiner's first one over windows in which the split changed.
       const bool reported_before = aggregator_->agents().at(name).last_sequence > 0;
+      if (!reported_before && joined_at_s_.contains(name)) continue;
       if (waited < (reported_before ? env_.interval_wait : kFirstReportWait)) return;
     }
   }

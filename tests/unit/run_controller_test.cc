@@ -219,6 +219,33 @@ TEST_F(RunControllerTest, ASilentAgentHoldsTheIntervalOnlyForTheWait) {
   EXPECT_THAT(Intervals(*run, next), ::testing::SizeIs(1));
 }
 
+// An agent that joins the running run (in a lost one's place) holds no interval before its first
+// report: the others' seconds go out on time meanwhile.
+TEST_F(RunControllerTest, AJoinerHoldsNoIntervalBeforeItsFirstReport) {
+  env_.interval_wait = 500 * kMillisecond;
+  auto a = Connect("a"), b = Connect("b");
+  std::lock_guard lock(mu_);
+  std::unique_ptr<RunController> run = Launch(4, {"a", "b"});
+  uint64_t next = 0;
+  (void)Intervals(*run, next);
+  clock_.Advance(kSecond);
+  run->OnReport("a", *a, Second(1, 100));
+  run->OnReport("b", *b, Second(1, 100));
+  run->Tick(clock_.Now());
+  ASSERT_THAT(Intervals(*run, next), ::testing::SizeIs(1));
+  b->run_id.clear();
+  run->OnAgentGone("b", "silent for 3.0s");
+  auto c = Connect("c");
+  ASSERT_TRUE(run->WantsJoiner(clock_.Now()));
+  ASSERT_TRUE(run->Join("c", *c, clock_.Now()));
+  clock_.Advance(kSecond);
+  run->OnReport("a", *a, Second(2, 100));
+  run->Tick(clock_.Now());
+  const std::vector<v1::IntervalSample> closed = Intervals(*run, next);
+  ASSERT_EQ(closed.size(), 1u);
+  EXPECT_EQ(closed[0].executed(), 100u);
+}
+
 TEST_F(RunControllerTest, ARestoredRunIsServedAsItEnded) {
   v1::RunReport saved;
   saved.set_run_id("run-9-zz");
