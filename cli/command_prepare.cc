@@ -135,7 +135,8 @@ int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
 int CleanupData(LoadedPlan& loaded, const std::string& source) {
   absl::StatusOr<std::unique_ptr<db::Session>> session = SetupSession(loaded, source);
   if (!session.ok()) return Fail(session.status());
-  const absl::Status status = DropWorkloadData(loaded.workload->DataSpec(), **session);
+  const absl::Status status =
+      DropWorkloadData(loaded.workload->DataSpec(), **session, loaded.driver->dialect());
   session->reset();
   loaded.driver->ThreadEnd();
   if (!status.ok()) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "db/server_session.h"
 
 namespace dbload::db {
 
@@ -31,20 +32,6 @@ constexpr int kAccessDenied = 1045;            // ER_ACCESS_DENIED_ERROR
 constexpr int kDbAccessDenied = 1044;          // ER_DBACCESS_DENIED_ERROR
 constexpr int kAccessDeniedNoPassword = 1698;  // ER_ACCESS_DENIED_NO_PASSWORD_ERROR
 constexpr int kUnknownDatabase = 1049;         // ER_BAD_DB_ERROR
-
-absl::Status StatusOf(const DbError& error, std::string_view context) {
-  std::string message = std::string(context) + ": [" + error.code + "] " + error.message;
-  switch (error.error_class) {
-    case ErrorClass::kRetryable:
-    case ErrorClass::kIgnored:  // never a driver's own class; as retryable if one arrives
-      return absl::AbortedError(std::move(message));
-    case ErrorClass::kConnection:
-      return absl::UnavailableError(std::move(message));
-    case ErrorClass::kFatal:
-      break;
-  }
-  return absl::InvalidArgumentError(std::move(message));
-}
 
 std::string MessageOf(const sql::SQLException& e) {
   std::string message = e.what();
@@ -65,115 +52,37 @@ std::optional<int64_t> FirstInteger(sql::ResultSet& result) {
   return value;
 }
 
-// A name as a quoted identifier: kept as written, whatever its characters.
-void AppendIdentifier(std::string& out, std::string_view name) {
-  out.push_back('`');
-  for (char c : name) {
-    if (c == '`') out.push_back('`');
-    out.push_back(c);
-  }
-  out.push_back('`');
-}
-
+// A statement as prepared on the current connection.
 struct PreparedSlot {
-  std::string sql;
   std::unique_ptr<sql::PreparedStatement> statement;
-  bool registered = false;      // Prepare() succeeded (or failed only for want of a connection)
   bool has_result_set = false;  // SELECT-like: executeQuery; otherwise executeUpdate
-  unsigned int parameters = 0;  // as the server counted them
 };
 
-class MySqlSession final : public Session {
+class MySqlSession final : public ServerSession {
  public:
   MySqlSession(sql::mysql::MySQL_Driver* driver, const ConnectionOptions& options,
                const ErrorClassifier& classifier, std::string url)
-      : driver_(driver), options_(options), classifier_(classifier), url_(std::move(url)) {}
+      : ServerSession({.not_prepared = "1243",      // ER_UNKNOWN_STMT_HANDLER
+                       .wrong_parameters = "1210",  // ER_WRONG_ARGUMENTS
+                       .bad_bulk_shape = "1210",
+                       .cannot_reconnect = "2006",    // CR_SERVER_GONE_ERROR
+                       .transaction_lost = "2013"}),  // CR_SERVER_LOST
+        driver_(driver),
+        options_(options),
+        classifier_(classifier),
+        url_(std::move(url)) {}
 
-  ~MySqlSession() override { Close(); }
-
-  // Opens the connection; on failure the status carries the server's words and errno.
-  absl::Status Open() {
-    Close();
-    sql::ConnectOptionsMap connect_options;
-    connect_options["hostName"] = sql::SQLString(url_);
-    connect_options["userName"] = sql::SQLString(options_.user);
-    connect_options["password"] = sql::SQLString(options_.password);
-    if (!options_.database.empty()) connect_options["schema"] = sql::SQLString(options_.database);
-    if (options_.connect_timeout_ns > 0) {
-      const int seconds =
-          static_cast<int>((options_.connect_timeout_ns + 999'999'999) / 1'000'000'000);
-      connect_options["OPT_CONNECT_TIMEOUT"] = seconds;
-    }
-    // Reconnecting behind our back would lose prepared statements and transactions silently.
-    connect_options["OPT_RECONNECT"] = false;
-    try {
-      connection_.reset(driver_->connect(connect_options));
-      plain_.reset(connection_->createStatement());
-    } catch (const sql::SQLException& e) {
-      Close();
-      std::string message = Redact(MessageOf(e), options_.password);
-      switch (e.getErrorCode()) {
-        case kAccessDenied:
-        case kAccessDeniedNoPassword:
-          return absl::UnauthenticatedError("authentication failed: " + message);
-        case kDbAccessDenied:
-          // Also what a missing database looks like to a user without global privileges.
-          return absl::PermissionDeniedError("no such database, or no access to it: " + message);
-        case kUnknownDatabase:
-          return absl::NotFoundError(std::move(message));
-        default:
-          return absl::UnavailableError(std::move(message));
-      }
-    } catch (const std::exception& e) {
-      Close();
-      return absl::UnavailableError(Redact(e.what(), options_.password));
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status Prepare(int id, const StatementSpec& statement) override {
-    if (id < 0) return absl::InvalidArgumentError(absl::StrCat("bad statement id ", id));
-    if (static_cast<size_t>(id) >= slots_.size()) slots_.resize(id + 1);
-    PreparedSlot& slot = slots_[id];
-    slot = PreparedSlot{};
-    slot.sql = statement.sql;
-
-    std::optional<DbError> error = EnsureConnected();
-    if (!error) error = PrepareOnServer(slot);
-    if (!error) {
-      slot.registered = true;
-      return absl::OkStatus();
-    }
-    // Kept when only the connection failed: the reconnect prepares it.
-    slot.registered = error->error_class == ErrorClass::kConnection;
-    return StatusOf(*error, absl::StrCat("prepare statement ", id, " (", statement.name, ")"));
-  }
+  ~MySqlSession() override { CloseConnection(); }
 
   ExecOutcome Execute(int id, std::span<const Value> params, bool capture_first_value) override {
     ExecOutcome outcome;
-    if (static_cast<size_t>(id) >= slots_.size() || id < 0 || !slots_[id].registered) {
-      outcome.error = DbError{.error_class = ErrorClass::kFatal,
-                              .code = "1243",  // ER_UNKNOWN_STMT_HANDLER
-                              .message = absl::StrCat("statement ", id, " is not prepared")};
-      return outcome;
-    }
-    if (transaction_lost_) [[unlikely]] {
-      outcome.error = LostTransactionError();
-      return outcome;
-    }
-    if (auto error = EnsureConnected()) {
+    // A wrong parameter count is refused there: Connector/C++ would reuse the previous call's
+    // values for parameters not set now.
+    if (auto error = CheckExecute(id, params.size())) [[unlikely]] {
       outcome.error = std::move(error);
       return outcome;
     }
     PreparedSlot& slot = slots_[id];
-    if (params.size() != slot.parameters) [[unlikely]] {
-      // Connector/C++ would reuse the previous call's values for parameters not set now.
-      outcome.error = DbError{.error_class = ErrorClass::kFatal,
-                              .code = "1210",  // ER_WRONG_ARGUMENTS
-                              .message = absl::StrCat("statement ", id, " takes ", slot.parameters,
-                                                      " parameters, got ", params.size())};
-      return outcome;
-    }
     try {
       sql::PreparedStatement& statement = *slot.statement;
       for (size_t i = 0; i < params.size(); ++i) {
@@ -205,62 +114,82 @@ class MySqlSession final : public Session {
     return outcome;
   }
 
-  ExecOutcome ExecuteSql(std::string_view sql) override {
-    if (transaction_lost_) return ExecOutcome{.error = LostTransactionError()};
+ private:
+  // Opens the connection; on failure the status carries the server's words and errno.
+  absl::Status OpenConnection() override {
+    CloseConnection();
+    sql::ConnectOptionsMap connect_options;
+    connect_options["hostName"] = sql::SQLString(url_);
+    connect_options["userName"] = sql::SQLString(options_.user);
+    connect_options["password"] = sql::SQLString(options_.password);
+    if (!options_.database.empty()) connect_options["schema"] = sql::SQLString(options_.database);
+    if (options_.connect_timeout_ns > 0) {
+      const int seconds =
+          static_cast<int>((options_.connect_timeout_ns + 999'999'999) / 1'000'000'000);
+      connect_options["OPT_CONNECT_TIMEOUT"] = seconds;
+    }
+    // Reconnecting behind our back would lose prepared statements and transactions silently.
+    connect_options["OPT_RECONNECT"] = false;
+    try {
+      connection_.reset(driver_->connect(connect_options));
+      plain_.reset(connection_->createStatement());
+    } catch (const sql::SQLException& e) {
+      CloseConnection();
+      std::string message = Redact(MessageOf(e), options_.password);
+      switch (e.getErrorCode()) {
+        case kAccessDenied:
+        case kAccessDeniedNoPassword:
+          return absl::UnauthenticatedError("authentication failed: " + message);
+        case kDbAccessDenied:
+          // Also what a missing database looks like to a user without global privileges.
+          return absl::PermissionDeniedError("no such database, or no access to it: " + message);
+        case kUnknownDatabase:
+          return absl::NotFoundError(std::move(message));
+        default:
+          return absl::UnavailableError(std::move(message));
+      }
+    } catch (const std::exception& e) {
+      CloseConnection();
+      return absl::UnavailableError(Redact(e.what(), options_.password));
+    }
+    return absl::OkStatus();
+  }
+
+  std::optional<DbError> PrepareOnServer(int id, const std::string& sql, int& parameters) override {
+    if (static_cast<size_t>(id) >= slots_.size()) slots_.resize(id + 1);
+    PreparedSlot& slot = slots_[id];
+    try {
+      slot.statement.reset(connection_->prepareStatement(sql));
+      slot.has_result_set = slot.statement->getMetaData()->getColumnCount() > 0;
+      parameters = static_cast<int>(slot.statement->getParameterMetaData()->getParameterCount());
+    } catch (...) {
+      slot.statement.reset();
+      return Classify(std::current_exception());
+    }
+    return std::nullopt;
+  }
+
+  void ForgetStatement(int id) override {
+    if (static_cast<size_t>(id) < slots_.size()) slots_[id] = PreparedSlot{};
+  }
+
+  ExecOutcome RunSql(std::string_view sql) override {
     return Simple(sql::SQLString(sql.data(), sql.size()));
   }
+  ExecOutcome RunBegin() override { return Simple(kBegin); }
+  ExecOutcome RunCommit() override { return Simple(kCommit); }
+  ExecOutcome RunRollback() override { return Simple(kRollback); }
 
-  ExecOutcome Begin() override {
-    transaction_lost_ = false;
-    ExecOutcome outcome = Simple(kBegin);
-    in_transaction_ = outcome.ok();
-    return outcome;
-  }
-
-  ExecOutcome Commit() override {
-    if (transaction_lost_) {
-      in_transaction_ = transaction_lost_ = false;
-      return ExecOutcome{.error = LostTransactionError()};
-    }
-    ExecOutcome outcome = Simple(kCommit);
-    in_transaction_ = transaction_lost_ = false;
-    if (!outcome.ok() && outcome.error->error_class == ErrorClass::kConnection) {
-      outcome.error->message = "connection lost during COMMIT (it may or may not have happened): " +
-                               outcome.error->message;
-    }
-    return outcome;
-  }
-
-  ExecOutcome Rollback() override {
-    if (transaction_lost_) {
-      // The server rolled the transaction back when the connection went.
-      in_transaction_ = transaction_lost_ = false;
-      return ExecOutcome{};
-    }
-    in_transaction_ = false;
-    return Simple(kRollback);
-  }
-
-  absl::Status Reconnect() override {
-    in_transaction_ = transaction_lost_ = false;
-    return OpenAndPrepare();
+  void ExplainLostCommit(DbError& error) override {
+    error.message =
+        "connection lost during COMMIT (it may or may not have happened): " + error.message;
   }
 
   // One multi-row INSERT: a single round trip and a single statement for the server to parse,
   // which is what MySQL loads fastest short of LOAD DATA (disabled on most servers).
-  ExecOutcome BulkInsert(std::string_view table, std::span<const std::string> columns,
-                         std::span<const Value> values) override {
+  ExecOutcome RunBulkInsert(std::string_view table, std::span<const std::string> columns,
+                            std::span<const Value> values) override {
     ExecOutcome outcome;
-    if (auto error = CheckBulkShape(table, columns.size(), values.size(), "1210")) {
-      outcome.error = std::move(error);
-      return outcome;
-    }
-    if (values.empty()) return outcome;  // nothing to send
-    if (transaction_lost_) return ExecOutcome{.error = LostTransactionError()};
-    if (auto error = EnsureConnected()) {
-      outcome.error = std::move(error);
-      return outcome;
-    }
     // escapeString escapes for the connection's character set (and its NO_BACKSLASH_ESCAPES
     // mode), which only the concrete connection knows.
     auto* connection = dynamic_cast<sql::mysql::MySQL_Connection*>(connection_.get());
@@ -272,11 +201,11 @@ class MySqlSession final : public Session {
     }
     std::string sql = "INSERT INTO ";
     try {
-      AppendIdentifier(sql, table);
+      AppendQuotedIdentifier(sql, table, '`');
       sql.append(" (");
       for (size_t i = 0; i < columns.size(); ++i) {
         if (i > 0) sql.append(", ");
-        AppendIdentifier(sql, columns[i]);
+        AppendQuotedIdentifier(sql, columns[i], '`');
       }
       sql.append(") VALUES ");
       std::array<char, 32> number;
@@ -323,11 +252,9 @@ class MySqlSession final : public Session {
     return Simple(sql::SQLString(sql));
   }
 
-  absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view sql,
-                                                       size_t max_rows) override {
+  absl::StatusOr<std::vector<std::string>> RunFetchColumn(std::string_view sql,
+                                                          size_t max_rows) override {
     constexpr char kContext[] = "fetch column";
-    if (transaction_lost_) return StatusOf(LostTransactionError(), kContext);
-    if (auto error = EnsureConnected()) return StatusOf(*error, kContext);
     std::vector<std::string> column;
     try {
       CountStatementSent();
@@ -353,7 +280,6 @@ class MySqlSession final : public Session {
     return column;
   }
 
- private:
   // A statement longer than the server's max_allowed_packet makes it drop the connection, which
   // would read as a lost server; saying so names the cure (fewer rows at a time). The limit is
   // read once per connection, by the first bulk insert.
@@ -374,33 +300,12 @@ class MySqlSession final : public Session {
                        max_allowed_packet_, "; insert fewer rows at a time")};
   }
 
-  absl::Status OpenAndPrepare() {
-    absl::Status status = Open();
-    if (!status.ok()) return status;
-    for (size_t id = 0; id < slots_.size(); ++id) {
-      PreparedSlot& slot = slots_[id];
-      if (!slot.registered) continue;
-      if (auto error = PrepareOnServer(slot)) {
-        return StatusOf(*error, absl::StrCat("prepare statement ", id, " again"));
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  static DbError LostTransactionError() {
-    return DbError{.error_class = ErrorClass::kConnection,
-                   .code = "2013",  // CR_SERVER_LOST
-                   .message =
-                       "the connection was lost inside a transaction, which the server "
-                       "rolled back; end it with Rollback() (or Begin() a new one)"};
-  }
-
   static inline const sql::SQLString kBegin = "START TRANSACTION";
   static inline const sql::SQLString kCommit = "COMMIT";
   static inline const sql::SQLString kRollback = "ROLLBACK";
 
   // Statements and result sets belong to the connection: free them first.
-  void Close() {
+  void CloseConnection() override {
     max_allowed_packet_ = 0;
     last_insert_id_.reset();
     for (PreparedSlot& slot : slots_) slot.statement.reset();
@@ -413,29 +318,6 @@ class MySqlSession final : public Session {
       }
     }
     connection_.reset();
-  }
-
-  std::optional<DbError> EnsureConnected() {
-    if (connection_ != nullptr) return std::nullopt;
-    absl::Status status = OpenAndPrepare();
-    if (status.ok()) return std::nullopt;
-    Close();
-    return DbError{.error_class = ErrorClass::kConnection,
-                   .code = "2006",  // CR_SERVER_GONE_ERROR
-                   .message = std::string(status.message())};
-  }
-
-  std::optional<DbError> PrepareOnServer(PreparedSlot& slot) {
-    try {
-      slot.statement.reset(connection_->prepareStatement(slot.sql));
-      slot.has_result_set = slot.statement->getMetaData()->getColumnCount() > 0;
-      slot.parameters =
-          static_cast<unsigned int>(slot.statement->getParameterMetaData()->getParameterCount());
-    } catch (...) {
-      slot.statement.reset();
-      return Classify(std::current_exception());
-    }
-    return std::nullopt;
   }
 
   // LAST_INSERT_ID() of this connection, through a statement prepared on first use. One more
@@ -452,10 +334,6 @@ class MySqlSession final : public Session {
 
   ExecOutcome Simple(const sql::SQLString& sql) {
     ExecOutcome outcome;
-    if (auto error = EnsureConnected()) {
-      outcome.error = std::move(error);
-      return outcome;
-    }
     try {
       CountStatementSent();
       if (plain_->execute(sql)) {
@@ -484,10 +362,7 @@ class MySqlSession final : public Session {
     } catch (...) {
       error = {ErrorClass::kFatal, "", "unknown exception"};
     }
-    if (error.error_class == ErrorClass::kConnection) {
-      Close();
-      transaction_lost_ = in_transaction_;
-    }
+    if (error.error_class == ErrorClass::kConnection) ConnectionLost();
     error.message = Redact(std::move(error.message), options_.password);
     return error;
   }
@@ -501,13 +376,8 @@ class MySqlSession final : public Session {
   std::unique_ptr<sql::Connection> connection_;
   std::unique_ptr<sql::Statement> plain_;
   std::unique_ptr<sql::PreparedStatement> last_insert_id_;
-  std::vector<PreparedSlot> slots_;
+  std::vector<PreparedSlot> slots_;  // by statement id
   uint64_t max_allowed_packet_ = 0;  // the server's, once a bulk insert asked; 0: not known
-  // A connection lost between Begin() and Commit()/Rollback() took the transaction with it.
-  // Until the caller ends it, nothing runs: reconnecting lazily would run the rest of the
-  // transaction's statements in autocommit, and a COMMIT would "succeed".
-  bool in_transaction_ = false;
-  bool transaction_lost_ = false;
 };
 
 }  // namespace

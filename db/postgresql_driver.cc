@@ -13,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "db/server_session.h"
 
 namespace dbload::db {
 
@@ -86,36 +87,12 @@ absl::Status ConnectStatus(std::string message) {
   return absl::UnavailableError(std::move(message));
 }
 
-absl::Status StatusOf(const DbError& error, std::string_view context) {
-  std::string message = std::string(context) + ": [" + error.code + "] " + error.message;
-  switch (error.error_class) {
-    case ErrorClass::kRetryable:
-    case ErrorClass::kIgnored:  // never a driver's own class; as retryable if one arrives
-      return absl::AbortedError(std::move(message));
-    case ErrorClass::kConnection:
-      return absl::UnavailableError(std::move(message));
-    case ErrorClass::kFatal:
-      break;
-  }
-  return absl::InvalidArgumentError(std::move(message));
-}
-
 // A digit string as an int64; nothing when the field is not an integer.
 std::optional<int64_t> ParseInt64(const char* text, size_t size) {
   int64_t value = 0;
   const auto [end, ec] = std::from_chars(text, text + size, value);
   if (ec != std::errc() || end != text + size) return std::nullopt;
   return value;
-}
-
-// A name as a quoted identifier: kept as written (case included), whatever its characters.
-void AppendIdentifier(std::string& out, std::string_view name) {
-  out.push_back('"');
-  for (char c : name) {
-    if (c == '"') out.push_back('"');
-    out.push_back(c);
-  }
-  out.push_back('"');
 }
 
 // One field of COPY's text format: backslash starts an escape, tab separates fields and newline
@@ -181,13 +158,6 @@ class HandleCapturingConnect final : public pqxx::connect_direct {
 };
 using Connection = pqxx::basic_connection_base<HandleCapturingConnect>;
 
-struct PreparedSlot {
-  std::string name;  // "s<id>"
-  std::string sql;
-  bool registered = false;  // Prepare() succeeded (or failed only for want of a connection)
-  int parameters = 0;       // as the server counted them
-};
-
 // Frees a PGresult at scope exit.
 struct ResultDeleter {
   void operator()(PGresult* result) const { PQclear(result); }
@@ -202,23 +172,46 @@ using Result = std::unique_ptr<PGresult, ResultDeleter>;
 // 40 only as exception types: through it a point select cost 9.5 us of client CPU against ~6 us
 // this way (4 connections, same server). Here a point select is sendto + poll + recvfrom and one
 // PGresult; parameters are formatted into buffers the session keeps.
-class PostgreSqlSession final : public Session {
+class PostgreSqlSession final : public ServerSession {
  public:
   PostgreSqlSession(const ConnectionOptions& options, const ErrorClassifier& classifier,
                     const std::string& conninfo)
-      : options_(options), classifier_(classifier), conninfo_(conninfo) {}
+      : ServerSession({.not_prepared = "26000",      // invalid_sql_statement_name
+                       .wrong_parameters = "07001",  // using_clause_does_not_match_dynamic_…
+                       .bad_bulk_shape = "22023",    // invalid_parameter_value
+                       .cannot_reconnect = "08006",  // connection_failure
+                       .transaction_lost = "08006",
+                       .statement_name_prefix = "s"}),
+        options_(options),
+        classifier_(classifier),
+        conninfo_(conninfo) {}
 
-  ~PostgreSqlSession() override { Close(); }
+  ~PostgreSqlSession() override { CloseConnection(); }
 
+  ExecOutcome Execute(int id, std::span<const Value> params, bool capture_first_value) override {
+    ExecOutcome outcome;
+    if (auto error = CheckExecute(id, params.size())) [[unlikely]] {
+      outcome.error = std::move(error);
+      return outcome;
+    }
+    BindParams(params);
+    CountStatementSent();
+    Result result(PQexecPrepared(handle_, names_[id].c_str(), static_cast<int>(params.size()),
+                                 pointers_.data(), nullptr, nullptr, /*resultFormat=*/0));
+    Fill(result.get(), capture_first_value, outcome);
+    return outcome;
+  }
+
+ private:
   // Opens the connection; returns libpq's cleaned message on failure.
-  absl::Status Open() {
-    Close();
+  absl::Status OpenConnection() override {
+    CloseConnection();
     try {
       opened_handle = nullptr;
       connection_ = std::make_unique<Connection>(conninfo_);
       handle_ = opened_handle;
       if (handle_ == nullptr || PQstatus(handle_) != CONNECTION_OK) {
-        Close();
+        CloseConnection();
         return absl::UnavailableError("libpq connection handle not available");
       }
       // A broken connection must surface as an error, not be reopened behind our back (with
@@ -229,86 +222,53 @@ class PostgreSqlSession final : public Session {
 #pragma GCC diagnostic pop
       notices_ = std::make_unique<QuietNotices>(*connection_);
     } catch (const std::exception& e) {
-      Close();
+      CloseConnection();
       return ConnectStatus(Redact(CleanLibpqMessage(e.what()), options_.password));
     }
     return absl::OkStatus();
   }
 
-  absl::Status Prepare(int id, const StatementSpec& statement) override {
-    if (id < 0) return absl::InvalidArgumentError(absl::StrCat("bad statement id ", id));
-    if (static_cast<size_t>(id) >= slots_.size()) slots_.resize(id + 1);
-    PreparedSlot& slot = slots_[id];
-    if (connection_ != nullptr) Unprepare(slot);
-    slot = PreparedSlot{.name = absl::StrCat("s", id), .sql = statement.sql};
-
-    std::optional<DbError> error = EnsureConnected();
-    if (!error) error = PrepareOnServer(slot);
-    if (!error) {
-      slot.registered = true;
-      return absl::OkStatus();
+  std::optional<DbError> PrepareOnServer(int id, const std::string& sql, int& parameters) override {
+    if (static_cast<size_t>(id) >= names_.size()) names_.resize(id + 1);
+    if (names_[id].empty()) names_[id] = absl::StrCat("s", id);
+    const std::string& name = names_[id];
+    try {
+      connection_->prepare(name, sql);
+      connection_->prepare_now(name);
+    } catch (const pqxx::sql_error& e) {
+      return MakeError(e.sqlstate(), e.what());
+    } catch (const std::exception& e) {
+      return MakeError("", e.what());
     }
-    // A statement that failed only because the connection is gone is kept: the reconnect
-    // prepares it. A statement the server rejected is not registered.
-    slot.registered = error->error_class == ErrorClass::kConnection;
-    if (!slot.registered && connection_ != nullptr) Unprepare(slot);
-    return StatusOf(*error, absl::StrCat("prepare statement ", id, " (", statement.name, ")"));
+    // One more round trip, at prepare time only: the parameter count, so that Execute can refuse
+    // a wrong number of values itself (the server would answer with a protocol-violation code
+    // that reads like a lost connection).
+    ExecOutcome described;
+    Result description(PQdescribePrepared(handle_, name.c_str()));
+    Fill(description.get(), false, described);
+    if (!described.ok()) return described.error;
+    parameters = PQnparams(description.get());
+    return std::nullopt;
   }
 
-  ExecOutcome Execute(int id, std::span<const Value> params, bool capture_first_value) override {
+  void ForgetStatement(int id) override {
+    if (connection_ == nullptr) return;
+    try {
+      connection_->unprepare(absl::StrCat("s", id));  // DEALLOCATE if it was prepared
+    } catch (const std::exception&) {
+      // A lost connection shows at the next call; a stale name costs nothing.
+    }
+  }
+
+  ExecOutcome RunSql(std::string_view sql) override { return Simple(std::string(sql).c_str()); }
+  ExecOutcome RunBegin() override { return Simple("BEGIN"); }
+  ExecOutcome RunRollback() override { return Simple("ROLLBACK"); }
+
+  ExecOutcome RunCommit() override {
     ExecOutcome outcome;
-    if (static_cast<size_t>(id) >= slots_.size() || id < 0 || !slots_[id].registered) {
-      outcome.error = DbError{.error_class = ErrorClass::kFatal,
-                              .code = "26000",  // invalid_sql_statement_name
-                              .message = absl::StrCat("statement ", id, " is not prepared")};
-      return outcome;
-    }
-    if (transaction_lost_) [[unlikely]] {
-      outcome.error = LostTransactionError();
-      return outcome;
-    }
-    if (auto error = EnsureConnected()) {
-      outcome.error = std::move(error);
-      return outcome;
-    }
-    if (static_cast<size_t>(slots_[id].parameters) != params.size()) [[unlikely]] {
-      outcome.error = WrongParameterCount(id, params.size());
-      return outcome;
-    }
-    BindParams(params);
-    CountStatementSent();
-    Result result(PQexecPrepared(handle_, slots_[id].name.c_str(), static_cast<int>(params.size()),
-                                 pointers_.data(), nullptr, nullptr, /*resultFormat=*/0));
-    Fill(result.get(), capture_first_value, outcome);
-    return outcome;
-  }
-
-  ExecOutcome ExecuteSql(std::string_view sql) override {
-    if (transaction_lost_) return ExecOutcome{.error = LostTransactionError()};
-    return Simple(std::string(sql).c_str());
-  }
-
-  ExecOutcome Begin() override {
-    transaction_lost_ = false;
-    ExecOutcome outcome = Simple("BEGIN");
-    in_transaction_ = outcome.ok();
-    return outcome;
-  }
-
-  ExecOutcome Commit() override {
-    if (transaction_lost_) {
-      in_transaction_ = transaction_lost_ = false;
-      return ExecOutcome{.error = LostTransactionError()};
-    }
-    ExecOutcome outcome;
-    if (auto error = EnsureConnected()) {
-      outcome.error = std::move(error);
-      return outcome;
-    }
     CountStatementSent();
     Result result(PQexec(handle_, "COMMIT"));
     Fill(result.get(), false, outcome);
-    in_transaction_ = transaction_lost_ = false;
     if (outcome.ok() && std::strcmp(PQcmdStatus(result.get()), "ROLLBACK") == 0) {
       // PostgreSQL answers COMMIT of a failed transaction with ROLLBACK and no error: that is
       // not a commit.
@@ -323,42 +283,18 @@ class PostgreSqlSession final : public Session {
     return outcome;
   }
 
-  ExecOutcome Rollback() override {
-    if (transaction_lost_) {
-      // The server rolled the transaction back when the connection went.
-      in_transaction_ = transaction_lost_ = false;
-      return ExecOutcome{};
-    }
-    in_transaction_ = false;
-    return Simple("ROLLBACK");
-  }
-
-  absl::Status Reconnect() override {
-    in_transaction_ = transaction_lost_ = false;
-    return OpenAndPrepare();
-  }
-
   // COPY in text format: one statement and a stream of rows, the fastest way into PostgreSQL
   // short of the binary format (which would need each column's type here).
-  ExecOutcome BulkInsert(std::string_view table, std::span<const std::string> columns,
-                         std::span<const Value> values) override {
+  // Nothing is sent for no values, not even the COPY.
+  ExecOutcome RunBulkInsert(std::string_view table, std::span<const std::string> columns,
+                            std::span<const Value> values) override {
     ExecOutcome outcome;
-    if (auto error = CheckBulkShape(table, columns.size(), values.size(), "22023")) {
-      outcome.error = std::move(error);
-      return outcome;
-    }
-    if (values.empty()) return outcome;  // nothing to send, not even the COPY
-    if (transaction_lost_) return ExecOutcome{.error = LostTransactionError()};
-    if (auto error = EnsureConnected()) {
-      outcome.error = std::move(error);
-      return outcome;
-    }
     std::string copy = "COPY ";
-    AppendIdentifier(copy, table);
+    AppendQuotedIdentifier(copy, table, '"');
     copy.append(" (");
     for (size_t i = 0; i < columns.size(); ++i) {
       if (i > 0) copy.append(", ");
-      AppendIdentifier(copy, columns[i]);
+      AppendQuotedIdentifier(copy, columns[i], '"');
     }
     copy.append(") FROM STDIN");
     {
@@ -409,8 +345,7 @@ class PostgreSqlSession final : public Session {
       outcome.error =
           MakeError("08006", absl::StrCat("COPY could not be ended: ", PQerrorMessage(handle_)));
       outcome.error->error_class = ErrorClass::kConnection;
-      Close();
-      transaction_lost_ = in_transaction_;
+      ConnectionLost();
       return outcome;
     }
     Fill(finished.get(), false, outcome);
@@ -418,11 +353,9 @@ class PostgreSqlSession final : public Session {
     return outcome;
   }
 
-  absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view sql,
-                                                       size_t max_rows) override {
+  absl::StatusOr<std::vector<std::string>> RunFetchColumn(std::string_view sql,
+                                                          size_t max_rows) override {
     constexpr char kContext[] = "fetch column";
-    if (transaction_lost_) return StatusOf(LostTransactionError(), kContext);
-    if (auto error = EnsureConnected()) return StatusOf(*error, kContext);
     CountStatementSent();
     Result result(PQexec(handle_, std::string(sql).c_str()));
     ExecOutcome outcome;
@@ -446,7 +379,6 @@ class PostgreSqlSession final : public Session {
     return column;
   }
 
- private:
   bool FlushCopyBuffer() {
     if (copy_buffer_.empty()) return true;
     const int put =
@@ -455,78 +387,10 @@ class PostgreSqlSession final : public Session {
     return put == 1;
   }
 
-  absl::Status OpenAndPrepare() {
-    absl::Status status = Open();
-    if (!status.ok()) return status;
-    for (size_t id = 0; id < slots_.size(); ++id) {
-      PreparedSlot& slot = slots_[id];
-      if (!slot.registered) continue;
-      if (auto error = PrepareOnServer(slot)) {
-        return StatusOf(*error, absl::StrCat("prepare statement ", id, " again"));
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  void Close() {
+  void CloseConnection() override {
     notices_.reset();
     connection_.reset();
     handle_ = nullptr;
-  }
-
-  static DbError LostTransactionError() {
-    return DbError{.error_class = ErrorClass::kConnection,
-                   .code = "08006",
-                   .message =
-                       "the connection was lost inside a transaction, which the server "
-                       "rolled back; end it with Rollback() (or Begin() a new one)"};
-  }
-
-  // Reconnects (and prepares again) when an earlier call lost the connection.
-  std::optional<DbError> EnsureConnected() {
-    if (handle_ != nullptr) return std::nullopt;
-    absl::Status status = OpenAndPrepare();
-    if (status.ok()) return std::nullopt;
-    Close();
-    return DbError{.error_class = ErrorClass::kConnection,
-                   .code = "08006",
-                   .message = std::string(status.message())};
-  }
-
-  std::optional<DbError> PrepareOnServer(PreparedSlot& slot) {
-    try {
-      connection_->prepare(slot.name, slot.sql);
-      connection_->prepare_now(slot.name);
-    } catch (const pqxx::sql_error& e) {
-      return MakeError(e.sqlstate(), e.what());
-    } catch (const std::exception& e) {
-      return MakeError("", e.what());
-    }
-    // One more round trip, at prepare time only: the parameter count, so that Execute can refuse
-    // a wrong number of values itself (the server would answer with a protocol-violation code
-    // that reads like a lost connection).
-    ExecOutcome described;
-    Result description(PQdescribePrepared(handle_, slot.name.c_str()));
-    Fill(description.get(), false, described);
-    if (!described.ok()) return described.error;
-    slot.parameters = PQnparams(description.get());
-    return std::nullopt;
-  }
-
-  DbError WrongParameterCount(int id, size_t given) const {
-    return DbError{.error_class = ErrorClass::kFatal,
-                   .code = "07001",  // using_clause_does_not_match_dynamic_parameters
-                   .message = absl::StrCat("statement ", id, " (", slots_[id].name, ") takes ",
-                                           slots_[id].parameters, " parameters, got ", given)};
-  }
-
-  void Unprepare(const PreparedSlot& slot) {
-    if (slot.name.empty()) return;
-    try {
-      connection_->unprepare(slot.name);  // DEALLOCATE if it was prepared on the server
-    } catch (const std::exception&) {
-      // A lost connection shows at the next call; a stale name costs nothing.
-    }
   }
 
   // Text-format parameters for libpq (text needs no type OIDs: the server infers them from the
@@ -569,10 +433,6 @@ class PostgreSqlSession final : public Session {
 
   ExecOutcome Simple(const char* sql) {
     ExecOutcome outcome;
-    if (auto error = EnsureConnected()) {
-      outcome.error = std::move(error);
-      return outcome;
-    }
     CountStatementSent();
     Result result(PQexec(handle_, sql));
     Fill(result.get(), true, outcome);
@@ -613,10 +473,7 @@ class PostgreSqlSession final : public Session {
       error.error_class = ErrorClass::kConnection;
       if (error.code.empty()) error.code = "08006";  // connection_failure
     }
-    if (error.error_class == ErrorClass::kConnection) {
-      Close();
-      transaction_lost_ = in_transaction_;
-    }
+    if (error.error_class == ErrorClass::kConnection) ConnectionLost();
     if (error.message.empty()) error.message = "no message from libpq";
     return error;
   }
@@ -629,12 +486,7 @@ class PostgreSqlSession final : public Session {
   std::unique_ptr<Connection> connection_;
   std::unique_ptr<QuietNotices> notices_;
   PGconn* handle_ = nullptr;  // connection_'s libpq connection; null when there is none
-  // A connection lost between Begin() and Commit()/Rollback() took the transaction with it.
-  // Until the caller ends it, nothing runs: reconnecting lazily would run the rest of the
-  // transaction's statements in autocommit, and a COMMIT would "succeed".
-  bool in_transaction_ = false;
-  bool transaction_lost_ = false;
-  std::vector<PreparedSlot> slots_;
+  std::vector<std::string> names_;  // statement id → its name on the server, "s<id>"
 
   std::vector<const char*> pointers_;
   std::vector<std::array<char, 32>> numbers_;

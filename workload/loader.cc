@@ -19,11 +19,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "db/dialect_sql.h"
-#include "workload/param_generator.h"
 #include "base/random.h"
+#include "db/dialect_sql.h"
+#include "workload/load_state.h"
+#include "workload/param_generator.h"
 #include "workload/sql_text.h"
 
 namespace dbload {
@@ -40,33 +40,9 @@ constexpr int64_t kDefaultLoadBatch = 10'000;
 // A batch that fails with a retryable error (deadlock, serialization) is tried this often more.
 constexpr int kRetries = 5;
 
-absl::Status ToStatus(const ExecOutcome& outcome, absl::string_view doing) {
-  if (outcome.ok()) return absl::OkStatus();
-  return absl::InternalError(
-      absl::StrCat(doing, ": ", outcome.error->message, " [", outcome.error->code, "]"));
-}
-
-// A name as a SQL string literal. Names are plain identifiers (the parser checks), so doubling
-// quotes is all the escaping they can need.
-std::string Literal(absl::string_view text) {
-  return absl::StrCat("'", absl::StrReplaceAll(text, {{"'", "''"}}), "'");
-}
-
 int64_t ToInt(absl::string_view text) {
   int64_t value = 0;
   (void)std::from_chars(text.data(), text.data() + text.size(), value);
-  return value;
-}
-
-absl::StatusOr<int64_t> CountOf(Session& session, const std::string& sql) {
-  absl::StatusOr<std::vector<std::string>> rows = session.FetchColumn(sql, 1);
-  if (!rows.ok()) return rows.status();
-  int64_t value = 0;
-  if (rows->empty() ||
-      std::from_chars(rows->front().data(), rows->front().data() + rows->front().size(), value)
-              .ec != std::errc()) {
-    return absl::InternalError(absl::StrCat("`", sql, "` did not return one integer"));
-  }
   return value;
 }
 
@@ -76,75 +52,6 @@ void TestKillPoint(absl::string_view point) {
   if (wanted == nullptr || point != wanted) return;
   std::cerr << kTestKillAtVariable << ": killing this process at " << point << std::endl;
   raise(SIGKILL);
-}
-
-// Where a table's preparation got, as its row in kLoadStateTable records it (column phase):
-// "loading", "index:K", "after_load:K" (steps before K are done), "analyze", "done".
-struct Position {
-  enum class Phase { kLoading, kIndexes, kAfterLoad, kAnalyze, kDone };
-  Phase phase = Phase::kLoading;
-  int step = 0;
-};
-
-std::string PhaseText(Position at) {
-  switch (at.phase) {
-    case Position::Phase::kLoading:
-      return "loading";
-    case Position::Phase::kIndexes:
-      return absl::StrCat("index:", at.step);
-    case Position::Phase::kAfterLoad:
-      return absl::StrCat("after_load:", at.step);
-    case Position::Phase::kAnalyze:
-      return "analyze";
-    case Position::Phase::kDone:
-      return "done";
-  }
-  return "done";
-}
-
-// Past the steps a list does not have (a table without indexes, or an "index:N" written by a
-// dbload that ran after_load under that phase).
-Position Settled(const v1::Table& table, Position at) {
-  if (at.phase == Position::Phase::kIndexes && at.step >= table.indexes_size()) {
-    at = {Position::Phase::kAfterLoad, 0};
-  }
-  if (at.phase == Position::Phase::kAfterLoad && at.step >= table.after_load_size()) {
-    at = {Position::Phase::kAnalyze, 0};
-  }
-  return at;
-}
-
-absl::StatusOr<Position> ParsePhase(const v1::Table& table, absl::string_view text) {
-  using Phase = Position::Phase;
-  if (text == "loading") return Position{Phase::kLoading, 0};
-  if (text == "analyze") return Position{Phase::kAnalyze, 0};
-  if (text == "done") return Position{Phase::kDone, 0};
-  for (auto [prefix, phase] : {std::pair{"index:", Phase::kIndexes},
-                               std::pair{"after_load:", Phase::kAfterLoad}}) {
-    int step = 0;
-    if (absl::ConsumePrefix(&text, prefix) &&
-        std::from_chars(text.data(), text.data() + text.size(), step).ec == std::errc() &&
-        step >= 0) {
-      return Settled(table, {phase, step});
-    }
-  }
-  return absl::DataLossError(absl::StrCat(kLoadStateTable, " records an unknown phase '", text,
-                                          "' for ", table.name(),
-                                          "; run `dbload cleanup` and prepare again"));
-}
-
-Position Following(const v1::Table& table, Position at) {
-  switch (at.phase) {
-    case Position::Phase::kLoading:
-      return Settled(table, {Position::Phase::kIndexes, 0});
-    case Position::Phase::kIndexes:
-    case Position::Phase::kAfterLoad:
-      return Settled(table, {at.phase, at.step + 1});
-    case Position::Phase::kAnalyze:
-    case Position::Phase::kDone:
-      return {Position::Phase::kDone, 0};
-  }
-  return {Position::Phase::kDone, 0};
 }
 
 // A step that sets a session variable (MariaDB's foreign_key_checks before adding a foreign
@@ -177,8 +84,12 @@ class Loader {
  public:
   Loader(const v1::WorkloadSpec& spec, db::Driver& driver, const LoadOptions& options,
          const ProgressCallback& progress)
-      : spec_(spec), driver_(driver), dialect_(driver.dialect()), options_(options),
-        progress_(progress) {}
+      : spec_(spec),
+        driver_(driver),
+        dialect_(driver.dialect()),
+        options_(options),
+        progress_(progress),
+        state_sql_(spec.name(), dialect_) {}
 
   absl::Status Run() {
     driver_.ThreadStart();
@@ -192,13 +103,8 @@ class Loader {
     absl::StatusOr<std::unique_ptr<Session>> session = Connect();
     if (!session.ok()) return session.status();
     Session& main = **session;
-    if (absl::Status status = ToStatus(
-            main.ExecuteSql(absl::StrCat(
-                "CREATE TABLE IF NOT EXISTS ", kLoadStateTable,
-                " (workload VARCHAR(200) NOT NULL, tbl VARCHAR(200) NOT NULL, part INTEGER NOT "
-                "NULL, parts INTEGER NOT NULL, rows_done BIGINT NOT NULL, phase VARCHAR(40) NOT "
-                "NULL, PRIMARY KEY (workload, tbl, part))")),
-            "creating the load state table");
+    if (absl::Status status = StepStatus(main.ExecuteSql(LoadStateSql::CreateTable()),
+                                         "creating the load state table");
         !status.ok()) {
       return status;
     }
@@ -234,7 +140,7 @@ class Loader {
              " on this database to end (or for the server to finish the statement a killed "
              "prepare left running)")});
     if (!lock->wait_returns_row) {
-      return ToStatus(session.ExecuteSql(lock->wait_lock), "waiting for the prepare lock");
+      return StepStatus(session.ExecuteSql(lock->wait_lock), "waiting for the prepare lock");
     }
     got = session.FetchColumn(lock->wait_lock, 1);
     if (!got.ok()) return got.status();
@@ -277,15 +183,9 @@ class Loader {
                                  dir->front(), free_gib)});
   }
 
-  std::string StateWhere(const v1::Table& table, int part) const {
-    return absl::StrCat(" WHERE workload = ", Literal(spec_.name()), " AND tbl = ",
-                        Literal(table.name()), " AND part = ", part);
-  }
-
   absl::Status SetPhase(Session& session, const v1::Table& table, absl::string_view phase) {
-    return ToStatus(session.ExecuteSql(absl::StrCat("UPDATE ", kLoadStateTable, " SET phase = ",
-                                                    Literal(phase), StateWhere(table, -1))),
-                    absl::StrCat("recording the load state of ", table.name()));
+    return StepStatus(session.ExecuteSql(state_sql_.SetPhase(table.name(), phase)),
+                      absl::StrCat("recording the load state of ", table.name()));
   }
 
   absl::StatusOr<bool> TableExists(Session& session, const v1::Table& table) {
@@ -301,15 +201,10 @@ class Loader {
   // without the table: LoadTable then creates it.
   absl::Status RecordNewLoad(Session& session, const v1::Table& table, int parts,
                              const std::string& create) {
-    if (ExecOutcome begun = session.Begin(); !begun.ok()) return ToStatus(begun, "BEGIN");
-    std::string insert = absl::StrCat("INSERT INTO ", kLoadStateTable,
-                                      " (workload, tbl, part, parts, rows_done, phase) VALUES");
-    for (int part = -1; part < parts; ++part) {
-      absl::StrAppend(&insert, part == -1 ? " " : ", ", "(", Literal(spec_.name()), ", ",
-                      Literal(table.name()), ", ", part, ", ", parts, ", 0, 'loading')");
-    }
-    if (absl::Status status = ToStatus(session.ExecuteSql(insert),
-                                       absl::StrCat("recording the load state of ", table.name()));
+    if (ExecOutcome begun = session.Begin(); !begun.ok()) return StepStatus(begun, "BEGIN");
+    const std::string insert = state_sql_.RecordNewLoad(table.name(), parts);
+    if (absl::Status status = StepStatus(
+            session.ExecuteSql(insert), absl::StrCat("recording the load state of ", table.name()));
         !status.ok()) {
       session.Rollback();
       return status;
@@ -318,13 +213,13 @@ class Loader {
       session.Rollback();
       return status;
     }
-    return ToStatus(session.Commit(), "COMMIT");
+    return StepStatus(session.Commit(), "COMMIT");
   }
 
   absl::Status CreateTable(Session& session, const v1::Table& table, const std::string& create) {
     TestKillPoint(absl::StrCat("create:", table.name(), ":before"));
     if (absl::Status status =
-            ToStatus(session.ExecuteSql(create), absl::StrCat("creating ", table.name()));
+            StepStatus(session.ExecuteSql(create), absl::StrCat("creating ", table.name()));
         !status.ok()) {
       return status;
     }
@@ -333,10 +228,8 @@ class Loader {
   }
 
   absl::Status LoadTable(Session& session, const v1::Table& table) {
-    absl::StatusOr<std::vector<std::string>> state = session.FetchColumn(
-        absl::StrCat("SELECT CONCAT(phase, '|', parts) FROM ", kLoadStateTable,
-                     StateWhere(table, -1)),
-        1);
+    absl::StatusOr<std::vector<std::string>> state =
+        session.FetchColumn(state_sql_.SelectPhase(table.name()), 1);
     if (!state.ok()) return state.status();
     absl::StatusOr<bool> exists = TableExists(session, table);
     if (!exists.ok()) return exists.status();
@@ -364,9 +257,9 @@ class Loader {
       phase = "loading";
       *exists = true;
     }
-    absl::StatusOr<Position> at = ParsePhase(table, phase);
+    absl::StatusOr<LoadPosition> at = ParsePhase(table, phase);
     if (!at.ok()) return at.status();
-    if (at->phase == Position::Phase::kDone) {
+    if (at->phase == LoadPosition::Phase::kDone) {
       Say({table.name(), static_cast<uint64_t>(table.data().rows()),
            static_cast<uint64_t>(table.data().rows())});
       return absl::OkStatus();
@@ -376,10 +269,10 @@ class Loader {
     }
     if (options_.stage == LoadOptions::Stage::kSetUpOnly) return absl::OkStatus();
     if (options_.stage == LoadOptions::Stage::kPartsOnly) {
-      return at->phase == Position::Phase::kLoading ? LoadParts(session, table, parts)
-                                                     : absl::OkStatus();
+      return at->phase == LoadPosition::Phase::kLoading ? LoadParts(session, table, parts)
+                                                        : absl::OkStatus();
     }
-    if (at->phase == Position::Phase::kLoading) {
+    if (at->phase == LoadPosition::Phase::kLoading) {
       if (absl::Status status = LoadParts(session, table, parts); !status.ok()) return status;
       TestKillPoint(absl::StrCat("load:", table.name(), ":end"));
       at = Following(table, *at);
@@ -395,21 +288,21 @@ class Loader {
   // Indexes after the data (building one over the loaded rows beats maintaining it per row),
   // then after_load, then the vacuum and analyze: each step recorded as it completes, so that
   // an interrupted prepare resumes at the step it was in.
-  absl::Status FinishTable(Session& session, const v1::Table& table, Position at) {
+  absl::Status FinishTable(Session& session, const v1::Table& table, LoadPosition at) {
     if (absl::Status status = ReplaySessionSettings(session, table, at); !status.ok()) {
       return status;
     }
-    while (at.phase != Position::Phase::kDone) {
-      const Position next = Following(table, at);
+    while (at.phase != LoadPosition::Phase::kDone) {
+      const LoadPosition next = Following(table, at);
       absl::Status status;
       switch (at.phase) {
-        case Position::Phase::kIndexes:
+        case LoadPosition::Phase::kIndexes:
           status = RunStep(session, table, table.indexes(at.step), at, next);
           break;
-        case Position::Phase::kAfterLoad:
+        case LoadPosition::Phase::kAfterLoad:
           status = RunStep(session, table, table.after_load(at.step), at, next);
           break;
-        case Position::Phase::kAnalyze:
+        case LoadPosition::Phase::kAnalyze:
           TestKillPoint(absl::StrCat("analyze:", table.name(), ":before"));
           // VACUUM runs in no transaction: one interrupted runs again, which costs little.
           status = Settle(session, table);
@@ -418,8 +311,8 @@ class Loader {
             status = SetPhase(session, table, PhaseText(next));
           }
           break;
-        case Position::Phase::kLoading:
-        case Position::Phase::kDone:
+        case LoadPosition::Phase::kLoading:
+        case LoadPosition::Phase::kDone:
           break;
       }
       if (!status.ok()) return status;
@@ -430,23 +323,23 @@ class Loader {
 
   // The session settings among the steps before `at`, which a resumed prepare's connection
   // does not have (an uninterrupted one ran them on this same connection).
-  absl::Status ReplaySessionSettings(Session& session, const v1::Table& table, Position at) {
-    const bool past_indexes = at.phase == Position::Phase::kAfterLoad ||
-                              at.phase == Position::Phase::kAnalyze;
-    const int indexes = past_indexes ? table.indexes_size()
-                        : at.phase == Position::Phase::kIndexes ? at.step
-                                                                : 0;
-    const int after_load = at.phase == Position::Phase::kAnalyze ? table.after_load_size()
-                           : at.phase == Position::Phase::kAfterLoad ? at.step
-                                                                     : 0;
+  absl::Status ReplaySessionSettings(Session& session, const v1::Table& table, LoadPosition at) {
+    const bool past_indexes =
+        at.phase == LoadPosition::Phase::kAfterLoad || at.phase == LoadPosition::Phase::kAnalyze;
+    const int indexes = past_indexes                                ? table.indexes_size()
+                        : at.phase == LoadPosition::Phase::kIndexes ? at.step
+                                                                    : 0;
+    const int after_load = at.phase == LoadPosition::Phase::kAnalyze     ? table.after_load_size()
+                           : at.phase == LoadPosition::Phase::kAfterLoad ? at.step
+                                                                         : 0;
     std::vector<const v1::DialectSql*> earlier;
     for (int i = 0; i < indexes; ++i) earlier.push_back(&table.indexes(i));
     for (int i = 0; i < after_load; ++i) earlier.push_back(&table.after_load(i));
     for (const v1::DialectSql* step : earlier) {
       absl::StatusOr<std::string> sql = SqlFor(*step, dialect_, table.name());
       if (!sql.ok() || !IsSessionSetting(*sql)) continue;
-      if (absl::Status status = ToStatus(session.ExecuteSql(*sql),
-                                         absl::StrCat("resuming ", table.name()));
+      if (absl::Status status =
+              StepStatus(session.ExecuteSql(*sql), absl::StrCat("resuming ", table.name()));
           !status.ok()) {
         return status;
       }
@@ -461,9 +354,9 @@ class Loader {
   // so a DDL step the interrupted prepare had begun runs again on resume and must be written
   // so that it can (IF NOT EXISTS).
   absl::Status RunStep(Session& session, const v1::Table& table, const v1::DialectSql& step,
-                       Position at, Position next) {
+                       LoadPosition at, LoadPosition next) {
     const std::string point = absl::StrCat(
-        at.phase == Position::Phase::kIndexes ? "index:" : "after_load:", table.name(), ":",
+        at.phase == LoadPosition::Phase::kIndexes ? "index:" : "after_load:", table.name(), ":",
         at.step);
     TestKillPoint(absl::StrCat(point, ":before"));
     // Steps may be written for one dialect only (PostgreSQL's primary key built after loading,
@@ -471,8 +364,8 @@ class Loader {
     absl::StatusOr<std::string> sql = SqlFor(step, dialect_, table.name());
     if (!sql.ok()) return absl::OkStatus();
     const std::string doing = absl::StrCat(
-        at.phase == Position::Phase::kIndexes ? "indexing " : "after loading ", table.name());
-    if (ExecOutcome begun = session.Begin(); !begun.ok()) return ToStatus(begun, "BEGIN");
+        at.phase == LoadPosition::Phase::kIndexes ? "indexing " : "after loading ", table.name());
+    if (ExecOutcome begun = session.Begin(); !begun.ok()) return StepStatus(begun, "BEGIN");
     ExecOutcome ran = session.ExecuteSql(*sql);
     if (!ran.ok() && dialect_ == Dialect::kPostgreSql && ran.error->code == "25001") {
       // Not allowed in a transaction (VACUUM, CREATE INDEX CONCURRENTLY): it runs on its own
@@ -483,11 +376,11 @@ class Loader {
         TestKillPoint(absl::StrCat(point, ":after"));
         return SetPhase(session, table, PhaseText(next));
       }
-      return ToStatus(ran, doing);
+      return StepStatus(ran, doing);
     }
     if (!ran.ok()) {
       session.Rollback();
-      absl::Status status = ToStatus(ran, doing);
+      absl::Status status = StepStatus(ran, doing);
       if (!IsAlreadyThere(dialect_, ran)) return status;
       return absl::Status(
           status.code(),
@@ -502,7 +395,7 @@ class Loader {
       session.Rollback();
       return status;
     }
-    return ToStatus(session.Commit(), "COMMIT");
+    return StepStatus(session.Commit(), "COMMIT");
   }
 
   // A freshly loaded table left as it is gets vacuumed and analyzed by the server in the
@@ -512,7 +405,8 @@ class Loader {
   absl::Status Settle(Session& session, const v1::Table& table) {
     const std::string sql = db::AnalyzeTableSql(dialect_, table.name());
     if (sql.empty()) return absl::OkStatus();
-    return ToStatus(session.ExecuteSql(sql), absl::StrCat("vacuuming and analyzing ", table.name()));
+    return StepStatus(session.ExecuteSql(sql),
+                      absl::StrCat("vacuuming and analyzing ", table.name()));
   }
 
   // Steps may be written for one dialect only; the other skips them.
@@ -523,7 +417,7 @@ class Loader {
       absl::StatusOr<std::string> sql = SqlFor(step, dialect_, table.name());
       if (!sql.ok()) continue;
       if (absl::Status status =
-              ToStatus(session.ExecuteSql(*sql), absl::StrCat(doing, " ", table.name()));
+              StepStatus(session.ExecuteSql(*sql), absl::StrCat(doing, " ", table.name()));
           !status.ok()) {
         return status;
       }
@@ -535,10 +429,7 @@ class Loader {
   // next batch (what they committed stays, and a rerun resumes it).
   absl::Status LoadParts(Session& session, const v1::Table& table, int parts) {
     absl::StatusOr<std::vector<std::string>> rows = session.FetchColumn(
-        absl::StrCat("SELECT CONCAT(part, '|', rows_done) FROM ", kLoadStateTable,
-                     " WHERE workload = ", Literal(spec_.name()), " AND tbl = ",
-                     Literal(table.name()), " AND part >= 0 ORDER BY part"),
-        static_cast<size_t>(kMaxLoadParallel));
+        state_sql_.SelectParts(table.name()), static_cast<size_t>(kMaxLoadParallel));
     if (!rows.ok()) return rows.status();
     const int64_t total = table.data().rows();
     std::vector<Part> plan;
@@ -637,7 +528,7 @@ class Loader {
                                                first, " (what was committed stays)"));
       }
       const int64_t last = std::min(part.last, first + batch - 1);
-      if (ExecOutcome begun = session.Begin(); !begun.ok()) return ToStatus(begun, "BEGIN");
+      if (ExecOutcome begun = session.Begin(); !begun.ok()) return StepStatus(begun, "BEGIN");
       ExecOutcome loaded;
       if (server_side) {
         const Value bounds[] = {first, last};
@@ -656,9 +547,8 @@ class Loader {
         loaded = session.BulkInsert(table.name(), columns, values);
       }
       if (loaded.ok()) {
-        loaded = session.ExecuteSql(absl::StrCat("UPDATE ", kLoadStateTable, " SET rows_done = ",
-                                                 last - part.first + 1,
-                                                 StateWhere(table, part.index)));
+        loaded = session.ExecuteSql(
+            state_sql_.SetRowsDone(table.name(), part.index, last - part.first + 1));
       }
       if (loaded.ok()) loaded = session.Commit();
       if (!loaded.ok()) {
@@ -669,8 +559,8 @@ class Loader {
           std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
           continue;
         }
-        return ToStatus(loaded, absl::StrCat("loading rows ", first, "-", last, " of ",
-                                             table.name()));
+        return StepStatus(loaded,
+                          absl::StrCat("loading rows ", first, "-", last, " of ", table.name()));
       }
       attempt = 0;
       TestKillPoint(absl::StrCat("load:", table.name(), ":", ++batches_));
@@ -686,6 +576,7 @@ class Loader {
   const Dialect dialect_;
   const LoadOptions options_;
   const ProgressCallback& progress_;
+  const LoadStateSql state_sql_;
   std::mutex progress_mu_;
   std::atomic<uint64_t> loaded_{0};  // rows of the current table, over all parts
   std::atomic<uint64_t> batches_{0};  // batches of the current table this process committed
@@ -694,18 +585,6 @@ class Loader {
 
 }  // namespace
 
-absl::StatusOr<std::string> SqlFor(const v1::DialectSql& sql, Dialect dialect,
-                                   std::string_view what) {
-  const std::string& own = dialect == Dialect::kMySql ? sql.mysql() : sql.postgresql();
-  if (!own.empty()) return own;
-  if (!sql.any().empty()) return sql.any();
-  if (dialect == Dialect::kNoop) return sql.postgresql().empty() ? sql.mysql() : sql.postgresql();
-  const std::string_view dialect_name = db::DialectName(dialect);
-  return absl::InvalidArgumentError(absl::StrCat(
-      absl::string_view(what.data(), what.size()), ": the workload has no SQL for ",
-      absl::string_view(dialect_name.data(), dialect_name.size())));
-}
-
 absl::Status LoadWorkloadData(const v1::WorkloadSpec& spec, db::Driver& driver,
                               const LoadOptions& options, const ProgressCallback& progress) {
   if (options.parallel < 1 || options.parallel > kMaxLoadParallel) {
@@ -713,64 +592,6 @@ absl::Status LoadWorkloadData(const v1::WorkloadSpec& spec, db::Driver& driver,
                                                    ", got ", options.parallel));
   }
   return Loader(spec, driver, options, progress).Run();
-}
-
-absl::Status ValidateWorkloadData(const v1::WorkloadSpec& spec, Session& session,
-                                  Dialect dialect) {
-  std::vector<std::string> failures;
-  auto expect = [&](const std::string& what, const std::string& sql, int64_t wanted) {
-    absl::StatusOr<int64_t> got = CountOf(session, sql);
-    if (!got.ok()) {
-      failures.push_back(absl::StrCat(what, ": ", got.status().message()));
-    } else if (*got != wanted) {
-      failures.push_back(absl::StrCat(what, ": expected ", wanted, ", got ", *got));
-    }
-  };
-  for (const v1::Table& table : spec.tables()) {
-    expect(absl::StrCat("rows of ", table.name()),
-           absl::StrCat("SELECT COUNT(*) FROM ", table.name()), table.data().rows());
-  }
-  for (const v1::Check& check : spec.checks()) {
-    absl::StatusOr<std::string> sql = SqlFor(check.sql(), dialect, check.name());
-    if (!sql.ok()) continue;  // a check for the other dialect
-    expect(check.name(), *sql, check.expect());
-  }
-  if (failures.empty()) return absl::OkStatus();
-  return absl::DataLossError(absl::StrCat("validation of workload ", spec.name(), " failed: ",
-                                          absl::StrJoin(failures, "; ")));
-}
-
-absl::Status DropWorkloadData(const v1::WorkloadSpec& spec, Session& session) {
-  absl::StatusOr<std::vector<std::string>> ours = session.FetchColumn(
-      absl::StrCat("SELECT tbl FROM ", kLoadStateTable, " WHERE workload = ", Literal(spec.name()),
-                   " AND part = -1"),
-      100'000);
-  if (!ours.ok()) {
-    // No state table: dbload never loaded anything here, so there is nothing of ours to drop.
-    return absl::OkStatus();
-  }
-  for (int t = spec.tables_size() - 1; t >= 0; --t) {
-    const v1::Table& table = spec.tables(t);
-    if (std::find(ours->begin(), ours->end(), table.name()) == ours->end()) continue;
-    if (absl::Status status = ToStatus(
-            session.ExecuteSql(absl::StrCat("DROP TABLE IF EXISTS ", table.name())),
-            absl::StrCat("dropping ", table.name()));
-        !status.ok()) {
-      return status;
-    }
-    if (absl::Status status = ToStatus(
-            session.ExecuteSql(absl::StrCat("DELETE FROM ", kLoadStateTable, " WHERE workload = ",
-                                            Literal(spec.name()), " AND tbl = ",
-                                            Literal(table.name()))),
-            "updating the load state");
-        !status.ok()) {
-      return status;
-    }
-  }
-  absl::StatusOr<std::vector<std::string>> left =
-      session.FetchColumn(absl::StrCat("SELECT tbl FROM ", kLoadStateTable), 1);
-  if (left.ok() && left->empty()) session.ExecuteSql(absl::StrCat("DROP TABLE ", kLoadStateTable));
-  return absl::OkStatus();
 }
 
 }  // namespace dbload

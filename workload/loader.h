@@ -76,8 +76,10 @@ inline constexpr char kTestKillAtVariable[] = "DBLOAD_TEST_KILL_AT";
 absl::Status ValidateWorkloadData(const dbload::v1::WorkloadSpec& spec, db::Session& session,
                                   db::Dialect dialect);
 
-// Drops the spec's tables that kLoadStateTable says dbload created, children first.
-absl::Status DropWorkloadData(const dbload::v1::WorkloadSpec& spec, db::Session& session);
+// Drops the spec's tables that kLoadStateTable says dbload created, children first. `dialect`
+// is the session's (the names go into kLoadStateTable's statements as its literals).
+absl::Status DropWorkloadData(const dbload::v1::WorkloadSpec& spec, db::Session& session,
+                              db::Dialect dialect);
 
 // The SQL text of `sql` for `dialect` (its own text, else `any`), or an error naming `what`.
 absl::StatusOr<std::string> SqlFor(const dbload::v1::DialectSql& sql, db::Dialect dialect,

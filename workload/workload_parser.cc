@@ -15,14 +15,15 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "base/field_error.h"
-#include "workload/param_generator.h"
-#include "plan/plan_limits.h"
-#include "workload/sql_text.h"
-#include "yaml/yaml_expansion.h"
-#include "yaml/yaml_text.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
+#include "plan/plan_limits.h"
+#include "workload/param_generator.h"
+#include "workload/sql_text.h"
+#include "workload/workload_spec_check.h"
 #include "yaml-cpp/yaml.h"
+#include "yaml/yaml_expansion.h"
+#include "yaml/yaml_text.h"
 
 namespace dbload {
 namespace {
@@ -33,17 +34,10 @@ using google::protobuf::Message;
 using google::protobuf::Reflection;
 using v1::WorkloadSpec;
 
-constexpr uint32_t kDefaultBatch = 10'000;
-constexpr uint32_t kMaxBatch = 1'000'000;
-constexpr uint32_t kMaxRepeat = 10'000;
 constexpr int kMaxNesting = 32;
 // YAML aliases can make a small file name a huge tree (a "billion laughs"); reading stops
 // after this many nodes, far more than any real workload has.
 constexpr int64_t kMaxNodes = 1'000'000;
-
-std::string JoinPath(absl::string_view parent, absl::string_view key) {
-  return parent.empty() ? std::string(key) : absl::StrCat(parent, ".", key);
-}
 
 std::vector<std::string> FieldNames(const Descriptor& descriptor) {
   std::vector<std::string> names;
@@ -359,233 +353,6 @@ absl::Status Converter::ReadColumns(const YAML::Node& node, const std::string& p
   return absl::OkStatus();
 }
 
-// ---------------------------------------------------------------------------------------------
-// Checks after conversion, with the positions the converter recorded.
-
-// Table and workload names end up in SQL as identifiers and literals; keeping them plain makes
-// them mean the same quoted or not, in both dialects, and needs no escaping.
-bool IsPlainName(const std::string& name) {
-  return !name.empty() && name.size() <= 63 && !absl::ascii_isdigit(static_cast<unsigned char>(name[0])) &&
-         std::all_of(name.begin(), name.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-         });
-}
-
-bool HasSql(const v1::DialectSql& sql) {
-  return !sql.any().empty() || !sql.postgresql().empty() || !sql.mysql().empty();
-}
-
-class Checker {
- public:
-  explicit Checker(const Converter& converter) : converter_(converter) {}
-
-  absl::Status Check(WorkloadSpec& spec) {
-    if (!IsPlainName(spec.name())) {
-      return converter_.ErrorAt("name", absl::StrCat("expected a lowercase name of letters, "
-                                                     "digits and _, got ",
-                                                     Quote(spec.name())));
-    }
-    std::set<std::string> tables;
-    for (int t = 0; t < spec.tables_size(); ++t) {
-      if (absl::Status status = CheckTable(*spec.mutable_tables(t), absl::StrCat("tables.", t),
-                                           tables);
-          !status.ok()) {
-        return status;
-      }
-    }
-    for (int c = 0; c < spec.checks_size(); ++c) {
-      const std::string path = absl::StrCat("checks.", c);
-      if (!HasSql(spec.checks(c).sql())) return converter_.ErrorAt(path, "a check needs sql");
-      if (spec.checks(c).name().empty()) return converter_.ErrorAt(path, "a check needs a name");
-    }
-    if (spec.scenarios_size() == 0) {
-      return converter_.ErrorAt("", "a workload needs at least one scenario (scenarios:)");
-    }
-    std::set<std::string> scenarios;
-    for (int s = 0; s < spec.scenarios_size(); ++s) {
-      if (absl::Status status = CheckScenario(*spec.mutable_scenarios(s),
-                                              absl::StrCat("scenarios.", s), scenarios);
-          !status.ok()) {
-        return status;
-      }
-    }
-    // The same limits the plan validator applies to the proto, here with the file's position.
-    if (absl::Status limits = CheckWorkloadLimits(spec); !limits.ok()) {
-      return converter_.ErrorAt(FieldOf(limits).value_or(""), limits.message());
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  absl::Status CheckTable(v1::Table& table, const std::string& path, std::set<std::string>& names) {
-    if (!IsPlainName(table.name())) {
-      return converter_.ErrorAt(JoinPath(path, "name"),
-                                absl::StrCat("expected a lowercase name of letters, digits and _ "
-                                             "(the same, quoted or not, in both dialects), got ",
-                                             Quote(table.name())));
-    }
-    if (!names.insert(table.name()).second) {
-      return converter_.ErrorAt(JoinPath(path, "name"),
-                                absl::StrCat("table ", Quote(table.name()), " is listed twice"));
-    }
-    if (!HasSql(table.create())) return converter_.ErrorAt(path, "a table needs create: SQL");
-    v1::TableData& data = *table.mutable_data();
-    const std::string data_path = JoinPath(path, "data");
-    if (data.rows() < 0) {
-      return converter_.ErrorAt(JoinPath(data_path, "rows"), "must be >= 0");
-    }
-    if (data.batch() == 0) data.set_batch(kDefaultBatch);
-    if (data.batch() > kMaxBatch) {
-      return converter_.ErrorAt(JoinPath(data_path, "batch"),
-                                absl::StrCat("must be at most ", kMaxBatch));
-    }
-    const bool client_side = data.columns_size() > 0;
-    const bool server_side = HasSql(data.generate());
-    if (data.rows() > 0 && client_side == server_side) {
-      return converter_.ErrorAt(data_path,
-                                "rows to load need either columns (generated here) or generate "
-                                "(SQL run by the server), not both and not neither");
-    }
-    if (server_side) {
-      if (absl::Status status = CheckPlaceholders(data.generate(), 2, JoinPath(data_path, "generate"));
-          !status.ok()) {
-        return status;
-      }
-    }
-    for (const v1::Column& column : data.columns()) {
-      const std::string column_path = absl::StrCat(data_path, ".columns.", column.name());
-      if (column.generator().kind_case() == v1::Generator::kCaptured ||
-          column.generator().kind_case() == v1::Generator::kSample) {
-        return converter_.ErrorAt(column_path, "captured and sample values exist only in scenarios");
-      }
-      if (absl::Status status = CheckGenerator(column.generator(), column_path); !status.ok()) {
-        return status;
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status CheckScenario(v1::Scenario& scenario, const std::string& path,
-                             std::set<std::string>& names) {
-    if (scenario.name().empty()) return converter_.ErrorAt(path, "a scenario needs a name");
-    if (!names.insert(scenario.name()).second) {
-      return converter_.ErrorAt(JoinPath(path, "name"),
-                                absl::StrCat("scenario ", Quote(scenario.name()), " is listed twice"));
-    }
-    if (scenario.query_types_size() == 0) {
-      return converter_.ErrorAt(path, "a scenario needs at least one query type (query_types:)");
-    }
-    std::set<std::string> query_types;
-    for (int q = 0; q < scenario.query_types_size(); ++q) {
-      v1::QueryType& query_type = *scenario.mutable_query_types(q);
-      const std::string query_path = absl::StrCat(path, ".query_types.", q);
-      if (query_type.name().empty()) return converter_.ErrorAt(query_path, "a query type needs a name");
-      if (!query_types.insert(query_type.name()).second) {
-        return converter_.ErrorAt(JoinPath(query_path, "name"),
-                                  absl::StrCat("query type ", Quote(query_type.name()),
-                                               " is listed twice in this scenario"));
-      }
-      if (query_type.weight() < 0) {
-        return converter_.ErrorAt(JoinPath(query_path, "weight"), "must be >= 0");
-      }
-      if (query_type.weight() == 0) query_type.set_weight(1);
-      for (const auto& [table, rows] : query_type.changes()) {
-        if (!IsPlainName(table)) {
-          return converter_.ErrorAt(JoinPath(JoinPath(query_path, "changes"), table),
-                                    "expected a table name of lowercase letters, digits and _");
-        }
-      }
-      if (query_type.statements_size() == 0) {
-        return converter_.ErrorAt(query_path, "a query type needs at least one statement");
-      }
-      std::set<std::string> captures;
-      for (int s = 0; s < query_type.statements_size(); ++s) {
-        if (absl::Status status = CheckStatement(query_type.statements(s),
-                                                 absl::StrCat(query_path, ".statements.", s),
-                                                 captures);
-            !status.ok()) {
-          return status;
-        }
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status CheckStatement(const v1::Statement& statement, const std::string& path,
-                              std::set<std::string>& captures) {
-    if (!HasSql(statement.sql())) return converter_.ErrorAt(path, "a statement needs sql");
-    const std::string sql_path = JoinPath(path, "sql");
-    if (statement.repeat() > kMaxRepeat) {
-      return converter_.ErrorAt(JoinPath(path, "repeat"),
-                                absl::StrCat("must be at most ", kMaxRepeat));
-    }
-    if (statement.repeat() > 0) {
-      if (statement.repeat_text().empty()) {
-        return converter_.ErrorAt(JoinPath(path, "repeat"),
-                                  "repeat needs repeat_text, e.g. \"(?, ?)\"");
-      }
-      for (const std::string* text : {&statement.sql().any(), &statement.sql().postgresql(),
-                                      &statement.sql().mysql()}) {
-        if (text->empty()) continue;
-        if (CountRepeatMarks(*text) != 1) {
-          return converter_.ErrorAt(sql_path, "with repeat, the SQL must hold {repeat} once");
-        }
-      }
-      if (absl::Status status = CheckPlaceholders(statement.sql(), 0, sql_path); !status.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            status.message(), " (with repeat, placeholders belong in repeat_text)"));
-      }
-      if (const int in_repeat = CountPlaceholders(statement.repeat_text());
-          in_repeat != statement.params_size()) {
-        return converter_.ErrorAt(JoinPath(path, "params"),
-                                  absl::StrCat("repeat_text has ", in_repeat,
-                                               " placeholders but ", statement.params_size(),
-                                               " params are given"));
-      }
-    } else if (absl::Status status =
-                   CheckPlaceholders(statement.sql(), statement.params_size(), sql_path);
-               !status.ok()) {
-      return status;
-    }
-    for (int p = 0; p < statement.params_size(); ++p) {
-      const v1::Generator& param = statement.params(p);
-      const std::string param_path = absl::StrCat(path, ".params.", p);
-      if (param.kind_case() == v1::Generator::kCaptured && !captures.contains(param.captured())) {
-        return converter_.ErrorAt(
-            param_path, absl::StrCat("captured: no earlier statement of this query type has "
-                                     "capture: ",
-                                     param.captured()));
-      }
-      if (absl::Status status = CheckGenerator(param, param_path); !status.ok()) return status;
-    }
-    if (!statement.capture().empty()) captures.insert(statement.capture());
-    return absl::OkStatus();
-  }
-
-  absl::Status CheckPlaceholders(const v1::DialectSql& sql, int expected, const std::string& path) {
-    for (const std::string* text : {&sql.any(), &sql.postgresql(), &sql.mysql()}) {
-      if (text->empty()) continue;
-      if (const int found = CountPlaceholders(*text); found != expected) {
-        return converter_.ErrorAt(path, absl::StrCat("the SQL has ", found,
-                                                     " placeholders (?) but ", expected,
-                                                     expected == 1 ? " value is" : " values are",
-                                                     " bound to it"));
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status CheckGenerator(const v1::Generator& generator, const std::string& path) {
-    absl::Status status = CheckGeneratorSpec(generator);
-    if (status.ok()) return status;
-    const std::optional<std::string> field = FieldOf(status);
-    const std::string field_path = field ? JoinPath(path, *field) : path;
-    return converter_.ErrorAt(field_path, status.message());
-  }
-
-  const Converter& converter_;
-};
-
 // The file's `options:` with the plan's values in their place.
 absl::StatusOr<std::map<std::string, std::string>> ReadOptions(
     const YAML::Node& root, absl::string_view source,
@@ -665,7 +432,12 @@ absl::StatusOr<WorkloadSpec> ParseWorkload(std::string_view yaml_text, std::stri
     WorkloadSpec spec;
     if (absl::Status status = converter.ReadMessage(root, "", spec); !status.ok()) return status;
     for (const auto& [name, value] : *values) (*spec.mutable_options())[name] = value;
-    if (absl::Status status = Checker(converter).Check(spec); !status.ok()) return status;
+    if (absl::Status status = CheckWorkloadSpec(
+            spec, [&](const std::string& path,
+                      absl::string_view message) { return converter.ErrorAt(path, message); });
+        !status.ok()) {
+      return status;
+    }
     return spec;
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(source, ":", e.mark.line + 1, ":",

@@ -155,7 +155,8 @@ class OltpTest : public ::testing::TestWithParam<std::tuple<Backend, std::string
         "oltp", {{"tables", absl::StrCat(kTables)}, {"table_size", absl::StrCat(kTableSize)}});
     ASSERT_OK(workload.status());
     workload_ = *std::move(workload);
-    ASSERT_OK(DropWorkloadData(workload_->DataSpec(), *session_));  // left by a failed run
+    ASSERT_OK(
+        DropWorkloadData(workload_->DataSpec(), *session_, dialect()));  // left by a failed run
     ASSERT_OK(LoadWorkloadData(workload_->DataSpec(), *driver_, {}, nullptr));
     if (postgres()) {
       // The loader's own connections report their statistics as they exit, a little after
@@ -184,7 +185,7 @@ class OltpTest : public ::testing::TestWithParam<std::tuple<Backend, std::string
 
   void TearDown() override {
     if (session_ != nullptr && workload_ != nullptr) {
-      EXPECT_TRUE(DropWorkloadData(workload_->DataSpec(), *session_).ok());
+      EXPECT_TRUE(DropWorkloadData(workload_->DataSpec(), *session_, dialect()).ok());
     }
     session_.reset();
     if (driver_ != nullptr) driver_->ThreadEnd();
@@ -396,7 +397,8 @@ class OltpContentionTest : public ::testing::TestWithParam<std::tuple<Backend, i
     absl::StatusOr<std::unique_ptr<Workload>> workload = MakeWorkload("oltp", options_);
     ASSERT_OK(workload.status());
     workload_ = *std::move(workload);
-    ASSERT_OK(DropWorkloadData(workload_->DataSpec(), *session_));  // left by a failed run
+    ASSERT_OK(DropWorkloadData(workload_->DataSpec(), *session_,
+                               driver_->dialect()));  // left by a failed run
     ASSERT_OK(LoadWorkloadData(workload_->DataSpec(), *driver_, {}, nullptr));
     if (postgres()) {
       ASSERT_EXEC_OK(session_->ExecuteSql("ALTER TABLE sbtest1 SET (autovacuum_enabled = off)"));
@@ -406,7 +408,7 @@ class OltpContentionTest : public ::testing::TestWithParam<std::tuple<Backend, i
 
   void TearDown() override {
     if (session_ != nullptr && workload_ != nullptr) {
-      EXPECT_TRUE(DropWorkloadData(workload_->DataSpec(), *session_).ok());
+      EXPECT_TRUE(DropWorkloadData(workload_->DataSpec(), *session_, driver_->dialect()).ok());
     }
     session_.reset();
     if (driver_ != nullptr) driver_->ThreadEnd();
