@@ -1,4 +1,4 @@
-#include "cli/suite_runner.h"
+#include "suite/suite_runner.h"
 
 #include <atomic>
 #include <filesystem>
