@@ -14,7 +14,8 @@
 #include "base/percentile_interval.h"
 #include "process/exit_codes.h"
 #include "report/report.h"
-#include "suite/suite_parser.h"
+#include "suite/suite_index.h"
+#include "suite/suite_runs.h"
 
 namespace dbload {
 namespace {
