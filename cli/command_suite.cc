@@ -21,12 +21,12 @@
 #include "cli/control_client.h"
 #include "cli/local_cluster.h"
 #include "cli/run_via.h"
-#include "cli/suite_runner.h"
 #include "process/exit_codes.h"
 #include "process/stop_signal.h"
 #include "report/report.h"
 #include "suite/suite_parser.h"
 #include "suite/suite_report.h"
+#include "suite/suite_runner.h"
 #include "workload/workload.h"
 #include "plan/target_secrets.h"
 

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "suite/suite_parser.h"
+#include "suite/suite_runs.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);

@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "report/report.h"
 #include "report/report_compare.h"
-#include "suite/suite_ramp.h"
+#include "suite/suite_ramp_render.h"
 
 namespace dbload::suite_report {
 namespace {

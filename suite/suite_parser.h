@@ -34,6 +34,8 @@ namespace dbload {
 // suite ("cases.2.plan.stop.duration", "targets.0.target.port", "cases.0.points.1"), with the
 // case and target named.
 // Names of suites, targets and cases become directory names: letters, digits, '.', '_', '-'.
+// What a suite expands to (its runs, each run's plan) is suite_runs.h; its directory's index,
+// suite_index.h.
 
 struct SuiteOptions {
   // `--set path=value` on the suite's tree before conversion: "settings.repetitions=3",
@@ -74,45 +76,6 @@ absl::StatusOr<dbload::v1::Suite> LoadSuiteFile(const std::string& path,
 
 // The built-in suites (suites/*.yaml, compiled in), by name ("sysbench-sweep").
 const std::map<std::string, std::string_view>& BuiltinSuiteFiles();
-
-// Every run of the suite in the order they run: per target, its cases in file order, each
-// case's points in order, for each point the warm-up runs then the repetitions. State
-// "pending"; report paths relative to the suite's directory:
-// runs/<target>/<case>/<point>-r<repetition>.json, warm-ups <point>-w<k>.json, and "plan" for
-// the point of a case without points.
-std::vector<dbload::v1::SuiteRun> ExpandSuite(const dbload::v1::Suite& suite);
-
-// A point as it appears in file names and progress lines: "16", "2500", "0.5", "plan" (none).
-std::string FormatSuitePoint(const dbload::v1::SuiteCase& suite_case, double point);
-
-// The plan of one run: the case's plan with the target (and its probe options) and the load
-// point filled in, defaults applied, validated. Its name, if the case's plan had none, is
-// "SUITE/TARGET/CASE/POINT".
-absl::StatusOr<dbload::v1::Plan> PlanOfRun(const dbload::v1::Suite& suite,
-                                           const dbload::v1::SuiteRun& run);
-
-// How long a run is planned to take (warm-up + stop.duration, or its stages' lengths, or an
-// open loop's stop.queries / rate); 0 when it cannot be told (a closed loop bounded only by a
-// query count). `bound`: the run may end sooner, so the length is only its longest: a knee
-// search ends at its knee (its length counts every step it could take, each `every` plus the
-// judgement's slack), and a closed loop's query count may come before its duration.
-struct PlannedLength {
-  int64_t nanos = 0;
-  bool bound = false;
-};
-PlannedLength PlannedRunLength(const dbload::v1::Plan& plan);
-int64_t PlannedRunNanos(const dbload::v1::Plan& plan);  // PlannedRunLength(plan).nanos
-
-// For --resume: OK when `given` (the suite file now) is the suite `recorded` in DIR/suite.json,
-// else FailedPrecondition listing the first differences ("cases[0].points[1]: 4 -> 8").
-absl::Status MatchSuites(const dbload::v1::Suite& recorded, const dbload::v1::Suite& given);
-
-// DIR/suite.json: versioned JSON (proto field names), written atomically.
-inline constexpr uint32_t kSuiteIndexFormat = 1;
-absl::Status SaveSuiteIndex(const std::string& path, const dbload::v1::SuiteIndex& index);
-absl::StatusOr<dbload::v1::SuiteIndex> LoadSuiteIndex(const std::string& path);
-// The index from its JSON; errors say what is wrong, the caller names the file.
-absl::StatusOr<dbload::v1::SuiteIndex> ParseSuiteIndexJson(const std::string& json);
 
 }  // namespace dbload
 

@@ -9,13 +9,17 @@
 
 #include "dbload/v1/report.pb.h"
 #include "dbload/v1/suite.pb.h"
+#include "suite/suite_ramp_saturation.h"
 
 namespace dbload {
 
 // The ramp view of a suite report (issue 17): for every case whose plan has a knee stage, each
 // target's staircase (one row per step the knee search held: clients, throughput, p99, whether
 // it met the SLO, the database's saturation counters over the step) and its knee, or "no knee
-// up to N". The suite report (suite/suite_report.cc) leaves such cases to this file.
+// up to N". The suite report (suite/suite_report.cc) leaves such cases to this view. This file
+// reads the staircases and knees out of the run reports (the saturation over a step:
+// suite_ramp_saturation.h); suite_ramp_render.h renders them, in the words of
+// suite_ramp_words.h.
 
 // Whether the case's plan has a knee stage: the case belongs to the ramp view.
 bool IsRampCase(const dbload::v1::SuiteCase& suite_case);
@@ -28,18 +32,6 @@ enum class KneeOutcome {
   kSearchCut,      // every step met the SLO, but the search ended below its `max`
   kNoStepMet,      // even the first step missed the SLO
   kNoSteps,        // the report holds no step of the search
-};
-
-// The database's saturation over one step's seconds, from the run's probe readings (absent:
-// the probe recorded no such value on this server).
-struct StepSaturation {
-  std::optional<double> cpu_cores;             // process/cpu_seconds per second (1 = one core)
-  std::optional<double> connections;           // the highest connections reading in the step
-  std::optional<double> written_bytes_per_s;   // SOURCE/written_bytes per second
-  std::optional<double> rows_inserted_per_s;   // SOURCE/rows_inserted per second
-  uint32_t readings = 0;  // probe readings the counters rest on (first and last included)
-  double from_s = 0;      // the readings' span, on the run's clock
-  double to_s = 0;
 };
 
 // One step of the search as it ran.
@@ -92,27 +84,6 @@ struct RampCase {
 std::vector<RampCase> BuildRampCases(const dbload::v1::SuiteIndex& index,
                                      const std::vector<dbload::v1::RunReport>& reports,
                                      const std::vector<bool>& measured);
-
-// `measured[i]`: whether index run i counts (finished, not discarded), as the suite report
-// decided. Renders every ramp case of the index; "" when the suite has none.
-std::string RenderRampText(const dbload::v1::SuiteIndex& index,
-                           const std::vector<dbload::v1::RunReport>& reports,
-                           const std::vector<bool>& measured);
-std::string RenderRampMarkdown(const dbload::v1::SuiteIndex& index,
-                               const std::vector<dbload::v1::RunReport>& reports,
-                               const std::vector<bool>& measured);
-// HTML sections; appends each chart as `"name":{chart json}` to *charts (comma-separated, as
-// html::PageEnd's {"charts":{…}} expects).
-std::string RenderRampHtml(const dbload::v1::SuiteIndex& index,
-                           const std::vector<dbload::v1::RunReport>& reports,
-                           const std::vector<bool>& measured, std::string* charts);
-// One line per ramp case and compared target for the report's first screen, e.g.
-// "insert-events: knee at 12 clients (mariadb) and 24 clients (postgresql); at the knees
-// mariadb 1.52× lower throughput, 1.10× higher p99"; "no knee up to 64 clients" where the
-// search never missed its SLO.
-std::vector<std::string> RampHeadlines(const dbload::v1::SuiteIndex& index,
-                                       const std::vector<dbload::v1::RunReport>& reports,
-                                       const std::vector<bool>& measured);
 
 }  // namespace dbload
 

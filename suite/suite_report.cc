@@ -10,7 +10,7 @@
 #include "report/report_compare.h"
 #include "report/report_html.h"
 #include "suite/suite_document.h"
-#include "suite/suite_ramp.h"
+#include "suite/suite_ramp_render.h"
 
 namespace dbload {
 namespace {

@@ -14,7 +14,7 @@
 #include "report/report.h"
 #include "report/report_compare.h"
 #include "report/report_html.h"
-#include "suite/suite_parser.h"
+#include "suite/suite_index.h"
 #include "suite/suite_ramp.h"
 
 namespace dbload {

@@ -32,7 +32,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "report/report.h"
-#include "suite/suite_parser.h"
+#include "suite/suite_index.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/child_process.h"

@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/field_error.h"
+#include "suite/suite_index.h"
+#include "suite/suite_runs.h"
 #include "workload/workload.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

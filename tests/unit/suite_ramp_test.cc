@@ -4,6 +4,7 @@
 // from the probe readings over each step's seconds; the ratio at the knees; the Markdown table's
 // shape, the HTML chart with its knee marks, and human units (never an exponent).
 #include "suite/suite_ramp.h"
+#include "suite/suite_ramp_render.h"
 
 #include <regex>
 

@@ -1,4 +1,4 @@
-#include "cli/suite_runner.h"
+#include "suite/suite_runner.h"
 
 #include <atomic>
 #include <filesystem>
@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "report/report.h"
+#include "suite/suite_index.h"
 #include "suite/suite_parser.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

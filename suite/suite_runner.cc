@@ -1,4 +1,4 @@
-#include "cli/suite_runner.h"
+#include "suite/suite_runner.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -11,10 +11,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "cli/control_client.h"
 #include "base/percentile_interval.h"
+#include "process/exit_codes.h"
 #include "report/report.h"
-#include "suite/suite_parser.h"
+#include "suite/suite_index.h"
+#include "suite/suite_runs.h"
 
 namespace dbload {
 namespace {

@@ -1,5 +1,5 @@
-#ifndef DBLOAD_CLI_SUITE_RUNNER_H_
-#define DBLOAD_CLI_SUITE_RUNNER_H_
+#ifndef DBLOAD_SUITE_SUITE_RUNNER_H_
+#define DBLOAD_SUITE_SUITE_RUNNER_H_
 
 #include <atomic>
 #include <functional>
@@ -84,4 +84,4 @@ int RunSuite(const dbload::v1::Suite& suite, const SuiteRunOptions& options,
 
 }  // namespace dbload
 
-#endif  // DBLOAD_CLI_SUITE_RUNNER_H_
+#endif  // DBLOAD_SUITE_SUITE_RUNNER_H_
