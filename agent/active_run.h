@@ -9,8 +9,8 @@
 
 #include "agent/run_executor.h"
 #include "db/driver.h"
-#include "workload/workload.h"
 #include "dbload/v1/plan.pb.h"
+#include "workload/workload.h"
 
 namespace dbload {
 

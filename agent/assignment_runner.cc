@@ -36,9 +36,9 @@ AssignmentRunner::AssignmentRunner(Clock& clock, const std::atomic<bool>& shutdo
     : clock_(clock), shutdown_(shutdown), event_(std::move(event)) {}
 
 void AssignmentRunner::Run(ActiveRun& run) {
-  Event(absl::StrCat("run ", run.run_id, ": started",
-                     run.target_address.empty() ? ""
-                                                : absl::StrCat(", dialing ", run.target_address)));
+  Event(absl::StrCat(
+      "run ", run.run_id, ": started",
+      run.target_address.empty() ? "" : absl::StrCat(", dialing ", run.target_address)));
   double cpu_mark = ProcessCpuSeconds();
   const auto cpu_since_mark = [&] {
     const double now = ProcessCpuSeconds();
@@ -143,22 +143,21 @@ void AssignmentRunner::LoadParts(ActiveRun& run, v1::AgentReport& final_report) 
     final_report.set_end_reason("loaded no parts");
     return;
   }
-  LoadOptions options{.parallel = static_cast<int>(run.plan.load().closed().clients()),
-                      .stage = LoadOptions::Stage::kPartsOnly,
-                      .first_part = first,
-                      .part_count = count,
-                      .should_stop = [&run, this] {
-                        return shutdown_.load() || run.control.StopRequested();
-                      }};
+  LoadOptions options{
+      .parallel = static_cast<int>(run.plan.load().closed().clients()),
+      .stage = LoadOptions::Stage::kPartsOnly,
+      .first_part = first,
+      .part_count = count,
+      .should_stop = [&run, this] { return shutdown_.load() || run.control.StopRequested(); }};
   const absl::Status loaded =
       LoadWorkloadData(run.workload->DataSpec(), *run.driver, options, nullptr);
   if (loaded.ok()) {
-    final_report.set_end_reason(count == 1 ? absl::StrCat("loaded part ", first)
-                                           : absl::StrCat("loaded parts ", first, "-",
-                                                          first + count - 1));
+    final_report.set_end_reason(count == 1
+                                    ? absl::StrCat("loaded part ", first)
+                                    : absl::StrCat("loaded parts ", first, "-", first + count - 1));
   } else {
-    final_report.set_end_reason(db::Redact(
-        absl::StrCat("fatal error: ", loaded.message()), run.password));
+    final_report.set_end_reason(
+        db::Redact(absl::StrCat("fatal error: ", loaded.message()), run.password));
     final_report.set_fatal_error(final_report.end_reason());
   }
 }

@@ -141,7 +141,9 @@ class CoordinatorConnection {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<dbload::v1::AgentLink::Stub> stub_;
   grpc::ClientContext context_;
-  std::unique_ptr<grpc::ClientReaderWriter<dbload::v1::AgentMessage, dbload::v1::CoordinatorMessage>> stream_;
+  std::unique_ptr<
+      grpc::ClientReaderWriter<dbload::v1::AgentMessage, dbload::v1::CoordinatorMessage>>
+      stream_;
   std::atomic<bool> reader_done_{false};
 
   std::mutex mu_;

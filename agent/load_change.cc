@@ -19,8 +19,8 @@ void ApplyLoadChange(const v1::LoadChange& change, ActiveRun& run,
       event(absl::StrCat("run ", change.run_id(), ": knee search done"));
     } else if (change.knee_step() > 0 && std::isfinite(change.knee_level()) &&
                change.knee_level() >= 0 &&
-               change.knee_level() <= (run.plan.load().has_open() ? kMaxOpenRate
-                                                                     : kMaxClosedClients)) {
+               change.knee_level() <=
+                   (run.plan.load().has_open() ? kMaxOpenRate : kMaxClosedClients)) {
       run.control.SetKneeStep(change.knee_step(), change.knee_level());
       event(absl::StrCat("run ", change.run_id(), ": knee step ", change.knee_step(), " at ",
                          change.knee_level()));
@@ -76,10 +76,9 @@ void ApplyLoadChange(const v1::LoadChange& change, ActiveRun& run,
         run.slot_capacity += static_cast<uint32_t>(count);
       }
       run.control.SetClients(clients);
-      event(absl::StrCat("run ", change.run_id(), ": ", clients, " clients",
-                         count > 0 ? absl::StrCat(" (slots ", first, " to ", first + count - 1,
-                                                  " added)")
-                                   : ""));
+      event(absl::StrCat(
+          "run ", change.run_id(), ": ", clients, " clients",
+          count > 0 ? absl::StrCat(" (slots ", first, " to ", first + count - 1, " added)") : ""));
       return;
     }
     case v1::LoadShare::KIND_NOT_SET:

@@ -56,8 +56,7 @@ absl::StatusOr<std::unique_ptr<ActiveRun>> RunPreparer::PrepareRun(const v1::Ass
   absl::StatusOr<std::unique_ptr<Workload>> workload = MakePlanWorkload(plan);
   if (!workload.ok()) return InPlan(workload.status(), source);
   run->workload = *std::move(workload);
-  absl::StatusOr<std::unique_ptr<Scenario>> scenario =
-      run->workload->MakeScenario(plan.scenario());
+  absl::StatusOr<std::unique_ptr<Scenario>> scenario = run->workload->MakeScenario(plan.scenario());
   if (!scenario.ok()) return InPlan(scenario.status(), source);
   run->scenario = *std::move(scenario);
 
@@ -119,8 +118,7 @@ absl::StatusOr<std::unique_ptr<ActiveRun>> RunPreparer::PrepareRun(const v1::Ass
     return absl::InvalidArgumentError(
         absl::StrCat(where, "phase: expected a fraction in [0, 1), got ", share.phase));
   }
-  if (share.total_slots > 0 &&
-      uint64_t{share.first_slot} + workers > uint64_t{share.total_slots}) {
+  if (share.total_slots > 0 && uint64_t{share.first_slot} + workers > uint64_t{share.total_slots}) {
     // Slots beyond total_slots would overlap another agent's key space.
     return absl::InvalidArgumentError(absl::StrCat(where, "slots ", share.first_slot, " + ",
                                                    workers, " workers exceed total_slots ",
@@ -128,8 +126,8 @@ absl::StatusOr<std::unique_ptr<ActiveRun>> RunPreparer::PrepareRun(const v1::Ass
   }
   // One thread and one connection per worker: refused here, before any is started, rather
   // than crash the agent past its limits.
-  if (absl::Status fits = CheckAgentResources(plan, workers, share.explain, Resources(),
-                                              options_.name);
+  if (absl::Status fits =
+          CheckAgentResources(plan, workers, share.explain, Resources(), options_.name);
       !fits.ok()) {
     return InPlan(fits, source);
   }
@@ -137,20 +135,18 @@ absl::StatusOr<std::unique_ptr<ActiveRun>> RunPreparer::PrepareRun(const v1::Ass
   run->own_slots_end = share.first_slot + workers;
   const uint64_t plan_queries = plan.stop().queries();
   if (assignment.stage_queries_size() > plan.stages_size()) {
-    return absl::InvalidArgumentError(absl::StrCat(where, "stage_queries: ",
-                                                   assignment.stage_queries_size(),
-                                                   " shares for ", plan.stages_size(),
-                                                   " stages"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, "stage_queries: ", assignment.stage_queries_size(), " shares for ",
+                     plan.stages_size(), " stages"));
   }
   for (int i = 0; i < assignment.stage_queries_size(); ++i) {
     if (assignment.stage_queries(i) > plan.stages(i).queries()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, "stage_queries[", i, "]: expected at most the stage's queries ",
-          plan.stages(i).queries(), ", got ", assignment.stage_queries(i)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, "stage_queries[", i, "]: expected at most the stage's queries ",
+                       plan.stages(i).queries(), ", got ", assignment.stage_queries(i)));
     }
   }
-  share.stage_queries.assign(assignment.stage_queries().begin(),
-                             assignment.stage_queries().end());
+  share.stage_queries.assign(assignment.stage_queries().begin(), assignment.stage_queries().end());
   if (assignment.queries() > plan_queries) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, "queries: expected at most the plan's stop.queries ", plan_queries,
