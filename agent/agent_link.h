@@ -8,6 +8,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "agent/coordinator_address.h"  // CheckCoordinatorAddress, which Run() applies
+#include "agent/reconnect_policy.h"     // IsPermanentLinkRefusal, which ends Run()
 #include "base/clock.h"
 #include "db/driver.h"
 #include "plan/plan_limits.h"
@@ -48,17 +50,6 @@ struct AgentLinkOptions {
   // lost, reconnecting, a message ignored). Calls are serialized; may be empty.
   std::function<void(const std::string&)> on_event;
 };
-
-// Accepts HOST:PORT or [IPV6]:PORT; a host off this machine (not 127.0.0.0/8, ::1, localhost)
-// only with TLS or security.allow_insecure_remote (CheckAddressSecurity). The error says what
-// was wrong with `address`.
-absl::Status CheckCoordinatorAddress(const std::string& address,
-                                     const TransportSecurity& security = {});
-
-// Whether a coordinator that ended the link with `code` will refuse this agent every time, so
-// that retrying only repeats the refusal: a missing or wrong token, another protocol version, a
-// call it does not serve. Not for a coordinator that is down or restarting.
-bool IsPermanentLinkRefusal(absl::StatusCode code);
 
 // An agent's side of the link: dials the coordinator, says hello, and then, for each
 // assignment, runs its share (ExecuteRun) and streams one AgentReport per interval. It stops

@@ -1,0 +1,145 @@
+// The figures every renderer prints the same way: milliseconds, percentiles with their basis,
+// statements, human units.
+#include "report/report.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace dbload {
+
+std::string DescribeStatements(uint64_t statements, uint64_t executed, uint64_t errors,
+                               uint64_t ignored, double seconds) {
+  if (statements == 0) return "";
+  std::string text = absl::StrCat(statements);
+  std::vector<std::string> parts;
+  if (const uint64_t transactions = executed + errors + ignored; transactions > 0) {
+    parts.push_back(absl::StrFormat(
+        "%.1f per transaction%s",
+        static_cast<double>(statements) / static_cast<double>(transactions),
+        errors + ignored > 0 ? ", failed and ignored ones included" : ""));
+  }
+  if (seconds > 0) {
+    parts.push_back(absl::StrFormat("%.1f/s", static_cast<double>(statements) / seconds));
+  }
+  if (!parts.empty()) absl::StrAppend(&text, " (", absl::StrJoin(parts, ", "), ")");
+  return text;
+}
+
+std::string StatementsPerSecondCell(uint64_t statements, double seconds) {
+  if (statements == 0 || seconds <= 0) return "-";
+  return absl::StrFormat("%.0f", static_cast<double>(statements) / seconds);
+}
+
+std::string FormatMs(double ms) {
+  if (ms >= 100) return absl::StrFormat("%.1f", ms);
+  if (ms >= 1) return absl::StrFormat("%.3f", ms);
+  return absl::StrFormat("%.4f", ms);
+}
+
+const v1::PercentileBasis* BasisOf(const v1::LatencySummary& summary, double percentile) {
+  for (const v1::PercentileBasis& b : summary.percentiles()) {
+    if (std::fabs(b.percentile() - percentile) < 1e-9) return &b;
+  }
+  return nullptr;
+}
+
+bool RestsOnFewSamples(const v1::LatencySummary& summary, double percentile) {
+  const v1::PercentileBasis* b = BasisOf(summary, percentile);
+  return b != nullptr && b->few_samples();
+}
+
+std::string FormatPercentileMs(const v1::LatencySummary& summary, double percentile,
+                               double value_ms) {
+  return absl::StrCat(FormatMs(value_ms), RestsOnFewSamples(summary, percentile) ? "*" : "");
+}
+
+std::string FormatInterval(const v1::PercentileBasis& b) {
+  return absl::StrCat(
+      "[", FormatMs(b.ci_low_ms()), ", ",
+      b.ci_high_open() ? absl::StrCat(">", FormatMs(b.ci_high_ms())) : FormatMs(b.ci_high_ms()),
+      "]");
+}
+
+namespace {
+
+// Three significant figures in plain notation: "123", "12.3", "1.23", "0.00123"; trailing zeros
+// of a fraction dropped only where `trim` ("0.0006", not "0.000600").
+std::string ThreeFigures(double v, bool trim) {
+  if (v == 0 || !std::isfinite(v)) return "0";
+  const double a = std::fabs(v);
+  // Decimals for three significant figures, from the rounded magnitude (9.996 is "10.0").
+  int exponent = static_cast<int>(std::floor(std::log10(a)));
+  if (std::round(a / std::pow(10.0, exponent - 2)) >= 1000) ++exponent;
+  const int decimals = std::clamp(2 - exponent, 0, 12);
+  std::string out = absl::StrFormat("%.*f", decimals, v);
+  if (trim && out.find('.') != std::string::npos) {
+    while (out.back() == '0') out.pop_back();
+    if (out.back() == '.') out.pop_back();
+  }
+  return out == "-0" ? "0" : out;
+}
+
+std::string WithThousands(double v) {
+  const double rounded = std::round(std::fabs(v));
+  std::string digits = absl::StrFormat("%.0f", rounded);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return v < 0 && rounded > 0 ? "-" + out : out;
+}
+
+}  // namespace
+
+std::string FormatLatency(double ms) {
+  const double a = std::fabs(ms);
+  if (a == 0 || !std::isfinite(ms)) return "0 ms";
+  if (a < 0.0009995) return absl::StrCat(ThreeFigures(ms * 1e6, false), " ns");
+  if (a < 0.9995) return absl::StrCat(ThreeFigures(ms * 1e3, false), " µs");
+  if (a < 999.5) return absl::StrCat(ThreeFigures(ms, false), " ms");
+  return absl::StrCat(ThreeFigures(ms / 1e3, false), " s");
+}
+
+std::string FormatBytes(double bytes) {
+  const double a = std::fabs(bytes);
+  if (a < 999.5)
+    return absl::StrCat(a < 1 ? ThreeFigures(bytes, true) : WithThousands(bytes), " B");
+  const char* const units[] = {"kB", "MB", "GB", "TB", "PB"};
+  double value = bytes / 1000;
+  size_t unit = 0;
+  while (std::fabs(value) >= 999.5 && unit + 1 < std::size(units)) {
+    value /= 1000;
+    ++unit;
+  }
+  return absl::StrCat(ThreeFigures(value, false), " ", units[unit]);
+}
+
+std::string FormatCount(double value) {
+  if (!std::isfinite(value)) return "0";
+  if (std::fabs(value) >= 999.5) return WithThousands(value);
+  return ThreeFigures(value, true);
+}
+
+std::string FormatPerSecond(double per_second) {
+  return absl::StrCat(FormatCount(per_second), "/s");
+}
+
+std::string FormatSpan(double seconds) {
+  // Below a second as a plan writes it, without trailing zeros: "50 ms", "2.5 ms", "800 µs".
+  if (seconds * 1e3 < 0.9995) return absl::StrCat(ThreeFigures(seconds * 1e6, true), " µs");
+  if (seconds < 0.9995) return absl::StrCat(ThreeFigures(seconds * 1e3, true), " ms");
+  const double whole = std::round(seconds);
+  if (std::fabs(seconds - whole) > 1e-6 || whole < 60 || static_cast<int64_t>(whole) % 60 != 0) {
+    return absl::StrCat(ThreeFigures(seconds, true), " s");
+  }
+  const int64_t minutes = static_cast<int64_t>(whole) / 60;
+  if (minutes < 60) return absl::StrCat(minutes, " min");
+  return minutes % 60 == 0 ? absl::StrCat(minutes / 60, " h")
+                           : absl::StrCat(minutes / 60, " h ", minutes % 60, " min");
+}
+
+}  // namespace dbload
