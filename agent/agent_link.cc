@@ -805,6 +805,7 @@ class AgentLink::Impl {
     report.set_sequence(1);
     report.set_final(true);
     report.set_end_reason("not started");
+    report.set_end_reason_kind(v1::END_REASON_NOT_STARTED);
     report.set_fatal_error(why);
     connection.Send(std::move(message));
   }
@@ -835,6 +836,7 @@ class AgentLink::Impl {
     };
     if (run.nothing_to_run) {
       final_report.set_end_reason("queries");
+      final_report.set_end_reason_kind(v1::END_REASON_QUERIES);
     } else if (run.plan.prepare_only()) {
       LoadParts(run, final_report);
     } else {
@@ -881,14 +883,16 @@ class AgentLink::Impl {
       if (!result.ok()) {
         // Nothing ran (connecting failed): the status says why, without the password.
         final_report.set_end_reason("not started");
+        final_report.set_end_reason_kind(v1::END_REASON_NOT_STARTED);
         final_report.set_fatal_error(db::Redact(
             absl::StrCat("run ", run.run_id, ": ", result.status().message()), run.password));
       } else {
         final_report.set_end_reason(db::Redact(result->end_reason, run.password));
+        final_report.set_end_reason_kind(result->end_reason_kind);
         final_report.set_setup_s(result->setup_s);
         final_report.set_measured_s(result->measured_s);
         final_report.set_not_started(result->not_started);
-        if (absl::StartsWith(result->end_reason, "fatal error")) {
+        if (result->end_reason_kind == v1::END_REASON_FATAL_ERROR) {
           final_report.set_fatal_error(final_report.end_reason());
         }
       }
@@ -917,6 +921,7 @@ class AgentLink::Impl {
     const int count = static_cast<int>(run.share.clients.value_or(0));
     if (count == 0) {
       final_report.set_end_reason("loaded no parts");
+      final_report.set_end_reason_kind(v1::END_REASON_LOADED);
       return;
     }
     LoadOptions options{.parallel = static_cast<int>(run.plan.load().closed().clients()),
@@ -932,9 +937,11 @@ class AgentLink::Impl {
       final_report.set_end_reason(count == 1 ? absl::StrCat("loaded part ", first)
                                              : absl::StrCat("loaded parts ", first, "-",
                                                             first + count - 1));
+      final_report.set_end_reason_kind(v1::END_REASON_LOADED);
     } else {
       final_report.set_end_reason(db::Redact(
           absl::StrCat("fatal error: ", loaded.message()), run.password));
+      final_report.set_end_reason_kind(v1::END_REASON_FATAL_ERROR);
       final_report.set_fatal_error(final_report.end_reason());
     }
   }

@@ -17,6 +17,7 @@
 #include "db/driver.h"
 #include "base/percentile_interval.h"
 #include "plan/stage_program.h"
+#include "proto/run_outcome.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace dbload {
@@ -839,6 +840,7 @@ absl::StatusOr<v1::RunReport> ParseReportJson(const std::string& json) {
     return absl::InvalidArgumentError(absl::StrCat("report format version ",
                                                    report.format_version(), " is not supported"));
   }
+  FillEnumsFromText(report);  // a report written before the enums: from its words
   return report;
 }
 

@@ -20,6 +20,7 @@
 #include "plan/plan_validation.h"
 #include "report/report.h"
 #include "plan/stage_program.h"
+#include "proto/run_outcome.h"
 #include "yaml/yaml_text.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -961,7 +962,7 @@ std::vector<v1::SuiteRun> ExpandSuite(const v1::Suite& suite) {
           run.set_point(point);
           run.set_repetition(repetition);
           run.set_discarded(repetition == 0);
-          run.set_state("pending");
+          SetSuiteRunState(run, v1::SUITE_RUN_STATE_PENDING);
           run.set_report(repetition == 0 ? absl::StrCat(stem, "-w", warmup, ".json")
                                          : absl::StrCat(stem, "-r", repetition, ".json"));
         };
@@ -1048,6 +1049,7 @@ absl::StatusOr<v1::SuiteIndex> ParseSuiteIndexJson(const std::string& json) {
         absl::StrCat("suite index format version ", index.format_version(),
                      " is not supported (this dbload reads ", kSuiteIndexFormat, ")"));
   }
+  FillEnumsFromText(index);  // an index written before the enums: from its words
   return index;
 }
 
