@@ -334,6 +334,7 @@ class AgentLink::Impl {
     report.set_sequence(1);
     report.set_final(true);
     report.set_end_reason("not started");
+    report.set_end_reason_kind(v1::END_REASON_NOT_STARTED);
     report.set_fatal_error(why);
     connection.Send(std::move(message));
   }

@@ -60,6 +60,7 @@ void AssignmentRunner::Run(ActiveRun& run) {
   };
   if (run.nothing_to_run) {
     final_report.set_end_reason("queries");
+    final_report.set_end_reason_kind(v1::END_REASON_QUERIES);
   } else if (run.plan.prepare_only()) {
     LoadParts(run, final_report);
   } else {
@@ -106,14 +107,16 @@ void AssignmentRunner::Run(ActiveRun& run) {
     if (!result.ok()) {
       // Nothing ran (connecting failed): the status says why, without the password.
       final_report.set_end_reason("not started");
+      final_report.set_end_reason_kind(v1::END_REASON_NOT_STARTED);
       final_report.set_fatal_error(db::Redact(
           absl::StrCat("run ", run.run_id, ": ", result.status().message()), run.password));
     } else {
       final_report.set_end_reason(db::Redact(result->end_reason, run.password));
+      final_report.set_end_reason_kind(result->end_reason_kind);
       final_report.set_setup_s(result->setup_s);
       final_report.set_measured_s(result->measured_s);
       final_report.set_not_started(result->not_started);
-      if (absl::StartsWith(result->end_reason, "fatal error")) {
+      if (result->end_reason_kind == v1::END_REASON_FATAL_ERROR) {
         final_report.set_fatal_error(final_report.end_reason());
       }
     }
@@ -141,6 +144,7 @@ void AssignmentRunner::LoadParts(ActiveRun& run, v1::AgentReport& final_report) 
   const int count = static_cast<int>(run.share.clients.value_or(0));
   if (count == 0) {
     final_report.set_end_reason("loaded no parts");
+    final_report.set_end_reason_kind(v1::END_REASON_LOADED);
     return;
   }
   LoadOptions options{
@@ -155,9 +159,11 @@ void AssignmentRunner::LoadParts(ActiveRun& run, v1::AgentReport& final_report) 
     final_report.set_end_reason(count == 1
                                     ? absl::StrCat("loaded part ", first)
                                     : absl::StrCat("loaded parts ", first, "-", first + count - 1));
+    final_report.set_end_reason_kind(v1::END_REASON_LOADED);
   } else {
     final_report.set_end_reason(
         db::Redact(absl::StrCat("fatal error: ", loaded.message()), run.password));
+    final_report.set_end_reason_kind(v1::END_REASON_FATAL_ERROR);
     final_report.set_fatal_error(final_report.end_reason());
   }
 }

@@ -349,18 +349,25 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
       }
       clock.SleepUntil(wake);
     }
+    v1::EndReasonKind& end_kind = result.end_reason_kind;
     if (hooks.interrupted != nullptr && hooks.interrupted->load()) {
+      end_kind = v1::END_REASON_INTERRUPTED;
       end_reason = "interrupted";
     } else if (requests.stop_reason) {
+      end_kind = v1::END_REASON_STOPPED;
       end_reason = absl::StrCat("stopped: ", *requests.stop_reason);
     } else if (load_over()) {
       if (const auto fatal = runner.fatal_error()) {
+        end_kind = v1::END_REASON_FATAL_ERROR;
         end_reason = absl::StrCat("fatal error ", fatal->code, ": ", fatal->message);
       } else if (knee_ended_run) {
+        end_kind = v1::END_REASON_KNEE;
         end_reason = "knee";
       } else if ((staged ? stage_count_done() : budget > 0) && clock.Now() < deadline) {
+        end_kind = v1::END_REASON_QUERIES;
         end_reason = "queries";
       } else {
+        end_kind = v1::END_REASON_DURATION;
         end_reason = "duration";
       }
     } else {
@@ -404,7 +411,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   capture.reset();  // the plans asked for reach on_plans before the caller's final report
   // A run bounded by time lasts until its deadline even if the last arrival came earlier.
   Nanos ended = std::max(runner.FinishedAt(), interval_start);
-  if (end_reason == "duration") ended = std::max(ended, deadline);
+  if (result.end_reason_kind == v1::END_REASON_DURATION) ended = std::max(ended, deadline);
   close_interval(ended);
   result.measured_s = in_warmup ? 0 : static_cast<double>(ended - measured_from) / kSecond;
   result.not_started = runner.not_started();

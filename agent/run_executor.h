@@ -123,8 +123,10 @@ struct ExecutionHooks {
 struct ExecutionResult {
   double measured_s = 0;     // from the end of the warm-up to the end of the run
   uint64_t not_started = 0;  // open loop: arrivals missed at the end
-  // "duration", "queries", "interrupted", "stopped: …", "fatal error CODE: …"
+  // "duration", "queries", "interrupted", "stopped: …", "fatal error CODE: …": the words of
+  // end_reason_kind.
   std::string end_reason;
+  dbload::v1::EndReasonKind end_reason_kind = dbload::v1::END_REASON_UNSPECIFIED;
   std::string started_at;  // RFC 3339, UTC
   // Reading the scenario's samples before the timed part (the "additional queries" that the
   // published reports subtract from the total).

@@ -385,6 +385,7 @@ void RunAgent(int index, const Options& o, const std::shared_ptr<grpc::Channel>&
     f.set_final(true);
     f.set_elapsed_s(static_cast<double>(sequence - 1));
     f.set_end_reason("duration");
+    f.set_end_reason_kind(v1::END_REASON_DURATION);
     f.set_measured_s(static_cast<double>(sequence - 1));
     if (stream->Write(m)) shared.finals_sent++;
   }
@@ -537,8 +538,9 @@ int Agents(const Options& o) {
       grpc::ClientContext ctx;
       v1::GetReportRequest req;
       req.set_run_id(submitted.run_id());
-      if (control->GetReport(&ctx, req, &report).ok() && report.end_reason() != "running" &&
-          !report.end_reason().empty()) {
+      if (control->GetReport(&ctx, req, &report).ok() &&
+          report.run_state() != v1::RUN_STATE_RUNNING &&
+          report.run_state() != v1::RUN_STATE_UNSPECIFIED) {
         done = true;
       }
     }

@@ -15,6 +15,7 @@
 #include "absl/strings/str_replace.h"
 #include "agent/agent_link.h"
 #include "plan/plan_limits.h"
+#include "proto/run_outcome.h"
 #include "report/report.h"
 
 namespace dbload {
@@ -27,7 +28,7 @@ constexpr auto kCallTimeout = std::chrono::seconds(10);
 constexpr auto kInterruptPoll = std::chrono::milliseconds(50);
 
 // "not started: run run-1-0a1b2c3d: connecting to …" -> "connecting to …": the run id means
-// nothing to someone whose run never started.
+// nothing to someone whose run never started (only the words are trimmed: the kind said it).
 std::string NotStartedReason(const std::string& end_reason, const std::string& run_id) {
   std::string reason = end_reason;
   if (absl::StartsWith(reason, "not started: ")) reason = reason.substr(13);
@@ -105,8 +106,8 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
       stub.Watch(&watch_context, watch_request);
   v1::RunProgress progress;
   while (reader->Read(&progress)) {
-    const bool terminal = progress.state() != "running";
-    if (!(terminal && absl::StartsWith(progress.end_reason(), "not started"))) {
+    const bool terminal = RunStateOf(progress) != v1::RUN_STATE_RUNNING;
+    if (!(terminal && EndReasonKindOf(progress) == v1::END_REASON_NOT_STARTED)) {
       for (const v1::IntervalSample& sample : held) emit(sample);
       held.clear();
     }
@@ -134,7 +135,9 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
     return kExitUsage;
   }
   const std::string& end_reason = last.end_reason();
-  if (absl::StartsWith(end_reason, "not started")) {
+  const v1::RunState state = RunStateOf(last);
+  const v1::EndReasonKind end_kind = EndReasonKindOf(last);
+  if (end_kind == v1::END_REASON_NOT_STARTED) {
     stop_watcher();
     std::cerr << "dbload: " << InPlan(options, NotStartedReason(end_reason, last.run_id())) << "\n";
     return kExitUsage;
@@ -144,10 +147,7 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
   if (!options.print_report && options.report_path.empty()) {
     stop_watcher();
     std::cout << "run " << last.run_id() << " " << last.state() << ": " << end_reason << std::endl;
-    if (last.state() == "interrupted") return kExitInterrupted;
-    if (last.state() == "aborted") return kExitAborted;
-    if (last.state() == "failed") return kExitRunFailed;
-    return last.degraded() ? kExitDegraded : kExitOk;
+    return RunExitCode(state, end_kind, last.degraded());
   }
   grpc::ClientContext report_context;
   report_context.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
@@ -165,7 +165,7 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
   }
   absl::Status completed;
   // A degraded run's rows cannot match: the lost agent's last transactions are not in it.
-  if (options.complete_report && last.state() == "finished" && !last.degraded()) {
+  if (options.complete_report && state == v1::RUN_STATE_FINISHED && !last.degraded()) {
     completed = options.complete_report(report);
   }
   if (options.print_report) std::cout << "\n" << RenderReportText(report);
@@ -182,25 +182,37 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
     std::cerr << "dbload: " << InPlan(options, std::string(completed.message())) << "\n";
     return kExitRunFailed;
   }
-  if (last.state() == "interrupted") return kExitInterrupted;
-  if (last.state() == "aborted") {
+  const int code = RunExitCode(state, end_kind, last.degraded() || report.degraded());
+  if (code == kExitAborted) {
     std::cerr << "dbload: " << InPlan(options, absl::StrCat("run ", end_reason)) << "\n";
-    return kExitAborted;
-  }
-  if (last.state() == "failed" || absl::StartsWith(end_reason, "fatal")) {
+  } else if (code == kExitRunFailed) {
     // The report above says it too, but a script reading stderr must not miss it.
     std::cerr << "dbload: " << InPlan(options, absl::StrCat("run ended by ", end_reason)) << "\n";
-    return kExitRunFailed;
-  }
-  if (last.degraded() || report.degraded()) {
+  } else if (code == kExitDegraded) {
     std::cerr << "dbload: "
               << InPlan(options, absl::StrCat("run degraded: ", report.lost_agents_size(),
                                               " agent(s) lost before their final report; see "
                                               "DEGRADED in the report (JSON: lost_agents)"))
               << "\n";
-    return kExitDegraded;
   }
-  return kExitOk;
+  return code;
+}
+
+int RunExitCode(v1::RunState state, v1::EndReasonKind end_kind, bool degraded) {
+  if (end_kind == v1::END_REASON_NOT_STARTED) return kExitUsage;
+  switch (state) {
+    case v1::RUN_STATE_STOPPED:
+    case v1::RUN_STATE_INTERRUPTED:
+      return kExitInterrupted;
+    case v1::RUN_STATE_ABORTED:
+      return kExitAborted;
+    case v1::RUN_STATE_FAILED:
+      return kExitRunFailed;
+    default:
+      break;
+  }
+  if (end_kind == v1::END_REASON_FATAL_ERROR) return kExitRunFailed;
+  return degraded ? kExitDegraded : kExitOk;
 }
 
 }  // namespace dbload

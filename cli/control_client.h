@@ -51,6 +51,11 @@ struct FollowOptions {
 int FollowRun(dbload::v1::Control::Stub& stub, const std::string& run_id,
               const FollowOptions& options);
 
+// The exit code of a run that ended as `state` and `end_kind` say, `degraded` when it lost an
+// agent (as FollowRun returns it; a failed row check aside): 2 it never started; 130 stopped or
+// interrupted; 3 aborted; 1 failed or ended by a fatal error; 4 degraded; else 0.
+int RunExitCode(dbload::v1::RunState state, dbload::v1::EndReasonKind end_kind, bool degraded);
+
 }  // namespace dbload
 
 #endif  // DBLOAD_CLI_CONTROL_CLIENT_H_

@@ -46,9 +46,11 @@ absl::StatusOr<v1::RunReport> RunPlanLocally(const v1::Plan& plan, db::Driver& d
   absl::StatusOr<ExecutionResult> result =
       ExecuteRun(plan, share, driver, scenario, clock, execution_hooks);
   if (!result.ok()) return result.status();
-  return builder.Finish(result->measured_s + result->setup_s, result->setup_s,
-                        result->not_started, result->end_reason,
-                        result->started_at, stage_seconds);
+  v1::RunReport report =
+      builder.Finish(result->measured_s + result->setup_s, result->setup_s, result->not_started,
+                     result->end_reason, result->started_at, stage_seconds);
+  report.set_end_reason_kind(result->end_reason_kind);
+  return report;
 }
 
 }  // namespace dbload

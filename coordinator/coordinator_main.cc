@@ -21,6 +21,7 @@
 #include "process/exit_codes.h"
 #include "process/flag_args.h"
 #include "process/stop_signal.h"
+#include "proto/run_outcome.h"
 
 namespace dbload {
 namespace {
@@ -196,7 +197,7 @@ int Main(int argc, char** argv) {
     }
     restored = *std::move(loaded);
     for (v1::RunReport& report : restored) {
-      if (report.state() != "running") continue;
+      if (RunStateOf(report) != v1::RUN_STATE_RUNNING) continue;
       MarkInterruptedByRestart(report);
       if (absl::Status saved = run_store->Save(report); !saved.ok()) {
         std::cerr << "dbload-coordinator: " << saved.message() << "\n";

@@ -386,7 +386,7 @@ void CoordinatorService::Impl::Shutdown(Nanos grace) {
     if (shutting_down_) return;
     shutting_down_ = true;
     for (auto& [id, run] : runs_) {
-      if (!run->done()) run->Stop("interrupted", "the coordinator is shutting down");
+      if (!run->done()) run->Stop(v1::END_REASON_INTERRUPTED, "the coordinator is shutting down");
     }
     progress_cv_.notify_all();
   }
@@ -567,7 +567,7 @@ grpc::Status CoordinatorService::Impl::Stop(const v1::StopRequest& request) {
   if (run->done() || run->stopping()) return grpc::Status::OK;
   // The run ends once the agents confirm with their final reports, which carry what they did
   // until they stopped; Tick ends it anyway after stop_grace.
-  run->Stop("stopped", "stop requested");
+  run->Stop(v1::END_REASON_STOPPED, "stop requested");
   Log(absl::StrCat("run ", run->id(), ": stop requested"));
   return grpc::Status::OK;
 }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "proto/run_outcome.h"
 
 namespace dbload {
 
@@ -181,6 +182,7 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
     progress.measured_s = report.measured_s();
     progress.not_started = report.not_started();
     progress.end_reason = report.end_reason();
+    progress.end_reason_kind = EndReasonKindOf(report);  // an older agent's from its text
     setup_s_ = std::max(setup_s_, report.setup_s());
   }
   return absl::OkStatus();

@@ -36,6 +36,7 @@ struct AgentProgress {
   double measured_s = 0;
   uint64_t not_started = 0;
   std::string end_reason;
+  dbload::v1::EndReasonKind end_reason_kind = dbload::v1::END_REASON_UNSPECIFIED;
   std::string fatal_error;
   // Measured response times over all query types: the per-agent percentiles of the report.
   Histogram response_time;

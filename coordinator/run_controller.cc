@@ -16,6 +16,7 @@
 #include "coordinator/saturation.h"
 #include "plan/plan_limits.h"
 #include "plan/durations.h"
+#include "proto/run_outcome.h"
 
 namespace dbload {
 
@@ -120,11 +121,11 @@ RunController::RunController(RunEnvironment& env, RunLaunch launch, ProbeSession
   // (A probe quick enough to have read max_connections already may have refused the run.)
   if (env_.saver.enabled() && !done_) {
     v1::RunReport so_far = aggregator_->ReportSoFar("running", started_at_);
-    so_far.set_state("running");
+    SetRunState(so_far, v1::RUN_STATE_RUNNING);
     env_.saver.Save(so_far, id_);
   }
   if (env_.metrics != nullptr && !done_) {
-    env_.metrics->SetRunState(id_, plan.scenario(), "running");
+    env_.metrics->SetRunState(id_, plan.scenario(), RunStateText(v1::RUN_STATE_RUNNING));
   }
 }
 
@@ -134,7 +135,7 @@ RunController::RunController(RunEnvironment& env, v1::RunReport report) : env_(e
   plan_ = report.plan();
   started_at_ = report.started_at();
   done_ = true;
-  state_ = restored.state;
+  state_ = restored.run_state;
   report_ = std::move(report);
   PushProgress(std::move(restored.progress));
 }
@@ -201,8 +202,9 @@ void RunController::OnProbeReading() {
   if (load_ended_at_) MaybeFinish();
 }
 
-void RunController::Stop(const std::string& stop_reason, const std::string& told_agents) {
-  stop_reason_ = stop_reason;
+void RunController::Stop(v1::EndReasonKind why, const std::string& told_agents) {
+  stop_kind_ = why;
+  stop_reason_ = why == v1::END_REASON_STOPPED ? "stopped" : "interrupted";
   stop_sent_at_ = env_.clock.Now();
   SendStop(told_agents);
 }
@@ -227,7 +229,7 @@ v1::RunReport RunController::Report() {
   v1::RunReport report = aggregator_->ReportSoFar("running", started_at_);
   CompleteReport(report);
   report.set_run_id(id_);
-  report.set_state("running");
+  SetRunState(report, v1::RUN_STATE_RUNNING);
   return report;
 }
 
@@ -504,9 +506,10 @@ void RunController::PushProgress(v1::RunProgress progress) {
 void RunController::PushIntervals(Nanos now) {
   for (v1::IntervalSample& sample :
        aggregator_->CloseInterval(Seconds(now - started_), MetricsObserver())) {
-    if (abort_monitor_ && stop_reason_.empty() && !done_) {
+    if (abort_monitor_ && !stopping() && !done_) {
       if (std::optional<std::string> why = abort_monitor_->Observe(sample)) {
         // Like a stop: the agents' final reports carry what they did until they stopped.
+        stop_kind_ = v1::END_REASON_ABORTED;
         stop_reason_ = absl::StrCat("aborted: ", *why);
         stop_sent_at_ = now;
         SendStop(stop_reason_);
@@ -515,7 +518,8 @@ void RunController::PushIntervals(Nanos now) {
     }
     v1::RunProgress progress;
     progress.set_run_id(id_);
-    progress.set_state("running");
+    progress.set_run_state(v1::RUN_STATE_RUNNING);
+    progress.set_state(RunStateText(v1::RUN_STATE_RUNNING));
     *progress.mutable_interval() = std::move(sample);
     progress.set_agents(WorkingAgents());
     progress.set_degraded(!lost_.empty());
@@ -527,7 +531,7 @@ void RunController::PushIntervals(Nanos now) {
     // What a restart would have to show: the report so far, marked running.
     last_saved_ = now;
     v1::RunReport so_far = aggregator_->ReportSoFar("running", started_at_);
-    so_far.set_state("running");
+    SetRunState(so_far, v1::RUN_STATE_RUNNING);
     CompleteReport(so_far);
     env_.saver.Save(so_far, id_);
   }

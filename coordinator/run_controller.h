@@ -89,7 +89,7 @@ class RunController {
   const std::string& started_at() const { return started_at_; }
   const std::vector<std::string>& participants() const { return participants_; }
   bool done() const { return done_; }
-  bool stopping() const { return !stop_reason_.empty(); }
+  bool stopping() const { return stop_kind_ != v1::END_REASON_UNSPECIFIED; }
   const ProgressRing& progress() const { return progress_; }
 
   // A report of the run from the agent connected as `agent_name` (working as
@@ -120,9 +120,9 @@ class RunController {
   void Poll(Nanos now);
   // The probe read: held assignments may go out, and a run waiting for its last reading end.
   void OnProbeReading();
-  // Tells the agents to stop (`told_agents` says why); the run ends as `stop_reason` says once
-  // they confirm (or after the stop grace).
-  void Stop(const std::string& stop_reason, const std::string& told_agents);
+  // Tells the agents to stop (`told_agents` says why); the run ends as `why` says (STOPPED: asked
+  // to; INTERRUPTED: the coordinator shuts down) once they confirm (or after the stop grace).
+  void Stop(v1::EndReasonKind why, const std::string& told_agents);
   // Ends the run now, every participant without its final report lost for `why`.
   void EndWithoutFinalReports(const std::string& why);
   // The report: the final one, or the report so far, marked running.
@@ -206,13 +206,15 @@ class RunController {
   std::map<std::string, std::string> connection_of_;
   std::map<std::string, double> joined_at_s_;
   std::set<std::string> shares_handed_over_;  // lost agents whose unused queries a joiner took
-  std::string stop_reason_;                   // "stopped" or "interrupted" once asked to stop
+  // Once asked to stop (or aborted): why, and its words ("stopped", "aborted: p99 …").
+  v1::EndReasonKind stop_kind_ = v1::END_REASON_UNSPECIFIED;
+  std::string stop_reason_;
   std::optional<Nanos> stop_sent_at_;
   Nanos last_saved_ = 0;  // --state-dir: when the report so far was last written
   std::optional<Nanos> interval_due_;  // the tick whose interval waits for an agent's report
   std::string failure_;   // a report that could not be merged
   bool done_ = false;
-  std::string state_ = "running";
+  v1::RunState state_ = v1::RUN_STATE_RUNNING;
   v1::RunReport report_;   // once done
   ProgressRing progress_;  // for watchers
   // The database probe (inactive for the noop driver or when the plan turns it off), what it

@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/loss_bound.h"
 #include "coordinator/metrics_exporter.h"
 #include "coordinator/run_controller.h"
 #include "coordinator/saturation.h"
+#include "proto/run_outcome.h"
 
 namespace dbload {
 
@@ -76,6 +76,9 @@ void RunController::FinishRun() {
   PushIntervals(now);
 
   std::vector<std::string> agent_reasons;
+  // The run's kind when its agents decide it: the first agent's (in agent order) that gave a
+  // reason, as the joined text begins with it.
+  v1::EndReasonKind agents_kind = v1::END_REASON_UNSPECIFIED;
   bool fatal = false;
   for (const std::string& name : participants_) {
     const AgentProgress& progress = aggregator_->agents().at(name);
@@ -92,27 +95,39 @@ void RunController::FinishRun() {
     }
     if (!reason.empty() &&
         std::find(agent_reasons.begin(), agent_reasons.end(), reason) == agent_reasons.end()) {
+      if (agent_reasons.empty()) {
+        agents_kind =
+            progress.end_reason.empty() ? v1::END_REASON_FATAL_ERROR : progress.end_reason_kind;
+      }
       agent_reasons.push_back(reason);
     }
   }
   std::string end_reason;
+  v1::EndReasonKind end_kind = v1::END_REASON_UNSPECIFIED;
   if (!refusal_.empty()) {
     end_reason = absl::StrCat("not started: ", refusal_);
-    state_ = "failed";
+    end_kind = v1::END_REASON_NOT_STARTED;
+    state_ = v1::RUN_STATE_FAILED;
   } else if (!failure_.empty()) {
     end_reason = absl::StrCat("failed: ", failure_);
-    state_ = "failed";
-  } else if (!stop_reason_.empty()) {
+    end_kind = v1::END_REASON_FAILED;
+    state_ = v1::RUN_STATE_FAILED;
+  } else if (stopping()) {
     end_reason = stop_reason_;
-    state_ = absl::StartsWith(stop_reason_, "aborted") ? "aborted" : "interrupted";
+    end_kind = stop_kind_;
+    state_ = stop_kind_ == v1::END_REASON_ABORTED   ? v1::RUN_STATE_ABORTED
+             : stop_kind_ == v1::END_REASON_STOPPED ? v1::RUN_STATE_STOPPED
+                                                    : v1::RUN_STATE_INTERRUPTED;
   } else if (agent_reasons.empty()) {
     end_reason = "failed: every agent was lost";
-    state_ = "failed";
+    end_kind = v1::END_REASON_AGENTS_LOST;
+    state_ = v1::RUN_STATE_FAILED;
   } else {
     // Agents usually agree ("duration"); with a query split one may end by "queries" and another
     // by "duration", and the report says both.
     end_reason = absl::StrJoin(agent_reasons, ", ");
-    state_ = fatal ? "failed" : "finished";
+    end_kind = agents_kind;
+    state_ = fatal ? v1::RUN_STATE_FAILED : v1::RUN_STATE_FINISHED;
   }
   if (!lost_.empty() && failure_.empty()) {
     std::vector<std::string> lost;
@@ -125,7 +140,8 @@ void RunController::FinishRun() {
   report_ =
       aggregator_->Finish(Seconds(now - started_), end_reason, started_at_, MetricsObserver());
   report_.set_run_id(id_);
-  report_.set_state(state_ == "interrupted" && stop_reason_ == "stopped" ? "stopped" : state_);
+  SetRunState(report_, state_);
+  report_.set_end_reason_kind(end_kind);
   TakeProbeReadings();
   if (auto probe = probe_.Retire()) env_.retired_probes->push_back(std::move(probe));
   CompleteReport(report_);
@@ -151,21 +167,24 @@ void RunController::FinishRun() {
   done_ = true;
   v1::RunProgress progress;
   progress.set_run_id(id_);
-  progress.set_state(state_);
+  progress.set_run_state(state_);
+  // The progress has always said "interrupted" for a stop too, and older clients read it.
+  progress.set_state(
+      RunStateText(state_ == v1::RUN_STATE_STOPPED ? v1::RUN_STATE_INTERRUPTED : state_));
   progress.set_agents(WorkingAgents());
   progress.set_end_reason(end_reason);
+  progress.set_end_reason_kind(end_kind);
   progress.set_degraded(!lost_.empty());
+  const std::string logged_state = progress.state();
   PushProgress(std::move(progress));
   if (env_.metrics != nullptr) {
     // The metrics tell a stop asked for ("stopped") from a coordinator shutting down
-    // ("interrupted"); the progress state says "interrupted" for both.
-    const std::string metrics_state =
-        state_ == "interrupted" && stop_reason_ == "stopped" ? "stopped" : state_;
-    env_.metrics->SetRunState(id_, plan_.scenario(), metrics_state);
+    // ("interrupted").
+    env_.metrics->SetRunState(id_, plan_.scenario(), RunStateText(state_));
     env_.metrics->SetAgentsLost(id_, plan_.scenario(), static_cast<int>(lost_.size()));
   }
-  Log(absl::StrCat("run ", id_, " ", state_, ": ", end_reason, "; executed ", report_.executed(),
-                   ", errors ", report_.errors()));
+  Log(absl::StrCat("run ", id_, " ", logged_state, ": ", end_reason, "; executed ",
+                   report_.executed(), ", errors ", report_.errors()));
 }
 
 void RunController::CompleteReport(v1::RunReport& report) {

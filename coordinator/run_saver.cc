@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include "absl/strings/str_cat.h"
+#include "proto/run_outcome.h"
 
 namespace dbload {
 
@@ -24,10 +25,14 @@ void RunSaver::Save(const v1::RunReport& report, const std::string& run_id) cons
 
 RestoredRun Restore(const v1::RunReport& report) {
   RestoredRun restored;
-  restored.state = report.state().empty() ? "finished" : report.state();
+  restored.run_state = RunStateOf(report);
+  if (restored.run_state == v1::RUN_STATE_UNSPECIFIED) restored.run_state = v1::RUN_STATE_FINISHED;
+  restored.state = report.state().empty() ? RunStateText(restored.run_state) : report.state();
   restored.progress.set_run_id(report.run_id());
+  restored.progress.set_run_state(restored.run_state);
   restored.progress.set_state(restored.state);
   restored.progress.set_end_reason(report.end_reason());
+  restored.progress.set_end_reason_kind(EndReasonKindOf(report));
   restored.progress.set_degraded(report.degraded());
   return restored;
 }

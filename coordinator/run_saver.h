@@ -41,7 +41,9 @@ class RunSaver {
 
 // A run of an earlier life of the coordinator (RunStore::LoadAll), served like a finished one.
 struct RestoredRun {
-  std::string state;  // the saved state; "finished" when the report has none
+  // The saved state, in words and as code reads it; finished when the report has none.
+  std::string state;
+  dbload::v1::RunState run_state = dbload::v1::RUN_STATE_UNSPECIFIED;
   // What a watcher of the restored run sees: how it ended, as it would have then.
   dbload::v1::RunProgress progress;
 };

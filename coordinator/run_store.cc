@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "proto/run_outcome.h"
 #include "report/report.h"
 
 namespace dbload {
@@ -72,8 +73,9 @@ absl::StatusOr<std::vector<v1::RunReport>> RunStore::LoadAll() const {
 }
 
 void MarkInterruptedByRestart(v1::RunReport& report) {
-  if (report.state() != "running") return;
-  report.set_state("interrupted");
+  if (RunStateOf(report) != v1::RUN_STATE_RUNNING) return;
+  SetRunState(report, v1::RUN_STATE_INTERRUPTED);
+  report.set_end_reason_kind(v1::END_REASON_INTERRUPTED);
   report.set_end_reason(
       absl::StrFormat("interrupted: the coordinator stopped during the run; these are the numbers "
                       "saved after %.1f s",

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
+#include "proto/run_outcome.h"
 
 namespace dbload {
 
@@ -34,6 +35,7 @@ absl::StatusOr<v1::RunReport> ParseReportJson(const std::string& json) {
     return absl::InvalidArgumentError(absl::StrCat("report format version ",
                                                    report.format_version(), " is not supported"));
   }
+  FillEnumsFromText(report);  // a report written before the enums: from its words
   return report;
 }
 

@@ -8,6 +8,7 @@
 #include "base/bounded_file.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "proto/run_outcome.h"
 #include "report/report.h"
 
 namespace dbload {
@@ -51,6 +52,7 @@ absl::StatusOr<v1::SuiteIndex> ParseSuiteIndexJson(const std::string& json) {
         absl::StrCat("suite index format version ", index.format_version(),
                      " is not supported (this dbload reads ", kSuiteIndexFormat, ")"));
   }
+  FillEnumsFromText(index);  // an index written before the enums: from its words
   return index;
 }
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "base/percentile_interval.h"
 #include "process/exit_codes.h"
+#include "proto/run_outcome.h"
 #include "report/report.h"
 #include "suite/suite_index.h"
 #include "suite/suite_runs.h"
@@ -39,18 +40,18 @@ std::string Label(const v1::Suite& suite, const v1::SuiteRun& run) {
 
 // The state a run ended in, from dbload's exit code for it (the report's state can say
 // "finished" for a run whose row check then failed).
-std::string StateOf(int exit_code) {
+v1::SuiteRunState StateOf(int exit_code) {
   switch (exit_code) {
     case kExitOk:
-      return "finished";
+      return v1::SUITE_RUN_STATE_FINISHED;
     case kExitAborted:
-      return "aborted";
+      return v1::SUITE_RUN_STATE_ABORTED;
     case kExitDegraded:
-      return "degraded";
+      return v1::SUITE_RUN_STATE_DEGRADED;
     case kExitInterrupted:
-      return "interrupted";
+      return v1::SUITE_RUN_STATE_INTERRUPTED;
     default:
-      return "failed";
+      return v1::SUITE_RUN_STATE_FAILED;
   }
 }
 
@@ -186,7 +187,9 @@ std::vector<v1::Plan> DataPlans(const v1::Suite& suite, const std::vector<v1::Su
 }  // namespace
 
 bool SuiteRunDone(const v1::SuiteRun& run) {
-  return run.state() == "finished" || run.state() == "aborted" || run.state() == "degraded";
+  const v1::SuiteRunState state = SuiteRunStateOf(run);
+  return state == v1::SUITE_RUN_STATE_FINISHED || state == v1::SUITE_RUN_STATE_ABORTED ||
+         state == v1::SUITE_RUN_STATE_DEGRADED;
 }
 
 absl::Status CheckSuiteDirectory(const v1::Suite& suite, const SuiteRunOptions& options) {
@@ -337,7 +340,7 @@ int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecut
     bool untouched = true;
     bool any_left = false;
     for (size_t i = first; i < end; ++i) {
-      untouched = untouched && index.runs(i).state() == "pending";
+      untouched = untouched && SuiteRunStateOf(index.runs(i)) == v1::SUITE_RUN_STATE_PENDING;
       any_left = any_left || !SuiteRunDone(index.runs(i));
     }
     if (!any_left) {
@@ -366,7 +369,7 @@ int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecut
       v1::SuiteRun& run = *index.mutable_runs(static_cast<int>(i));
       if (SuiteRunDone(run)) continue;
       if (!prepared) {
-        run.set_state("failed");
+        SetSuiteRunState(run, v1::SUITE_RUN_STATE_FAILED);
         some_failed = true;
         continue;
       }
@@ -400,7 +403,9 @@ int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecut
         });
         progress.Finish();
       }
-      run.set_state(options.interrupted->load() ? "interrupted" : StateOf(code));
+      const v1::SuiteRunState state =
+          options.interrupted->load() ? v1::SUITE_RUN_STATE_INTERRUPTED : StateOf(code);
+      SetSuiteRunState(run, state);
       absl::StatusOr<v1::RunReport> report = ReadReport(report_path);
       run.set_run_id(report.ok() ? report->run_id() : "");
       if (report.ok()) {
@@ -413,10 +418,10 @@ int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecut
         out << "suite: " << Label(suite, run) << " " << run.state() << " (no report)" << std::endl;
       }
       if (!save()) return kExitUsage;
-      if (run.state() == "interrupted") return kExitInterrupted;
-      if (run.state() == "degraded") {
+      if (state == v1::SUITE_RUN_STATE_INTERRUPTED) return kExitInterrupted;
+      if (state == v1::SUITE_RUN_STATE_DEGRADED) {
         some_degraded = true;  // its report stands, marked; the suite goes on
-      } else if (run.state() != "finished") {
+      } else if (state != v1::SUITE_RUN_STATE_FINISHED) {
         some_failed = true;
       }
     }
@@ -434,11 +439,15 @@ int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecut
   index.set_finished_at(options.now());
   if (!save()) return kExitUsage;
   int finished = 0;
-  for (const v1::SuiteRun& run : index.runs()) finished += run.state() == "finished";
+  for (const v1::SuiteRun& run : index.runs()) {
+    finished += SuiteRunStateOf(run) == v1::SUITE_RUN_STATE_FINISHED;
+  }
   out << "suite: " << suite.name() << ": " << finished << " of " << index.runs_size()
       << " runs finished; index " << index_path << std::endl;
   // Degraded runs of an earlier invocation (--resume does not run them again) count too.
-  for (const v1::SuiteRun& run : index.runs()) some_degraded |= run.state() == "degraded";
+  for (const v1::SuiteRun& run : index.runs()) {
+    some_degraded |= SuiteRunStateOf(run) == v1::SUITE_RUN_STATE_DEGRADED;
+  }
   if (some_failed) return kExitRunFailed;
   return some_degraded ? kExitDegraded : kExitOk;
 }

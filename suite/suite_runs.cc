@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "plan/plan_validation.h"
 #include "plan/stage_program.h"
+#include "proto/run_outcome.h"
 
 namespace dbload {
 
@@ -35,7 +36,7 @@ std::vector<v1::SuiteRun> ExpandSuite(const v1::Suite& suite) {
           run.set_point(point);
           run.set_repetition(repetition);
           run.set_discarded(repetition == 0);
-          run.set_state("pending");
+          SetSuiteRunState(run, v1::SUITE_RUN_STATE_PENDING);
           run.set_report(repetition == 0 ? absl::StrCat(stem, "-w", warmup, ".json")
                                          : absl::StrCat(stem, "-r", repetition, ".json"));
         };

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
+#include "proto/run_outcome.h"
 #include "report/report.h"
 #include "report/report_compare.h"
 #include "report/report_html.h"
@@ -118,20 +119,22 @@ RunStatus StatusOf(const v1::SuiteRun& run, const v1::RunReport* report,
                    const std::string& problem) {
   if (run.discarded()) {
     // A warm-up that did not finish says so, as suite.json does: it is not a discarded result.
-    const bool finished = run.state() == "finished" || run.state() == "degraded";
+    const v1::SuiteRunState state = SuiteRunStateOf(run);
+    const bool finished =
+        state == v1::SUITE_RUN_STATE_FINISHED || state == v1::SUITE_RUN_STATE_DEGRADED;
     return {.measured = false,
             .status = finished ? "discarded (warm-up)"
                                : absl::StrCat(run.state().empty() ? "no state" : run.state(),
                                               " (warm-up)")};
   }
-  if (run.state() != "finished") {
+  if (SuiteRunStateOf(run) != v1::SUITE_RUN_STATE_FINISHED) {
     return {.measured = false, .status = run.state().empty() ? "no state" : run.state()};
   }
   if (!problem.empty()) return {.measured = false, .status = problem};
   if (report == nullptr || report->format_version() == 0) {
     return {.measured = false, .status = "no report"};
   }
-  if (report->state() != "finished") {
+  if (RunStateOf(*report) != v1::RUN_STATE_FINISHED) {
     return {.measured = false,
             .status =
                 absl::StrCat("report state: ", report->state().empty() ? "none" : report->state())};

@@ -131,7 +131,7 @@ TEST_F(RunControllerTest, AStoppedRunEndsAfterTheGraceWithoutFinalReports) {
   std::lock_guard lock(mu_);
   std::unique_ptr<RunController> run = Launch(2, {"a"});
   a->outbox.clear();
-  run->Stop("stopped", "stop requested");
+  run->Stop(v1::END_REASON_STOPPED, "stop requested");
   EXPECT_TRUE(run->stopping());
   ASSERT_EQ(Kinds(*a), std::vector<Kind>{Kind::kStop});
   EXPECT_EQ(a->outbox[0].stop().reason(), "stop requested");
