@@ -44,8 +44,7 @@ int RunCommand(const std::vector<std::string>& args) {
                    .min_agents = *agents,
                    .wait_for_agents = kLocalAgentWait,
                    .cluster = cluster->get()};
-  return RunPlanVia(via, loaded->plan, loaded->driver.get(), parsed->plan_path,
-                    {.report_path = parsed->report_path});
+  return RunPlanVia(via, loaded->plan, parsed->plan_path, {.report_path = parsed->report_path});
 }
 
 int SubmitCommand(const std::vector<std::string>& args) {
@@ -97,7 +96,7 @@ int SubmitCommand(const std::vector<std::string>& args) {
                                << (submitted.agents_size() == 1 ? "" : "s") << ": "
                                << absl::StrJoin(submitted.agents(), ", ") << std::endl;
                    }};
-  return RunPlanVia(via, *plan, nullptr, parsed->plan_path, {.report_path = parsed->report_path});
+  return RunPlanVia(via, *plan, parsed->plan_path, {.report_path = parsed->report_path});
 }
 
 }  // namespace dbload::cli

@@ -75,11 +75,11 @@ class CliSuiteExecutor : public SuiteExecutor {
       if (absl::Status status = ResolveWorkloadAt(resolved, base_dir_); !status.ok()) {
         return Fail(status);
       }
-      return RunPlanVia(via_, resolved, nullptr, plan.name(), options);
+      return RunPlanVia(via_, resolved, plan.name(), options);
     }
     absl::StatusOr<LoadedPlan> loaded = Load(plan);
     if (!loaded.ok()) return Fail(loaded.status());
-    return RunPlanVia(via_, loaded->plan, loaded->driver.get(), plan.name(), options);
+    return RunPlanVia(via_, loaded->plan, plan.name(), options);
   }
 
  private:

@@ -17,6 +17,7 @@
 #include "plan/plan_limits.h"
 #include "proto/run_outcome.h"
 #include "report/report.h"
+#include "report/row_changes.h"
 
 namespace dbload {
 
@@ -163,11 +164,8 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
               << "\n";
     return kExitUsage;
   }
-  absl::Status completed;
-  // A degraded run's rows cannot match: the lost agent's last transactions are not in it.
-  if (options.complete_report && state == v1::RUN_STATE_FINISHED && !last.degraded()) {
-    completed = options.complete_report(report);
-  }
+  // The rows the coordinator counted (runs that finished as planned only), against the report.
+  const absl::Status rows = RowChangesDisagreement(report);
   if (options.print_report) std::cout << "\n" << RenderReportText(report);
   if (!options.report_path.empty()) {
     if (absl::Status written = SaveReportJson(options.report_path, report);
@@ -178,8 +176,8 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
     std::cout << "\nReport written to " << options.report_path << "\n";
   }
   std::cout << std::flush;
-  if (!completed.ok()) {
-    std::cerr << "dbload: " << InPlan(options, std::string(completed.message())) << "\n";
+  if (!rows.ok()) {
+    std::cerr << "dbload: " << InPlan(options, std::string(rows.message())) << "\n";
     return kExitRunFailed;
   }
   const int code = RunExitCode(state, end_kind, last.degraded() || report.degraded());

@@ -33,9 +33,6 @@ struct FollowOptions {
   // Also given each interval as it is printed (or would be), on the calling thread; may be null.
   std::function<void(const dbload::v1::IntervalSample&)> on_interval;
   bool print_report = true;
-  // Called with the final report before it is printed or saved; may add to it (the row
-  // counts of `dbload run`). An error is printed after the report and the run exits with 1.
-  std::function<absl::Status(dbload::v1::RunReport&)> complete_report;
   // Polled while the run goes; when it becomes true, on_interrupt is called once (from another
   // thread): it asks the coordinator to stop the run, whose final report then follows.
   const std::atomic<bool>* interrupted = nullptr;
@@ -44,7 +41,8 @@ struct FollowOptions {
 
 // Follows a submitted run to its end: one line per interval (RenderIntervalLine), then the
 // report (RenderReportText, and --report JSON), and returns the exit code:
-//   0 the run finished; 1 it ended by a fatal database error (or failed); 4 it finished but
+//   0 the run finished; 1 it ended by a fatal database error (or failed), or the rows the
+//   coordinator counted disagree with the report (RowChangesDisagreement); 4 it finished but
 //   lost an agent (degraded); 130 it was stopped or interrupted; 2 it never started
 //   (unreachable database, wrong password, missing table: the agents' one-line reason goes to
 //   stderr, no report) or the coordinator was lost.

@@ -3,12 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
-#include <map>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "cli/cli_common.h"
-#include "cli/row_changes.h"
 #include "process/exit_codes.h"
 #include "process/stop_signal.h"
 
@@ -39,31 +36,10 @@ absl::StatusOr<v1::SubmitResponse> Submit(v1::Control::Stub& stub, const std::st
   return response;
 }
 
-// Submits a plan and follows it to its report and exit code, as `dbload run` does. `driver`
-// (may be null: the run is on other machines) counts the rows of write scenarios before and
-// after, to check them against the report.
-int RunPlanVia(const RunVia& via, const v1::Plan& plan, db::Driver* driver,
-               const std::string& source, FollowOptions options) {
-  // Write scenarios that declare their row changes are checked against the database's own
-  // counts. Not with a warm-up: its transactions change rows but are not in the report.
-  const auto declared = DeclaredChanges(plan);
-  std::set<std::string> changed_tables;
-  for (const auto& by_query_type : declared) {
-    for (const auto& table_rows : by_query_type.second) changed_tables.insert(table_rows.first);
-  }
-  std::map<std::string, int64_t> rows_before;
-  const bool check_rows = driver != nullptr && !changed_tables.empty() && plan.warmup_ns() == 0;
-  if (check_rows) {
-    absl::StatusOr<std::map<std::string, int64_t>> counted = CountRows(*driver, changed_tables);
-    if (!counted.ok()) {
-      return Fail(absl::Status(counted.status().code(),
-                               absl::StrCat(source, ": ", counted.status().message())));
-    }
-    rows_before = *std::move(counted);
-  } else if (!changed_tables.empty() && driver != nullptr) {
-    std::cout << "(rows changed are not checked: the warm-up's transactions change rows but are "
-                 "not in the report)\n";
-  }
+// Submits a plan and follows it to its report and exit code, as `dbload run` does. The report
+// is the coordinator's, row changes included.
+int RunPlanVia(const RunVia& via, const v1::Plan& plan, const std::string& source,
+               FollowOptions options) {
   if (StopRequested().load()) return kExitInterrupted;
   absl::StatusOr<v1::SubmitResponse> submitted =
       Submit(*via.stub, via.address, plan, source, via.min_agents, via.wait_for_agents,
@@ -88,13 +64,6 @@ int RunPlanVia(const RunVia& via, const v1::Plan& plan, db::Driver* driver,
       request.set_run_id(run_id);
       v1::StopResponse response;
       via.stub->Stop(&context, request, &response);
-    };
-  }
-  if (check_rows) {
-    options.complete_report = [&](v1::RunReport& report) -> absl::Status {
-      absl::StatusOr<std::map<std::string, int64_t>> after = CountRows(*driver, changed_tables);
-      if (!after.ok()) return after.status();
-      return CheckRowChanges(declared, rows_before, *after, report);
     };
   }
   return FollowRun(*via.stub, run_id, options);

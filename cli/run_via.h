@@ -9,7 +9,6 @@
 #include "base/clock.h"
 #include "cli/control_client.h"
 #include "cli/local_cluster.h"
-#include "db/driver.h"
 #include "dbload/v1/control.grpc.pb.h"
 #include "dbload/v1/plan.pb.h"
 
@@ -37,10 +36,9 @@ struct RunVia {
   std::function<void(const v1::SubmitResponse&)> on_submitted;
 };
 
-// Submits a plan and follows it to its report and exit code. `driver` (may be null: the run is
-// on other machines) counts the rows of write scenarios before and after (row_changes.h).
-int RunPlanVia(const RunVia& via, const v1::Plan& plan, db::Driver* driver,
-               const std::string& source, FollowOptions options);
+// Submits a plan and follows it to its report and exit code (FollowRun).
+int RunPlanVia(const RunVia& via, const v1::Plan& plan, const std::string& source,
+               FollowOptions options);
 
 }  // namespace dbload::cli
 

@@ -26,6 +26,7 @@
 #include "coordinator/plan_admission.h"
 #include "coordinator/planner.h"
 #include "coordinator/probe_session.h"
+#include "coordinator/row_check.h"
 #include "coordinator/run_controller.h"
 #include "coordinator/run_saver.h"
 #include "dbload/v1/agent.grpc.pb.h"
@@ -111,6 +112,8 @@ class CoordinatorService::Impl {
       }
     }
     probes.clear();
+    // Row checks' counting threads call back too: their runs wait for them.
+    runs_.clear();
   }
 
   grpc::Service* agent_link_service() { return &agent_link_; }
@@ -219,7 +222,8 @@ class CoordinatorService::Impl {
 
   std::atomic<bool> stop_ticker_{false};
   std::thread ticker_;
-  // Set by probes' threads when a reading arrived; the ticker then finishes runs waiting for it.
+  // Set by probes' threads when a reading arrived, and by row checks' when a count is in; the
+  // ticker then releases the assignments or finishes the runs waiting for it.
   std::atomic<bool> probe_reading_arrived_{false};
   // Probes of ended runs, destroyed outside mu_ (their thread may be in a statement).
   std::vector<std::unique_ptr<DatabaseProbe>> retired_probes_;
@@ -455,6 +459,10 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
   const Nanos deadline = clock_.Now() + wait;
   // Checked and resolved before the lock: a resolver may take seconds.
   const absl::StatusOr<v1::Target> probe_target = options_.probe_factory->Resolve(plan);
+  // Its rows are counted here, once for the run (RunController holds the load for the count).
+  RowCheck rows = RowCheck::For(
+      plan, [this](const v1::Plan& p) { return options_.probe_factory->MakeRowCounter(p); },
+      [this] { probe_reading_arrived_.store(true); });
   std::unique_lock lock(mu_);
   std::vector<std::shared_ptr<AgentConn>> idle;
   std::vector<std::string> idle_names;
@@ -504,7 +512,8 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
                    .coordinator_host = "",
                    .shares = shares,
                    .agents = idle,
-                   .names = idle_names};
+                   .names = idle_names,
+                   .rows = std::move(rows)};
   if (char host[256] = {}; gethostname(host, sizeof(host) - 1) == 0) {
     launch.coordinator_host = host;
   }

@@ -106,7 +106,9 @@ struct CoordinatorOptions {
 // what each lost agent ran after its last report; the load is split again over the survivors),
 // or after Stop once the agents confirm (or stop_grace passes). An agent report that
 // cannot be merged exactly (a gap, an unknown query type) fails the run and stops its load.
-// Finished runs' reports are kept in memory.
+// A write scenario that declares its row changes has its tables counted by the coordinator,
+// once for the run, before the load and after it (RowCheck), and its report says what the
+// database counted. Finished runs' reports are kept in memory.
 //
 // All timing goes through the injected clock.
 class CoordinatorService {

@@ -152,4 +152,28 @@ ProbeSession DatabaseProbeFactory::Start(const std::string& run_id, const v1::Pl
       std::move(server));
 }
 
+absl::StatusOr<RowCounter> DatabaseProbeFactory::MakeRowCounter(const v1::Plan& plan) {
+  const v1::Target& target = plan.target();
+  if (target.driver() == "noop") return RowCounter();
+  absl::StatusOr<std::string> password = ReadTargetPassword(target);
+  if (!password.ok()) {
+    return absl::Status(password.status().code(), absl::StrCat(password.status().message(),
+                                                               " (on the coordinator's machine)"));
+  }
+  // Like the probe, only with the coordinator's consent; the rows are the target database's.
+  v1::Target dialed = target;
+  absl::StatusOr<std::string> endpoint =
+      ApplyAllowTarget(options_.allow_target, *options_.resolver,
+                       {.subject = "the coordinator",
+                        .remedy = options_.remedy,
+                        .purpose = "to count the rows the run changes"},
+                       dialed);
+  if (!endpoint.ok()) return endpoint.status();
+  absl::StatusOr<std::unique_ptr<db::Driver>> made = db::MakeDriver(dialed, *password, clock_);
+  if (!made.ok()) return made.status();
+  std::shared_ptr<db::Driver> driver = *std::move(made);
+  return RowCounter(
+      [driver](const std::set<std::string>& tables) { return CountRows(*driver, tables); });
+}
+
 }  // namespace dbload

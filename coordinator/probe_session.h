@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "base/clock.h"
 #include "coordinator/db_probe.h"
+#include "coordinator/row_changes.h"
 #include "coordinator/saturation.h"
 #include "dbload/v1/plan.pb.h"
 #include "dbload/v1/report.pb.h"
@@ -74,7 +75,8 @@ class ProbeSession {
   std::string error_;
 };
 
-// Makes runs' probe sessions. The coordinator takes one through its options
+// Makes runs' probe sessions, and the counters of their row checks: the coordinator's own
+// connections to a run's target. The coordinator takes one through its options
 // (CoordinatorOptions::probe_factory), so that a test can hand runs probes of its own making.
 class ProbeFactory {
  public:
@@ -87,6 +89,11 @@ class ProbeFactory {
   virtual ProbeSession Start(const std::string& run_id, const dbload::v1::Plan& plan,
                              const absl::StatusOr<dbload::v1::Target>& dialed,
                              std::function<void()> on_reading) = 0;
+  // What counts the rows of the plan's tables for its row check (row_check.h): on the target's
+  // own database, with the driver and the password the probe uses and only with the same
+  // consent; or why it may not. An empty counter: the target has no rows to count (noop).
+  // Called at Submit outside the coordinator's lock (it resolves the target's host name).
+  virtual absl::StatusOr<RowCounter> MakeRowCounter(const dbload::v1::Plan& plan) = 0;
 };
 
 // The coordinator's own probe: the server's statistics over SQL (SqlProbeSource), its processes
@@ -108,6 +115,7 @@ class DatabaseProbeFactory final : public ProbeFactory {
   ProbeSession Start(const std::string& run_id, const dbload::v1::Plan& plan,
                      const absl::StatusOr<dbload::v1::Target>& dialed,
                      std::function<void()> on_reading) override;
+  absl::StatusOr<RowCounter> MakeRowCounter(const dbload::v1::Plan& plan) override;
 
  private:
   Clock& clock_;

@@ -44,6 +44,7 @@ RunController::RunController(RunEnvironment& env, RunLaunch launch, ProbeSession
       started_at_(std::move(launch.started_at)),
       statements_(launch.statements),
       probe_(std::move(probe)),
+      rows_(std::move(launch.rows)),
       connections_(launch.connections) {
   const v1::Plan& plan = plan_;
   const std::vector<AgentShare>& shares = launch.shares;
@@ -116,6 +117,7 @@ RunController::RunController(RunEnvironment& env, RunLaunch launch, ProbeSession
     held_assignments_.emplace_back(names[share.agent], std::move(message));
   }
   hold_deadline_ = env_.clock.Now() + kProbeFirstWait;
+  rows_.CountBefore();
   MaybeReleaseAssignments();
   last_saved_ = started_;
   // (A probe quick enough to have read max_connections already may have refused the run.)
@@ -199,7 +201,7 @@ void RunController::MaybeCloseInterval(Nanos now) {
 void RunController::OnProbeReading() {
   if (done_) return;
   MaybeReleaseAssignments();
-  if (load_ended_at_) MaybeFinish();
+  MaybeFinish();  // returns at once unless every agent is done
 }
 
 void RunController::Stop(v1::EndReasonKind why, const std::string& told_agents) {
@@ -435,6 +437,8 @@ void RunController::MaybeFinish() {
   for (const std::string& name : participants_) {
     if (!aggregator_->agents().at(name).final && lost_.count(name) == 0) return;
   }
+  // The rows after the load, counted meanwhile, for as long as the database takes.
+  const bool rows_counted = !EndsAsPlanned() || rows_.CountAfter();
   if (probe_.active()) {
     // One more reading after the load, so that the counters cover its last second. A probe
     // that is down is not waited for, nor one slower than kProbeFinalWait.
@@ -447,6 +451,7 @@ void RunController::MaybeFinish() {
     const bool read_after_load = probe_.last_reading_s() >= Seconds(*load_ended_at_ - started_);
     if (!read_after_load && probe_.up() && now - *load_ended_at_ < kProbeFinalWait) return;
   }
+  if (!rows_counted) return;
   FinishRun();
 }
 
@@ -465,6 +470,7 @@ void RunController::MaybeReleaseAssignments(bool force) {
   TakeProbeReadings();
   const Nanos now = env_.clock.Now();
   if (!force && !probe_.FirstReadingIn() && now < hold_deadline_) return;
+  if (!force && !rows_.BeforeIn()) return;
   if (RefusedByServer()) return;
   // The run's clock starts with its load; the probe's first reading is then slightly negative.
   probe_read_before_load_ = probe_.active() && probe_.has_readings();

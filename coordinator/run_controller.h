@@ -19,6 +19,7 @@
 #include "coordinator/planner.h"
 #include "coordinator/probe_session.h"
 #include "coordinator/progress_ring.h"
+#include "coordinator/row_check.h"
 #include "coordinator/run_aggregator.h"
 #include "coordinator/run_saver.h"
 #include "coordinator/run_shares.h"
@@ -66,6 +67,9 @@ struct RunLaunch {
   // The idle agents the plan was split over (AgentShare::agent indexes them), and their names.
   std::vector<std::shared_ptr<AgentConn>> agents;
   std::vector<std::string> names;
+  // The rows the run's write scenario changes, counted before its load and after it (none
+  // unless it declares its changes).
+  RowCheck rows;
 };
 
 // One run, from its assignments to its report: it sends agents their shares (held until the
@@ -74,6 +78,8 @@ struct RunLaunch {
 // publishes its intervals and progress (metrics, watchers, the --state-dir) and ends with one
 // report. It reaches agents only through the registry, as participants working for it. Not
 // thread-safe: the coordinator calls every method under its mutex.
+// A write scenario's rows are counted (RowCheck) before its assignments go out and after the
+// last final report, and the run waits for both counts.
 class RunController {
  public:
   // A new run: assigns the agents (the assignments are held until the probe has read, or
@@ -118,7 +124,8 @@ class RunController {
   void Tick(Nanos now);
   // Closes an interval that waited interval_wait for an agent's report.
   void Poll(Nanos now);
-  // The probe read: held assignments may go out, and a run waiting for its last reading end.
+  // The probe read, or the row check counted: held assignments may go out, and a run waiting
+  // for its last reading or count end.
   void OnProbeReading();
   // Tells the agents to stop (`told_agents` says why); the run ends as `why` says (STOPPED: asked
   // to; INTERRUPTED: the coordinator shuts down) once they confirm (or after the stop grace).
@@ -154,6 +161,9 @@ class RunController {
   void AdvanceKnees();
   void FailRun(const std::string& message);
   void MaybeFinish();
+  // Whether the run, its agents all done, ends as its plan says: not stopped, aborted, failed or
+  // degraded, no agent's fatal error. Only such a run's rows are counted after its load.
+  bool EndsAsPlanned() const;
   void FinishRun();
   void TakeProbeReadings();
   // The probe's readings, the generator's limits and the manifest, into a report of the run.
@@ -226,6 +236,8 @@ class RunController {
   // Assignments held back until the probe's first reading (or kProbeFirstWait), so that the
   // run's counters start from before its load.
   std::vector<std::pair<std::string, v1::CoordinatorMessage>> held_assignments_;
+  // The rows the run changes, counted before its load and after its last final report.
+  RowCheck rows_;
   Nanos hold_deadline_ = 0;
   // The run's connections to the target over all agents (EXPLAIN's included), checked against
   // the server's max_connections once the probe has read it; and why the run was refused then.

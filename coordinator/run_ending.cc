@@ -1,7 +1,7 @@
 // RunController (run_controller.h), the end of a run: its end reason and state, its report
 // (the merged counts, the probe's readings, the generator's limits, the lost agents' bounds,
-// the commits reconciled, the knee steps), and the intervals it publishes to the metrics on the
-// way. Kept apart from run_controller.cc, which runs the run.
+// the commits reconciled, the rows changed, the knee steps), and the intervals it publishes to
+// the metrics on the way. Kept apart from run_controller.cc, which runs the run.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -67,6 +67,16 @@ RunAggregator::IntervalObserver RunController::MetricsObserver() {
         response_p99 > 0 ? closed.sample.dispatch_lag_p99_ms() / response_p99 : 0;
     env_.metrics->OnInterval(interval);
   };
+}
+
+bool RunController::EndsAsPlanned() const {
+  if (!refusal_.empty() || !failure_.empty() || !stop_reason_.empty() || !lost_.empty()) {
+    return false;
+  }
+  for (const std::string& name : participants_) {
+    if (!aggregator_->agents().at(name).fatal_error.empty()) return false;
+  }
+  return !participants_.empty();
 }
 
 void RunController::FinishRun() {
@@ -145,6 +155,11 @@ void RunController::FinishRun() {
   TakeProbeReadings();
   if (auto probe = probe_.Retire()) env_.retired_probes->push_back(std::move(probe));
   CompleteReport(report_);
+  if (EndsAsPlanned()) {
+    if (absl::Status rows = rows_.FillReport(report_); !rows.ok()) {
+      Log(absl::StrCat("run ", id_, ": ", rows.message()));
+    }
+  }
   {
     // The database's count of commits against the agents' (and their connections' own).
     int64_t reported = 0, connection_commits = 0;

@@ -394,6 +394,10 @@ std::string AgentsAndRowsSection(const v1::RunReport& r) {
     }
     absl::StrAppend(&out, "</table>\n");
   }
+  if (!r.row_changes_not_checked().empty()) {
+    absl::StrAppend(&out, "<h2>Rows changed</h2>\n<p class=\"warn\">Not checked: ",
+                    HtmlEscape(r.row_changes_not_checked()), "</p>\n");
+  }
   return out;
 }
 

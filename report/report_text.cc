@@ -440,6 +440,9 @@ std::string RenderReportText(const v1::RunReport& r) {
                                             counted == change.expected() ? "ok" : "MISMATCH"));
     }
   }
+  if (!r.row_changes_not_checked().empty()) {
+    absl::StrAppend(&out, "\nRows changed: not checked: ", r.row_changes_not_checked(), "\n");
+  }
   if (r.agents_size() > 1) {
     absl::StrAppend(&out, "\nAgents (response time in ms, each from its own counts):\n");
     absl::StrAppend(&out, absl::StrFormat("  %-20s %10s %7s %9s %8s %8s %8s %8s  %s\n", "name",

@@ -1,6 +1,7 @@
 // Workloads written in YAML (workloads/*.yaml) end to end, with the real `dbload` executable
 // against real PostgreSQL 15 and MariaDB 10.11 (tests/harness/dbenv): prepare loads and
 // validates the data set, runs of the shop cases change exactly the rows their reports say,
+// also when submitted to a coordinator of its own process, whose stored report holds them,
 // a killed load resumes to the exact row count, a prepare killed at any step of any phase (by
 // the DBLOAD_TEST_KILL_AT hook, or by kill -9 while the server builds an index) resumes to what
 // an uninterrupted one leaves, cleanup drops only what dbload created, and
@@ -16,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -29,8 +31,8 @@
 #include "tests/harness/test_reports.h"
 #include "tests/harness/test_servers.h"
 
-#ifndef DBLOAD_BINARY
-#error "DBLOAD_BINARY must be defined (the path of the dbload executable)"
+#if !defined(DBLOAD_BINARY) || !defined(DBLOAD_COORDINATOR_BINARY) || !defined(DBLOAD_AGENT_BINARY)
+#error "DBLOAD_BINARY, DBLOAD_COORDINATOR_BINARY and DBLOAD_AGENT_BINARY must be defined"
 #endif
 
 namespace dbload {
@@ -578,6 +580,45 @@ TEST_P(WorkloadTest, APrepareKilledWhileTheServerBuildsAnIndexResumes) {
                                       "orders_created,tenant_orders.tenant_orders_customer,"
                                       "tenant_orders.tenant_orders_status\n"));
   EXPECT_THAT(state, HasSubstr("load state: tenant_orders:-1:0:done,"));
+  ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
+}
+
+// A run submitted to a coordinator of its own process, split over two agents of their own: the
+// coordinator counts the rows, once for the run, and the report it stores and serves
+// (Control.GetReport: `dbload report --coordinator`) holds them, as does the one `submit --wait`
+// shows.
+TEST_P(WorkloadTest, ASubmittedRunsRowChangesAreInTheCoordinatorsStoredReport) {
+  const std::string plan = WritePlan("shop", "insert_users", kSmallShop);
+  ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
+  const ProcessResult prepare = Dbload({"prepare", plan});
+  ASSERT_EQ(prepare.exit_code, 0) << prepare.Describe();
+  Child coordinator({DBLOAD_COORDINATOR_BINARY, "--listen", "127.0.0.1:0"});
+  const std::string address = testing::ListeningAddress(coordinator);
+  ASSERT_FALSE(address.empty()) << coordinator.out() << coordinator.err();
+  std::vector<std::unique_ptr<Child>> agents;
+  for (const char* name : {"agent-1", "agent-2"}) {
+    agents.push_back(std::make_unique<Child>(
+        std::vector<std::string>{DBLOAD_AGENT_BINARY, "--coordinator", address, "--name", name}));
+  }
+  const ProcessResult submitted =
+      Dbload({"submit", plan, "--coordinator", address, "--wait", "--min-agents", "2",
+              "--wait-for-agents", "20s", "--set", "stop.queries=200"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.Describe();
+  EXPECT_THAT(submitted.out, HasSubstr("across 2 agents"));
+  EXPECT_THAT(submitted.out, HasSubstr("Rows changed"));
+
+  const ProcessResult fetched = Dbload({"report", "--coordinator", address, "--format", "json"});
+  ASSERT_EQ(fetched.exit_code, 0) << fetched.Describe();
+  absl::StatusOr<v1::RunReport> stored = ParseReportJson(fetched.out);
+  ASSERT_TRUE(stored.ok()) << stored.status() << "\n" << fetched.out;
+  EXPECT_EQ(stored->executed(), 200u);
+  EXPECT_EQ(stored->agents_size(), 2);
+  ASSERT_EQ(stored->row_changes_size(), 1);
+  EXPECT_EQ(stored->row_changes(0).table(), "users");
+  EXPECT_EQ(stored->row_changes(0).after() - stored->row_changes(0).before(), 200);
+  EXPECT_EQ(stored->row_changes(0).expected(), 200);
+  EXPECT_EQ(stored->row_changes_not_checked(), "");
+  EXPECT_EQ(Count("users"), 2200);
   ASSERT_EQ(Dbload({"cleanup", plan}).exit_code, 0);
 }
 

@@ -143,5 +143,29 @@ TEST(DatabaseProbeFactoryTest, ATargetOutsideTheAllowListIsNotProbedAndTheRunIsT
   EXPECT_THAT(logged[0], HasSubstr("run run-3: probe off: "));
 }
 
+// The row check's counter goes the probe's way: nothing to count on noop, and a target outside
+// the coordinator's --allow-target is not counted, with a note that names the flag.
+TEST(DatabaseProbeFactoryTest, TheRowCounterNeedsARealTargetAndTheCoordinatorsConsent) {
+  SteadyClock clock;
+  DatabaseProbeFactory factory(clock, {.allow_target = TargetAllowList::LoopbackDefault(),
+                                       .remedy = "dbload run",
+                                       .resolver = std::make_shared<FixedResolver>("192.0.2.7")});
+  absl::StatusOr<RowCounter> noop = factory.MakeRowCounter(PlanFor("noop", "127.0.0.1"));
+  ASSERT_TRUE(noop.ok()) << noop.status();
+  EXPECT_FALSE(*noop);
+  absl::StatusOr<RowCounter> refused =
+      factory.MakeRowCounter(PlanFor("postgresql", "db.example.com"));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("the coordinator refuses target db.example.com:5432 (resolved to "
+                        "192.0.2.7)"));
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("start dbload run with --allow-target db.example.com"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("to count the rows the run changes"));
+  absl::StatusOr<RowCounter> allowed = factory.MakeRowCounter(PlanFor("postgresql", "127.0.0.1"));
+  ASSERT_TRUE(allowed.ok()) << allowed.status();
+  EXPECT_TRUE(*allowed);  // it connects when it counts
+}
+
 }  // namespace
 }  // namespace dbload

@@ -1,8 +1,11 @@
-#include "cli/row_changes.h"
+#include "coordinator/row_changes.h"
 
+#include "base/clock.h"
+#include "db/noop_driver.h"
 #include "gtest/gtest.h"
+#include "report/row_changes.h"
 
-namespace dbload::cli {
+namespace dbload {
 namespace {
 
 v1::Plan PlanWithChanges() {
@@ -79,5 +82,36 @@ TEST(RowChangesTest, ATableNoExecutedTransactionTouchedMustStayUnchanged) {
   EXPECT_EQ(report.row_changes(1).expected(), 0);
 }
 
+// What the CLI reads back from a report it was served: the same verdict as the check's.
+TEST(RowChangesTest, TheReportsRowChangesAloneGiveTheVerdict) {
+  v1::RunReport report;
+  EXPECT_TRUE(RowChangesDisagreement(report).ok());
+  v1::RowChange& orders = *report.add_row_changes();
+  orders.set_table("orders");
+  orders.set_before(100);
+  orders.set_after(106);
+  orders.set_expected(6);
+  EXPECT_TRUE(RowChangesDisagreement(report).ok());
+  v1::RowChange& lines = *report.add_row_changes();
+  lines.set_table("order_lines");
+  lines.set_before(10);
+  lines.set_after(7);
+  lines.set_expected(-4);
+  const absl::Status verdict = RowChangesDisagreement(report);
+  EXPECT_EQ(verdict.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(verdict.message(),
+            "the database disagrees with the report: order_lines changed by -3 rows, the "
+            "executed transactions say -4");
+}
+
+// The noop driver answers no number: the count fails and names the table.
+TEST(RowChangesTest, ACountWithoutANumberFailsNamingTheTable) {
+  SteadyClock clock;
+  db::NoopDriver driver({}, clock);
+  const absl::StatusOr<std::map<std::string, int64_t>> counted = CountRows(driver, {"orders"});
+  EXPECT_EQ(counted.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(counted.status().message(), "counting the rows of orders: no number returned");
+}
+
 }  // namespace
-}  // namespace dbload::cli
+}  // namespace dbload

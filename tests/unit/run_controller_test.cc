@@ -1,5 +1,6 @@
 // One run's controller on its own: fake agents are AgentConns in a registry (their outboxes
-// show what the run sends), time is simulated, and no probe, metrics or state dir is given.
+// show what the run sends), time is simulated, and no probe, metrics or state dir is given; the
+// row check counts with a gated fake.
 #include "coordinator/run_controller.h"
 
 #include <memory>
@@ -10,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "interval/interval_snapshot.h"
+#include "tests/unit/gated_row_counter.h"
 
 namespace dbload {
 namespace {
@@ -30,7 +32,8 @@ class RunControllerTest : public ::testing::Test {
   }
 
   // A closed loop of `clients` over the named agents, as Submit would launch it.
-  std::unique_ptr<RunController> Launch(uint32_t clients, const std::vector<std::string>& names) {
+  std::unique_ptr<RunController> Launch(uint32_t clients, const std::vector<std::string>& names,
+                                        RowCheck rows = RowCheck()) {
     RunLaunch launch{.id = "run-1-aa", .query_types = {"select"}, .started_at = "now"};
     launch.plan.set_name("test");
     launch.plan.mutable_target()->set_driver("noop");
@@ -41,6 +44,7 @@ class RunControllerTest : public ::testing::Test {
       launch.agents.push_back(registry_.agents().at(name));
     }
     launch.shares = SplitPlan(launch.plan, std::vector<double>(names.size(), 1));
+    launch.rows = std::move(rows);
     return std::make_unique<RunController>(env_, std::move(launch), ProbeSession());
   }
 
@@ -244,6 +248,84 @@ TEST_F(RunControllerTest, AJoinerHoldsNoIntervalBeforeItsFirstReport) {
   const std::vector<v1::IntervalSample> closed = Intervals(*run, next);
   ASSERT_EQ(closed.size(), 1u);
   EXPECT_EQ(closed[0].executed(), 100u);
+}
+
+// A row check whose every "select" adds a row to t, counting with `counter`.
+RowCheck RowsOfT(GatedRowCounter& counter) {
+  v1::Plan plan;
+  plan.set_scenario("write");
+  v1::Scenario& write = *plan.mutable_workload_spec()->add_scenarios();
+  write.set_name("write");
+  v1::QueryType& select = *write.add_query_types();
+  select.set_name("select");
+  (*select.mutable_changes())["t"] = 1;
+  return RowCheck::For(
+      plan, [&counter](const v1::Plan&) -> absl::StatusOr<RowCounter> { return counter.counter(); },
+      counter.on_counted());
+}
+
+v1::AgentReport Final(v1::AgentReport report, const std::string& end_reason) {
+  report.set_final(true);
+  report.set_end_reason(end_reason);
+  return report;
+}
+
+// The rows of a write scenario are counted once for the run, whatever its number of agents:
+// its load waits for the count before it, its end for the count after the last final report,
+// and its report (the one the coordinator serves and saves) holds both.
+TEST_F(RunControllerTest, TheRowsAreCountedOnceBeforeTheLoadAndAfterTheLastFinalReport) {
+  GatedRowCounter counter;  // outlives the run, which waits for its counts when it goes
+  auto a = Connect("a"), b = Connect("b");
+  std::lock_guard lock(mu_);
+  std::unique_ptr<RunController> run = Launch(2, {"a", "b"}, RowsOfT(counter));
+  run->Tick(clock_.Now());
+  EXPECT_TRUE(a->outbox.empty());
+  EXPECT_TRUE(b->outbox.empty());
+  counter.Answer(GatedRowCounter::Counts{{"t", 10}});
+  ASSERT_TRUE(counter.WaitCounted(1));
+  run->OnProbeReading();  // the coordinator's ticker, told by the count
+  ASSERT_EQ(Kinds(*a), std::vector<Kind>{Kind::kAssign});
+  ASSERT_EQ(Kinds(*b), std::vector<Kind>{Kind::kAssign});
+
+  clock_.Advance(kSecond);
+  run->OnReport("a", *a, Final(Second(1, 2), "duration"));
+  run->OnReport("b", *b, Final(Second(1, 3), "duration"));
+  run->Tick(clock_.Now());
+  EXPECT_FALSE(run->done());
+  counter.Answer(GatedRowCounter::Counts{{"t", 15}});
+  ASSERT_TRUE(counter.WaitCounted(2));
+  run->OnProbeReading();
+  ASSERT_TRUE(run->done());
+  EXPECT_EQ(counter.asked().size(), 2u);
+  const v1::RunReport report = run->Report();
+  EXPECT_EQ(report.state(), "finished");
+  EXPECT_EQ(report.executed(), 5u);
+  ASSERT_EQ(report.row_changes_size(), 1);
+  EXPECT_EQ(report.row_changes(0).table(), "t");
+  EXPECT_EQ(report.row_changes(0).before(), 10);
+  EXPECT_EQ(report.row_changes(0).after(), 15);
+  EXPECT_EQ(report.row_changes(0).expected(), 5);
+  EXPECT_EQ(report.row_changes_not_checked(), "");
+}
+
+// A stop goes out at once, even to a run still counting its rows; a run that was stopped is not
+// counted after (its transactions were cut short), and its report has no row changes.
+TEST_F(RunControllerTest, AStoppedRunsRowsAreNotCountedAfterIt) {
+  GatedRowCounter counter;
+  auto a = Connect("a");
+  std::lock_guard lock(mu_);
+  std::unique_ptr<RunController> run = Launch(1, {"a"}, RowsOfT(counter));
+  run->Stop(v1::END_REASON_STOPPED, "stop requested");
+  ASSERT_EQ(Kinds(*a), (std::vector<Kind>{Kind::kAssign, Kind::kStop}));
+  run->OnReport("a", *a, Final(Second(1, 2), "stopped"));
+  ASSERT_TRUE(run->done());
+  const v1::RunReport report = run->Report();
+  EXPECT_EQ(report.state(), "stopped");
+  EXPECT_EQ(report.row_changes_size(), 0);
+  EXPECT_EQ(report.row_changes_not_checked(), "");
+  counter.Answer(GatedRowCounter::Counts{{"t", 10}});  // the count before, still under way
+  ASSERT_TRUE(counter.WaitCounted(1));
+  EXPECT_EQ(counter.asked().size(), 1u);
 }
 
 TEST_F(RunControllerTest, ARestoredRunIsServedAsItEnded) {

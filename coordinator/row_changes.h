@@ -1,7 +1,8 @@
-#ifndef DBLOAD_CLI_ROW_CHANGES_H_
-#define DBLOAD_CLI_ROW_CHANGES_H_
+#ifndef DBLOAD_COORDINATOR_ROW_CHANGES_H_
+#define DBLOAD_COORDINATOR_ROW_CHANGES_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -12,9 +13,10 @@
 #include "dbload/v1/plan.pb.h"
 #include "dbload/v1/report.pb.h"
 
-// The check of `dbload run` that a write scenario changed the tables by exactly what its
-// executed transactions declare (the workload's `changes`), against the database's own counts.
-namespace dbload::cli {
+// The check that a write scenario changed the tables by exactly what its executed transactions
+// declare (the workload's `changes`), against the database's own counts. The coordinator takes
+// the counts (row_check.h) and puts the result in the run's report.
+namespace dbload {
 
 // Rows per table that each query type of the plan's scenario adds (+) or removes (-), by query
 // type; empty for workloads that declare none.
@@ -24,12 +26,18 @@ std::map<std::string, std::map<std::string, int64_t>> DeclaredChanges(const v1::
 absl::StatusOr<std::map<std::string, int64_t>> CountRows(db::Driver& driver,
                                                          const std::set<std::string>& tables);
 
+// COUNT(*) of each of `tables` on a run's target (CountRows on a driver of its own), or why
+// not: what the coordinator's row check (row_check.h) counts with.
+using RowCounter = std::function<absl::StatusOr<std::map<std::string, int64_t>>(
+    const std::set<std::string>& tables)>;
+
 // Adds one RowChange per declared table to `report`; DataLoss naming every table whose change
-// differs from the report's executed transactions times their declared rows.
+// differs from the report's executed transactions times their declared rows
+// (RowChangesDisagreement, report/row_changes.h).
 absl::Status CheckRowChanges(const std::map<std::string, std::map<std::string, int64_t>>& declared,
                              const std::map<std::string, int64_t>& before,
                              const std::map<std::string, int64_t>& after, v1::RunReport& report);
 
-}  // namespace dbload::cli
+}  // namespace dbload
 
-#endif  // DBLOAD_CLI_ROW_CHANGES_H_
+#endif  // DBLOAD_COORDINATOR_ROW_CHANGES_H_

@@ -1,13 +1,12 @@
-#include "cli/row_changes.h"
+#include "coordinator/row_changes.h"
 
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
+#include "report/row_changes.h"
 
-namespace dbload::cli {
+namespace dbload {
 
 // The rows each query type of the plan's scenario says it adds or removes, by table
 // (the workload's `changes`; empty for workloads that declare none).
@@ -66,22 +65,14 @@ absl::Status CheckRowChanges(const std::map<std::string, std::map<std::string, i
       expected[table] += static_cast<int64_t>(type.executed()) * rows;
     }
   }
-  std::vector<std::string> mismatches;
   for (const auto& [table, rows] : expected) {
     v1::RowChange& change = *report.add_row_changes();
     change.set_table(table);
     change.set_before(before.at(table));
     change.set_after(after.at(table));
     change.set_expected(rows);
-    if (change.after() - change.before() != rows) {
-      mismatches.push_back(
-          absl::StrFormat("%s changed by %+d rows, the executed transactions say %+d", table,
-                          change.after() - change.before(), rows));
-    }
   }
-  if (mismatches.empty()) return absl::OkStatus();
-  return absl::DataLossError(
-      absl::StrCat("the database disagrees with the report: ", absl::StrJoin(mismatches, "; ")));
+  return RowChangesDisagreement(report);
 }
 
-}  // namespace dbload::cli
+}  // namespace dbload
