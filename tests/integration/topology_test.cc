@@ -774,9 +774,11 @@ TEST_F(TopologyTest, AnOpenLoopUnderLatencyBetweenHostsKeepsItsRateAndMergesExac
 // keeps the plan's rate, and once the link is back the agent joins the run again.
 TEST_F(TopologyTest, CuttingOneAgentFromTheCoordinatorReSplitsAndItRejoins) {
   constexpr int kRate = 600;
-  constexpr double kSeconds = 16;
+  // Long enough for two full seconds after the rejoin: the agent dials again with its backoff,
+  // which after 5 s of refused dials can be up to reconnect_backoff_max (5 s) long.
+  constexpr double kSeconds = 20;
   const std::string plan =
-      WritePlan("cut_coordinator.yaml", OpenLoad(kRate), "stop: {duration: 16s}\n");
+      WritePlan("cut_coordinator.yaml", OpenLoad(kRate), "stop: {duration: 20s}\n");
   const std::string report_path = Path("cut_coordinator.json");
   coordinator_->Pump(milliseconds(10));
   const size_t log_from = coordinator_->err().size();

@@ -250,6 +250,34 @@ TEST_F(RunControllerTest, AJoinerHoldsNoIntervalBeforeItsFirstReport) {
   EXPECT_EQ(closed[0].executed(), 100u);
 }
 
+// The report that reaches the end of the plan's duration (60 s here) is followed at once by the
+// agent's final one (what was in flight then): the last interval waits for it.
+TEST_F(RunControllerTest, TheLastIntervalWaitsForTheFinalReportThatFollowsTheEnd) {
+  env_.interval_wait = 500 * kMillisecond;
+  auto a = Connect("a");
+  std::lock_guard lock(mu_);
+  std::unique_ptr<RunController> run = Launch(2, {"a"});
+  uint64_t next = 0;
+  (void)Intervals(*run, next);
+  clock_.Advance(60 * kSecond);
+  run->Tick(clock_.Now());
+  v1::AgentReport last = Second(1, 100);
+  last.set_elapsed_s(60);
+  run->OnReport("a", *a, last);
+  EXPECT_THAT(Intervals(*run, next), ::testing::IsEmpty());
+  v1::AgentReport final_report = Second(2, 1);
+  final_report.set_elapsed_s(60.002);
+  final_report.set_interval_s(0.002);
+  final_report.set_final(true);
+  final_report.set_end_reason("duration");
+  clock_.Advance(2 * kMillisecond);
+  run->OnReport("a", *a, final_report);
+  run->Tick(clock_.Now());
+  const std::vector<v1::IntervalSample> closed = Intervals(*run, next);
+  ASSERT_EQ(closed.size(), 1u);
+  EXPECT_EQ(closed[0].executed(), 101u);
+}
+
 // A row check whose every "select" adds a row to t, counting with `counter`.
 RowCheck RowsOfT(GatedRowCounter& counter) {
   v1::Plan plan;
