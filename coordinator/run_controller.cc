@@ -30,9 +30,6 @@ constexpr Nanos kProbeFinalWait = 3 * kSecond;
 constexpr Nanos kProbeFirstWait = 2 * kSecond;
 // An agent joins a running run only if at least this much of its duration is left.
 constexpr Nanos kMinJoinTime = 2 * kSecond;
-// How long an interval waits for an agent's first report (see RunController::Tick): its pool's
-// connections are made first, and many through a proxy take seconds.
-constexpr Nanos kFirstReportWait = 5 * kSecond;
 
 }  // namespace
 
@@ -173,38 +170,6 @@ void RunController::Tick(Nanos now) {
                        now);
   }
   MaybeFinish();
-}
-
-void RunController::Poll(Nanos now) {
-  if (!done_) MaybeCloseInterval(now);
-}
-
-void RunController::MaybeCloseInterval(Nanos now) {
-  if (!interval_due_) return;
-  if (env_.interval_wait > 0) {
-    const Nanos waited = now - *interval_due_;
-    // An agent whose latest report reached the end of the plan's duration has only its final
-    // report left to send, at once: the completions of what was in flight at the end. The
-    // interval waits for it, or those would make a sliver of an interval of their own.
-    const double planned_end_s = plan_.stop().duration_ns() > 0
-                                     ? Seconds(plan_.warmup_ns() + plan_.stop().duration_ns())
-                                     : 0;
-    for (const std::string& name : WorkingParticipants()) {
-      const bool at_end = planned_end_s > 0 &&
-                          aggregator_->agents().at(name).elapsed_s >= planned_end_s - 1e-3;
-      if (aggregator_->HasPendingReport(name) && !at_end) continue;
-      if (at_end && waited < env_.interval_wait) return;
-      // An agent's first report comes a second after its sessions are connected, which takes
-      // longer than a report's trip: the run's first interval waits for every agent's. One that
-      // joined the running run holds none: the others' seconds would pile up meanwhile, merged
-      // with the joiner's first one over windows in which the split changed.
-      const bool reported_before = aggregator_->agents().at(name).last_sequence > 0;
-      if (!reported_before && joined_at_s_.contains(name)) continue;
-      if (waited < (reported_before ? env_.interval_wait : kFirstReportWait)) return;
-    }
-  }
-  interval_due_.reset();
-  PushIntervals(now);
 }
 
 void RunController::OnProbeReading() {
@@ -516,40 +481,6 @@ uint32_t RunController::WorkingAgents() const {
 void RunController::PushProgress(v1::RunProgress progress) {
   progress_.Push(std::move(progress));
   env_.progress_pushed();
-}
-
-void RunController::PushIntervals(Nanos now) {
-  for (v1::IntervalSample& sample :
-       aggregator_->CloseInterval(Seconds(now - started_), MetricsObserver())) {
-    if (abort_monitor_ && !stopping() && !done_) {
-      if (std::optional<std::string> why = abort_monitor_->Observe(sample)) {
-        // Like a stop: the agents' final reports carry what they did until they stopped.
-        stop_kind_ = v1::END_REASON_ABORTED;
-        stop_reason_ = absl::StrCat("aborted: ", *why);
-        stop_sent_at_ = now;
-        SendStop(stop_reason_);
-        Log(absl::StrCat("run ", id_, ": ", stop_reason_));
-      }
-    }
-    v1::RunProgress progress;
-    progress.set_run_id(id_);
-    progress.set_run_state(v1::RUN_STATE_RUNNING);
-    progress.set_state(RunStateText(v1::RUN_STATE_RUNNING));
-    *progress.mutable_interval() = std::move(sample);
-    progress.set_agents(WorkingAgents());
-    progress.set_degraded(!lost_.empty());
-    PushProgress(std::move(progress));
-  }
-  // Saved after this tick's intervals are closed, so that the report so far holds every report
-  // received until now (it counts closed intervals only, and its duration is theirs).
-  if (!done_ && env_.saver.Due(last_saved_, now)) {
-    // What a restart would have to show: the report so far, marked running.
-    last_saved_ = now;
-    v1::RunReport so_far = aggregator_->ReportSoFar("running", started_at_);
-    SetRunState(so_far, v1::RUN_STATE_RUNNING);
-    CompleteReport(so_far);
-    env_.saver.Save(so_far, id_);
-  }
 }
 
 void RunController::OnReport(const std::string& agent_name, const AgentConn& agent,

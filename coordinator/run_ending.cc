@@ -1,7 +1,7 @@
 // RunController (run_controller.h), the end of a run: its end reason and state, its report
 // (the merged counts, the probe's readings, the generator's limits, the lost agents' bounds,
-// the commits reconciled, the rows changed, the knee steps), and the intervals it publishes to
-// the metrics on the way. Kept apart from run_controller.cc, which runs the run.
+// the commits reconciled, the rows changed, the knee steps). Kept apart from run_controller.cc,
+// which runs the run.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -21,53 +21,6 @@ namespace {
 double Seconds(Nanos nanos) { return static_cast<double>(nanos) / kSecond; }
 
 }  // namespace
-
-RunAggregator::IntervalObserver RunController::MetricsObserver() {
-  if (env_.metrics == nullptr) return nullptr;
-  return [this](const RunAggregator::ClosedInterval& closed) {
-    RunInterval interval;
-    interval.run_id = id_;
-    interval.scenario = plan_.scenario();
-    interval.query_types = query_types_;
-    interval.merged = &closed.merged;
-    interval.length_s = closed.length_s;
-    interval.target_rate = closed.sample.target_rate();
-    interval.clients = closed.sample.clients();
-    if (const uint32_t stage = closed.sample.stage();
-        stage > 0 && stage <= static_cast<uint32_t>(plan_.stages_size())) {
-      interval.stage = stage;
-      interval.stage_name = plan_.stages(stage - 1).name().empty() ? absl::StrCat("stage ", stage)
-                                                                   : plan_.stages(stage - 1).name();
-    }
-    interval.warmup = closed.sample.warmup();
-    for (auto& [agent, gauges] : agent_gauges_) {
-      interval.in_flight += gauges.in_flight;
-      interval.connections += gauges.connections;
-      // The CPU goes with the first sample of a tick; a tick that crosses the end of the
-      // warm-up publishes two samples and must not count it twice.
-      interval.agent_cpu_seconds[agent] = gauges.cpu_seconds;
-      interval.agent_cpu_utilization[agent] = gauges.cpu_utilization;
-      gauges.cpu_seconds = 0;
-    }
-    if (!closed.sample.warmup()) {
-      // Enough for the usual completion rate and for the lookback of a long stall.
-      constexpr size_t kRecentKept = 30;
-      recent_intervals_.push_back(closed.sample);
-      if (recent_intervals_.size() > kRecentKept) recent_intervals_.pop_front();
-      std::vector<const v1::IntervalSample*> recent;
-      for (const v1::IntervalSample& sample : recent_intervals_) recent.push_back(&sample);
-      const v1::IntervalLimit limit =
-          JudgeIntervals(plan_.generator(), recent, plan_.target().pool()).back().limit;
-      interval.generator_limited = limit == v1::INTERVAL_LIMIT_GENERATOR;
-      interval.pool_limited = limit == v1::INTERVAL_LIMIT_POOL;
-      interval.database_stalled = limit == v1::INTERVAL_LIMIT_DATABASE_STALLED;
-    }
-    const double response_p99 = closed.sample.p99_ms();
-    interval.dispatch_lag_share =
-        response_p99 > 0 ? closed.sample.dispatch_lag_p99_ms() / response_p99 : 0;
-    env_.metrics->OnInterval(interval);
-  };
-}
 
 bool RunController::EndsAsPlanned() const {
   if (!refusal_.empty() || !failure_.empty() || !stop_reason_.empty() || !lost_.empty()) {
