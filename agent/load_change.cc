@@ -8,8 +8,6 @@
 
 namespace dbload {
 
-namespace v1 = dbload::v1;
-
 void ApplyLoadChange(const v1::LoadChange& change, ActiveRun& run,
                      const std::function<void(const std::string&)>& event) {
   if (run.plan.stages_size() > 0) {

@@ -6,8 +6,6 @@
 
 namespace dbload {
 
-namespace v1 = dbload::v1;
-
 namespace {
 
 constexpr std::pair<v1::RunState, absl::string_view> kRunStateWords[] = {

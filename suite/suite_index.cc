@@ -13,8 +13,6 @@
 
 namespace dbload {
 
-namespace v1 = dbload::v1;
-
 absl::Status MatchSuites(const v1::Suite& recorded, const v1::Suite& given) {
   google::protobuf::util::MessageDifferencer differencer;
   std::string differences;
