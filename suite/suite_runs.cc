@@ -12,8 +12,6 @@
 
 namespace dbload {
 
-namespace v1 = dbload::v1;
-
 std::string FormatSuitePoint(const v1::SuiteCase& suite_case, double point) {
   if (suite_case.points().empty()) return "plan";
   return absl::StrFormat("%.15g", point);
