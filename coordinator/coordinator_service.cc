@@ -420,15 +420,9 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
                                               const v1::SubmitRequest& request,
                                               v1::SubmitResponse& response) {
   const std::string source = request.source_name().empty() ? "plan" : request.source_name();
-  // A YAML workload named but not included (a client that did not resolve it) is read here, so
-  // that the agents receive it inside the plan.
-  v1::Plan plan = request.plan();
-  if (absl::Status resolved = ResolvePlanWorkload(plan); !resolved.ok()) {
-    const std::optional<std::string> field = FieldOf(resolved);
-    return ToGrpc(absl::Status(resolved.code(),
-                               field ? absl::StrCat(source, ": ", *field, ": ", resolved.message())
-                                     : std::string(resolved.message())));
-  }
+  // A workload written in YAML arrives inside the plan (workload_spec): the coordinator reads
+  // no YAML, and a plan that names one without it is refused by the workload check below.
+  const v1::Plan& plan = request.plan();
   if (absl::Status valid = ValidatePlan(plan, source); !valid.ok()) return ToGrpc(valid);
   if (absl::Status within =
           WithinCoordinatorLimits(plan, source, options_.max_rate, options_.max_clients);

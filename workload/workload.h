@@ -100,21 +100,15 @@ class Workload {
 using WorkloadFactory =
     std::function<absl::StatusOr<std::unique_ptr<Workload>>(const dbload::v1::Plan& plan)>;
 
-// The plan's workload: from its workload_spec when it has one (workloads written in YAML),
-// else the built-in of that name.
+// The plan's workload: from its workload_spec when it has one (workloads written in YAML, read
+// into the plan by ResolvePlanWorkload of workload/workload_parser.h), else the one built in
+// code of that name (oltp).
 absl::StatusOr<std::unique_ptr<Workload>> MakePlanWorkload(const dbload::v1::Plan& plan);
 
-// When the plan's `workload` names a YAML workload (a built-in file such as shop, or a path to
-// the user's file), reads it with the plan's workload_options into plan.workload_spec, so that
-// the plan carries it to every agent. Errors name the workload file's line and field, or the
-// plan's workload_options field (FieldError).
-absl::Status ResolvePlanWorkload(dbload::v1::Plan& plan);
-
-// Built-in workloads by name, configured by the plan's workload_options. Unknown names and
-// unknown or malformed options are errors that say which.
+// The workload built in code of that name (oltp), configured by the plan's workload_options.
+// Unknown names and unknown or malformed options are errors that say which.
 absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(
     const std::string& name, const std::map<std::string, std::string>& options);
-std::vector<std::string> BuiltinWorkloadNames();
 
 }  // namespace dbload
 

@@ -472,4 +472,25 @@ absl::StatusOr<WorkloadSpec> ResolveWorkload(const std::string& name_or_path,
   return LoadWorkloadFile(name_or_path, options);
 }
 
+std::vector<std::string> BuiltinWorkloadNames() {
+  std::vector<std::string> names = {"oltp"};
+  for (const auto& [name, text] : BuiltinWorkloadFiles()) names.push_back(name);
+  return names;
+}
+
+absl::Status ResolvePlanWorkload(v1::Plan& plan) {
+  if (plan.has_workload_spec() || plan.workload() == "oltp") return absl::OkStatus();
+  if (!IsYamlWorkload(plan.workload())) {
+    return FieldError("workload",
+                      absl::StrCat("unknown workload '", plan.workload(),
+                                   "' (built-in: ", absl::StrJoin(BuiltinWorkloadNames(), ", "),
+                                   "; or the path of a workload file)"));
+  }
+  absl::StatusOr<WorkloadSpec> spec = ResolveWorkload(
+      plan.workload(), {plan.workload_options().begin(), plan.workload_options().end()});
+  if (!spec.ok()) return spec.status();
+  *plan.mutable_workload_spec() = *std::move(spec);
+  return absl::OkStatus();
+}
+
 }  // namespace dbload

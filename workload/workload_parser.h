@@ -6,7 +6,9 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "dbload/v1/plan.pb.h"
 #include "dbload/v1/workload.pb.h"
 
 namespace dbload {
@@ -43,6 +45,16 @@ absl::StatusOr<dbload::v1::WorkloadSpec> ResolveWorkload(
 
 // True when `workload` names a YAML workload (a file or a built-in file), not one built in code.
 bool IsYamlWorkload(const std::string& workload);
+
+// When the plan's `workload` names a YAML workload (a built-in file such as shop, or a path to
+// the user's file), reads it with the plan's workload_options into plan.workload_spec, so that
+// the plan carries it to the coordinator and every agent, which read no YAML. Errors name the
+// workload file's line and field, the plan's workload_options field, or an unknown name
+// (FieldError).
+absl::Status ResolvePlanWorkload(dbload::v1::Plan& plan);
+
+// Every workload a plan can name: oltp (built in code) and the built-in files.
+std::vector<std::string> BuiltinWorkloadNames();
 
 }  // namespace dbload
 

@@ -2,6 +2,8 @@
 // that say hello, take their assignment and send scripted reports built from known histograms.
 // Time is simulated and ticks are called by hand, so what the coordinator decides is
 // deterministic; only the RPCs themselves run on real threads.
+// Its length: its cases share one fixture (a coordinator and its fake agents); the units cut out
+// of the coordinator have their own tests, and these are what only the whole service can show.
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -604,6 +606,18 @@ TEST_F(CoordinatorTest, InvalidPlansAreRefusedNamingTheField) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("test.yaml: scenario: "));
   EXPECT_THAT(status.error_message(), HasSubstr("point_select"));
+
+  // The coordinator reads no YAML: a workload written in it must arrive as the plan's
+  // workload_spec, as the CLI sends it, and no agent is asked to run it otherwise.
+  plan = OpenPlan(100);
+  plan.set_workload("shop");
+  plan.set_scenario("browse");
+  status = Submit(plan, response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("test.yaml: workload: unknown workload 'shop' (in code: oltp; a workload "
+                        "written in YAML, a file or a built-in such as shop, travels in the plan "
+                        "as its workload_spec"));
 }
 
 TEST_F(CoordinatorTest, RunsAnAgentWouldRefuseAreRefusedUpFrontNamingEveryAgentAndWhy) {

@@ -8,6 +8,7 @@
 #include "suite/suite_index.h"
 #include "suite/suite_runs.h"
 #include "workload/workload.h"
+#include "workload/workload_parser.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
