@@ -1,6 +1,8 @@
 // Coordinator load: N simulated agents, each holding one real AgentLink stream to a coordinator
 // and sending one AgentReport per second with Q query types of realistic sparse histograms.
 // Issue 3, benchmark 2 (figures and commands: bench/results/2026-11-30-distributed.md).
+// Its length: both roles are one binary, so that the agents' reports and the coordinator they
+// load are built from the same code and flags.
 //
 // Two roles, meant to run as two processes so that the coordinator's CPU and memory can be read
 // from /proc without the load generator's share:

@@ -19,6 +19,8 @@
 //
 // The oltp workload always uses the table sbtest1, so cases run one after another (as gtest
 // does) and each one establishes the table state it needs (EnsurePrepared).
+// Its length: one binary is one ctest test, so that the servers it needs start once for all
+// its cases (tests/integration/CMakeLists.txt).
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -20,6 +20,8 @@
 //
 // Every process started here is stopped by its PID (Child's destructor, dbenv stop), also when
 // the test fails.
+// Its length: one binary is one ctest test, so that the servers it needs start once for all
+// its cases (tests/integration/CMakeLists.txt).
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

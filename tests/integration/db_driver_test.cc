@@ -1,6 +1,8 @@
 // The PostgreSQL and MySQL drivers against real servers (PostgreSQL 15 and MariaDB 10.11 started
 // by tests/harness/dbenv), directly and through HAProxy. Results are checked against the
 // database itself from a second session, not only against what the driver says.
+// Its length: one binary is one ctest test, so that the servers it needs start once for all
+// its cases (tests/integration/CMakeLists.txt).
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -10,6 +10,8 @@
 // configures with CMake from just what it copies, and installs in its runtime stage every
 // package that provides a shared library the binaries load. Each check also runs once on a
 // broken input and must fail there, so that none of them passes by checking nothing.
+// Its length: one binary is one ctest test, so that the binaries, servers and tools it drives
+// are set up once for every file of deploy/ it checks (tests/integration/CMakeLists.txt).
 
 #include <arpa/inet.h>
 #include <fnmatch.h>

@@ -13,6 +13,8 @@
 //
 // Every process started here is stopped by its PID in the suite's teardown (SIGTERM, then
 // SIGKILL), also when a case fails.
+// Its length: one binary is one ctest test, so that the servers it needs start once for all
+// its cases (tests/integration/CMakeLists.txt).
 
 #include <fcntl.h>
 #include <poll.h>

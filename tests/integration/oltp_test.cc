@@ -20,6 +20,8 @@
 // load's user (loaded by this binary into its server: ALTER SYSTEM and `dbenv restart`), which
 // counts the statements that completed, so that each failed transaction's failing statement
 // comes on top. Both equalities are exact.
+// Its length: one binary is one ctest test, so that the servers it needs start once for all
+// its cases (tests/integration/CMakeLists.txt).
 
 #include <algorithm>
 #include <chrono>

@@ -3,6 +3,8 @@
 // from tests/harness/dbenv. What the probe reports is checked against what the workload did
 // (rows inserted, exactly) and against what the servers say of themselves (settings read with
 // psql / mariadb), never only against dbload's own numbers.
+// Its length: one binary is one ctest test, so that the servers it needs start once for all
+// its cases (tests/integration/CMakeLists.txt).
 #include <unistd.h>
 
 #include <chrono>

@@ -30,6 +30,8 @@
 // allows it; and the harness's guard tears a topology down when its owner dies.
 //
 // Skipped, with the reason printed, only where the kernel refuses network namespaces.
+// Its length: one binary is one ctest test, so that the namespaces and servers it needs are
+// made once for all its cases (tests/integration/CMakeLists.txt).
 
 #include <signal.h>
 #include <unistd.h>

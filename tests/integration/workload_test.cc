@@ -7,6 +7,8 @@
 // an uninterrupted one leaves, cleanup drops only what dbload created, and
 // dbload refuses to write into a table it did not create. Every count is read with the
 // database's own client (psql, mariadb), not through dbload.
+// Its length: one binary is one ctest test, so that the servers it needs start once for all
+// its cases (tests/integration/CMakeLists.txt).
 
 #include <signal.h>
 

@@ -1,3 +1,5 @@
+// The agent's link to a coordinator written here (a gRPC server that scripts assignments and
+// reads reports). Its length: its cases share that fake coordinator and its helpers.
 #include "agent/agent_link.h"
 #include "agent/agent_resources.h"
 

@@ -1,3 +1,5 @@
+// The plan parser (YAML into the plan proto): every key, default, limit and error message a
+// user meets. Its length: one case per rule, on the same small plan texts.
 #include "plan/plan_parser.h"
 
 #include <sys/stat.h>

@@ -1,6 +1,7 @@
 // The report's shareable forms on hand-built reports with known numbers: CSV (RFC 4180
 // quoting, a row for every scope and query type), the comparison (ratios, matching of stages,
 // refusals), and the HTML page (every report string inert, no network, the spectrum's points).
+// Its length: the three renderers' cases share the hand-built reports of this file.
 #include <unistd.h>
 
 #include <algorithm>

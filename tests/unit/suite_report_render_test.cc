@@ -5,6 +5,7 @@
 // the summary by category, the probe's counters per transaction (with the few-readings mark),
 // the runs (a failed warm-up as failed); human units throughout; hostile names in Markdown and
 // HTML; the HTML's log-2 sweep charts, bars and print stylesheet.
+// Its length: one case per part of the publication, all on the same hand-built suite.
 #include "suite/suite_report.h"
 
 #include <sys/stat.h>
