@@ -18,7 +18,9 @@ int WorkloadsCommand() {
   for (const std::string& name : BuiltinWorkloadNames()) {
     v1::Plan plan;
     plan.set_workload(name);
-    absl::StatusOr<std::unique_ptr<Workload>> workload = MakePlanWorkload(plan);
+    absl::Status resolved = ResolvePlanWorkload(plan);
+    absl::StatusOr<std::unique_ptr<Workload>> workload =
+        resolved.ok() ? MakePlanWorkload(plan) : resolved;
     if (!workload.ok()) {
       std::cout << name << ": " << workload.status().message() << "\n";
       continue;
