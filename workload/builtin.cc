@@ -7,20 +7,21 @@
 #include "base/field_error.h"
 #include "workload/declarative.h"
 #include "workload/oltp.h"
+#include "workload/oltp_name.h"
 #include "workload/workload.h"
 
 namespace dbload {
 
 absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(
     const std::string& name, const std::map<std::string, std::string>& options) {
-  if (name == "oltp") {
+  if (name == kOltpWorkloadName) {
     absl::StatusOr<OltpOptions> parsed = ParseOltpOptions(options);
     if (!parsed.ok()) return parsed.status();
     return MakeOltpWorkload(*std::move(parsed));
   }
   return FieldError("workload",
-                    absl::StrCat("unknown workload '", name,
-                                 "' (in code: oltp; a workload written in YAML, a file or a "
+                    absl::StrCat("unknown workload '", name, "' (in code: ", kOltpWorkloadName,
+                                 "; a workload written in YAML, a file or a "
                                  "built-in such as shop, travels in the plan as its "
                                  "workload_spec, which dbload fills in from the file)"));
 }

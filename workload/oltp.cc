@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "base/field_error.h"
+#include "workload/oltp_name.h"
 #include "workload/param_generator.h"
 
 namespace dbload {
@@ -461,7 +462,7 @@ v1::WorkloadSpec DataSpecOf(const OltpOptions& options) {
     return out;
   };
   v1::WorkloadSpec spec;
-  spec.set_name("oltp");
+  spec.set_name(kOltpWorkloadName);
   for (int t = 1; t <= options.tables; ++t) {
     const std::string name = TableName(t);
     v1::Table& table = *spec.add_tables();

@@ -18,6 +18,7 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "plan/plan_limits.h"
+#include "workload/oltp_name.h"
 #include "workload/param_generator.h"
 #include "workload/sql_text.h"
 #include "workload/workload_spec_check.h"
@@ -473,13 +474,13 @@ absl::StatusOr<WorkloadSpec> ResolveWorkload(const std::string& name_or_path,
 }
 
 std::vector<std::string> BuiltinWorkloadNames() {
-  std::vector<std::string> names = {"oltp"};
+  std::vector<std::string> names = {kOltpWorkloadName};
   for (const auto& [name, text] : BuiltinWorkloadFiles()) names.push_back(name);
   return names;
 }
 
 absl::Status ResolvePlanWorkload(v1::Plan& plan) {
-  if (plan.has_workload_spec() || plan.workload() == "oltp") return absl::OkStatus();
+  if (plan.has_workload_spec() || plan.workload() == kOltpWorkloadName) return absl::OkStatus();
   if (!IsYamlWorkload(plan.workload())) {
     return FieldError("workload",
                       absl::StrCat("unknown workload '", plan.workload(),
