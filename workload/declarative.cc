@@ -1,20 +1,20 @@
 #include "workload/declarative.h"
 
-#include "workload/loader.h"
-
 #include <algorithm>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/field_error.h"
-#include "workload/param_generator.h"
 #include "base/random.h"
+#include "workload/loader.h"
+#include "workload/param_generator.h"
 #include "workload/sql_text.h"
 
 namespace dbload {
@@ -43,7 +43,8 @@ ExecOutcome Failure(std::string code, std::string message) {
 // Where one bound value comes from on a worker.
 struct BoundParam {
   std::unique_ptr<ParamGenerator> generator;  // or:
-  int capture = -1;                           // index into the worker's captured values
+  int capture = -1;                           // index into the worker's captured values, or:
+  int variable = -1;                          // index into the query type's variables
   const std::vector<std::string>* sample = nullptr;
   // consume: the positions in the sample of the values this worker's slot owns.
   const std::vector<uint32_t>* owned = nullptr;
@@ -61,6 +62,7 @@ struct PreparedStatementPlan {
 struct QueryTypePlan {
   bool transaction = false;
   std::vector<PreparedStatementPlan> statements;
+  std::map<std::string, int> variables;  // let: name → index, in draw order
 };
 
 class DeclarativeScenario;
@@ -78,14 +80,27 @@ class DeclarativeWorker final : public ScenarioWorker {
     std::vector<Value> values;       // params × repeat, refilled per execution
     std::vector<std::string> texts;  // backing store of text values, same positions
   };
-  Value Draw(BoundParam& param, std::string& text);
-  // Fills state.values for one execution; a failure (a sample not read or used up) is returned.
-  std::optional<ExecOutcome> Bind(const PreparedStatementPlan& statement, StatementState& state);
+  // A `let:` variable: drawn once per transaction, bound by every statement that names it.
+  struct VariableState {
+    BoundParam param;
+    std::vector<int> distinct_from;  // earlier variables it must differ from
+    Value value;
+    std::string text;  // backing store of a text value
+  };
+  // One value of `param` into `value`; a failure (a sample not read or used up) is returned.
+  std::optional<ExecOutcome> Draw(BoundParam& param, Value& value, std::string& text,
+                                  const std::vector<VariableState>& variables);
+  // Draws the query type's variables for one transaction.
+  std::optional<ExecOutcome> DrawVariables(std::vector<VariableState>& variables);
+  // Fills state.values for one execution.
+  std::optional<ExecOutcome> Bind(const PreparedStatementPlan& statement, StatementState& state,
+                                  const std::vector<VariableState>& variables);
 
   const DeclarativeScenario& scenario_;
   const WorkerSlot slot_;
   Random random_;
   std::vector<std::vector<StatementState>> states_;  // [query type][statement]
+  std::vector<std::vector<VariableState>> variables_;  // [query type][variable]
   std::vector<std::optional<int64_t>> captured_;
   std::vector<size_t> consumed_;  // per sample: values this worker has taken
 };
@@ -95,10 +110,14 @@ class DeclarativeScenario final : public Scenario {
   DeclarativeScenario(v1::Scenario spec) : spec_(std::move(spec)) {
     for (const v1::QueryType& query_type : spec_.query_types()) {
       names_.push_back(query_type.name());
+      // Not given: 1, as the parser sets it; 0: never drawn (upper_bound skips it).
+      const double weight = query_type.has_weight() ? std::max(0.0, query_type.weight()) : 1.0;
       cumulative_weights_.push_back((cumulative_weights_.empty() ? 0 : cumulative_weights_.back()) +
-                                    query_type.weight());
+                                    weight);
       QueryTypePlan plan{.transaction = query_type.transaction()};
-      std::map<std::string, int> captures;
+      for (const v1::Variable& variable : query_type.let()) {
+        plan.variables.emplace(variable.name(), static_cast<int>(plan.variables.size()));
+      }
       for (const v1::Statement& statement : query_type.statements()) {
         PreparedStatementPlan prepared{.id = statement_count_++,
                                        .repeat = std::max<int>(1, statement.repeat())};
@@ -115,8 +134,63 @@ class DeclarativeScenario final : public Scenario {
           }
         }
       }
+      for (const v1::Variable& variable : query_type.let()) {
+        if (variable.generator().kind_case() == v1::Generator::kSample) {
+          sample_index_.emplace(SampleKey(variable.generator().sample()), sample_index_.size());
+        }
+      }
       plans_.push_back(std::move(plan));
     }
+  }
+
+  // What the parser checks with the file's positions, checked again on the proto, which may come
+  // from any client of the coordinator: every name a value refers to exists where it must.
+  absl::Status CheckReferences() const {
+    for (int q = 0; q < spec_.query_types_size(); ++q) {
+      const v1::QueryType& query_type = spec_.query_types(q);
+      const std::string path =
+          absl::StrCat("workload_spec.scenarios[", spec_.name(), "].query_types.", q);
+      const std::map<std::string, int>& variables = plans_[static_cast<size_t>(q)].variables;
+      if (variables.size() != static_cast<size_t>(query_type.let_size())) {
+        return FieldError(path + ".let", "a variable is declared twice");
+      }
+      for (int v = 0; v < query_type.let_size(); ++v) {
+        const v1::Generator& generator = query_type.let(v).generator();
+        for (const std::string& other : generator.distinct_from()) {
+          auto it = variables.find(other);
+          if (it == variables.end() || it->second >= v) {
+            return FieldError(absl::StrCat(path, ".let.", v, ".generator.distinct_from"),
+                              absl::StrCat("'", other, "' is not an earlier variable"));
+          }
+        }
+        if (generator.kind_case() == v1::Generator::kCaptured ||
+            generator.kind_case() == v1::Generator::kVariable) {
+          return FieldError(absl::StrCat(path, ".let.", v),
+                            "a variable cannot be captured or "
+                            "another variable");
+        }
+      }
+      std::set<std::string> captured;
+      for (int s = 0; s < query_type.statements_size(); ++s) {
+        const v1::Statement& statement = query_type.statements(s);
+        for (int p = 0; p < statement.params_size(); ++p) {
+          const v1::Generator& param = statement.params(p);
+          const std::string param_path = absl::StrCat(path, ".statements.", s, ".params.", p);
+          if (param.kind_case() == v1::Generator::kVariable &&
+              !variables.contains(param.variable())) {
+            return FieldError(param_path,
+                              absl::StrCat("no variable '", param.variable(), "' in let:"));
+          }
+          if (param.kind_case() == v1::Generator::kCaptured &&
+              !captured.contains(param.captured())) {
+            return FieldError(
+                param_path, absl::StrCat("no earlier statement captures '", param.captured(), "'"));
+          }
+        }
+        if (!statement.capture().empty()) captured.insert(statement.capture());
+      }
+    }
+    return absl::OkStatus();
   }
 
   const std::vector<std::string>& query_types() const override { return names_; }
@@ -149,26 +223,33 @@ class DeclarativeScenario final : public Scenario {
     }
     Session& session = **connected;
     const Dialect dialect = driver.dialect();
+    const auto read = [&](const v1::Generator& param) -> absl::Status {
+      if (param.kind_case() != v1::Generator::kSample) return absl::OkStatus();
+      std::vector<std::string>& sample = samples_[sample_index_.at(SampleKey(param.sample()))];
+      if (!sample.empty()) return absl::OkStatus();
+      absl::StatusOr<std::string> sql = SqlFor(param.sample().sql(), dialect, "sample");
+      if (!sql.ok()) return sql.status();
+      absl::StatusOr<std::vector<std::string>> rows = session.FetchColumn(*sql, kMaxSampleRows);
+      if (!rows.ok()) {
+        return absl::Status(rows.status().code(),
+                            absl::StrCat("scenario ", spec_.name(), ": reading the sample `", *sql,
+                                         "`: ", rows.status().message()));
+      }
+      if (rows->empty()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("scenario ", spec_.name(), ": the sample `", *sql,
+                         "` returned no rows (has `dbload prepare` been run?)"));
+      }
+      sample = *std::move(rows);
+      return absl::OkStatus();
+    };
     for (const v1::QueryType& query_type : spec_.query_types()) {
+      for (const v1::Variable& variable : query_type.let()) {
+        if (absl::Status status = read(variable.generator()); !status.ok()) return status;
+      }
       for (const v1::Statement& statement : query_type.statements()) {
         for (const v1::Generator& param : statement.params()) {
-          if (param.kind_case() != v1::Generator::kSample) continue;
-          std::vector<std::string>& sample = samples_[sample_index_.at(SampleKey(param.sample()))];
-          if (!sample.empty()) continue;
-          absl::StatusOr<std::string> sql = SqlFor(param.sample().sql(), dialect, "sample");
-          if (!sql.ok()) return sql.status();
-          absl::StatusOr<std::vector<std::string>> rows = session.FetchColumn(*sql, kMaxSampleRows);
-          if (!rows.ok()) {
-            return absl::Status(rows.status().code(),
-                                absl::StrCat("scenario ", spec_.name(), ": reading the sample `",
-                                             *sql, "`: ", rows.status().message()));
-          }
-          if (rows->empty()) {
-            return absl::FailedPreconditionError(
-                absl::StrCat("scenario ", spec_.name(), ": the sample `", *sql,
-                             "` returned no rows (has `dbload prepare` been run?)"));
-          }
-          sample = *std::move(rows);
+          if (absl::Status status = read(param); !status.ok()) return status;
         }
       }
     }
@@ -228,38 +309,55 @@ DeclarativeWorker::DeclarativeWorker(const DeclarativeScenario& scenario, const 
       random_(MixSeed(slot.run_seed, slot.index)),
       captured_(static_cast<size_t>(scenario.capture_count_)),
       consumed_(scenario.samples_.size(), 0) {
+  const uint64_t worker_seed = MixSeed(slot.run_seed, slot.index);
+  const auto bind = [&](const v1::Generator& spec, int q, uint64_t stream) {
+    BoundParam param;
+    if (spec.kind_case() == v1::Generator::kCaptured) {
+      param.capture = scenario.capture_slots_.at(absl::StrCat(q, "/", spec.captured()));
+    } else if (spec.kind_case() == v1::Generator::kVariable) {
+      param.variable = scenario.plans_[static_cast<size_t>(q)].variables.at(spec.variable());
+    } else if (spec.kind_case() == v1::Generator::kSample) {
+      const size_t index = scenario.sample_index_.at(DeclarativeScenario::SampleKey(spec.sample()));
+      param.sample = index < scenario.samples_.size() ? &scenario.samples_[index] : nullptr;
+      param.sample_index = index;
+      if (param.sample != nullptr && spec.sample().consume()) {
+        param.owned =
+            &scenario.OwnedPositions(index, slot.index, std::max<uint32_t>(1, slot.count));
+      }
+      param.from_sample = true;
+      param.consume = spec.sample().consume();
+    } else {
+      // Checked by the parser; a spec built in code that is wrong fails loudly here.
+      absl::StatusOr<std::unique_ptr<ParamGenerator>> generator =
+          MakeParamGenerator(spec, {.seed = MixSeed(worker_seed, stream),
+                                    .slot_index = slot.index,
+                                    .slot_count = slot.count});
+      if (generator.ok()) param.generator = *std::move(generator);
+    }
+    return param;
+  };
   uint64_t stream = 0;
+  // Variables draw from streams of their own, numbered apart from the parameters' so that adding
+  // a let: to one query type leaves every other value of the run as it was.
+  uint64_t variable_stream = uint64_t{1} << 32;
   for (int q = 0; q < scenario.spec_.query_types_size(); ++q) {
     const v1::QueryType& query_type = scenario.spec_.query_types(q);
+    std::vector<VariableState>& variables = variables_.emplace_back();
+    for (const v1::Variable& variable : query_type.let()) {
+      VariableState& state = variables.emplace_back();
+      state.param = bind(variable.generator(), q, ++variable_stream);
+      for (const std::string& other : variable.generator().distinct_from()) {
+        state.distinct_from.push_back(scenario.plans_[static_cast<size_t>(q)].variables.at(other));
+      }
+    }
     std::vector<StatementState>& states = states_.emplace_back();
-    for (int s = 0; s < query_type.statements_size(); ++s) {
-      const v1::Statement& statement = query_type.statements(s);
+    for (const v1::Statement& statement : query_type.statements()) {
       StatementState& state = states.emplace_back();
       for (const v1::Generator& spec : statement.params()) {
-        BoundParam& param = state.params.emplace_back();
-        ++stream;
-        if (spec.kind_case() == v1::Generator::kCaptured) {
-          param.capture = scenario.capture_slots_.at(absl::StrCat(q, "/", spec.captured()));
-        } else if (spec.kind_case() == v1::Generator::kSample) {
-          const size_t index = scenario.sample_index_.at(DeclarativeScenario::SampleKey(spec.sample()));
-          param.sample = index < scenario.samples_.size() ? &scenario.samples_[index] : nullptr;
-          param.sample_index = index;
-          if (param.sample != nullptr && spec.sample().consume()) {
-            param.owned =
-                &scenario.OwnedPositions(index, slot.index, std::max<uint32_t>(1, slot.count));
-          }
-          param.from_sample = true;
-          param.consume = spec.sample().consume();
-        } else {
-          // Checked by the parser; a spec built in code that is wrong fails loudly here.
-          absl::StatusOr<std::unique_ptr<ParamGenerator>> generator = MakeParamGenerator(
-              spec, {.seed = MixSeed(MixSeed(slot.run_seed, slot.index), stream),
-                     .slot_index = slot.index,
-                     .slot_count = slot.count});
-          if (generator.ok()) param.generator = *std::move(generator);
-        }
+        state.params.push_back(bind(spec, q, ++stream));
       }
-      const size_t width = state.params.size() * static_cast<size_t>(std::max<uint32_t>(1, statement.repeat()));
+      const size_t width =
+          state.params.size() * static_cast<size_t>(std::max<uint32_t>(1, statement.repeat()));
       state.values.resize(width);
       state.texts.resize(width);
     }
@@ -273,44 +371,84 @@ int DeclarativeWorker::NextQueryType() {
   return static_cast<int>(std::upper_bound(weights.begin(), weights.end(), draw) - weights.begin());
 }
 
-Value DeclarativeWorker::Draw(BoundParam& param, std::string& text) {
-  if (param.generator) return param.generator->Next({}, text);
-  if (param.capture >= 0) {
-    const std::optional<int64_t>& value = captured_[static_cast<size_t>(param.capture)];
-    return value ? Value(*value) : Value();
+std::optional<ExecOutcome> DeclarativeWorker::Draw(BoundParam& param, Value& value,
+                                                   std::string& text,
+                                                   const std::vector<VariableState>& variables) {
+  if (param.generator) {
+    value = param.generator->Next({}, text);
+  } else if (param.variable >= 0) {
+    // A text variable's view points into its VariableState, which outlives the transaction.
+    value = variables[static_cast<size_t>(param.variable)].value;
+  } else if (param.capture >= 0) {
+    const std::optional<int64_t>& captured = captured_[static_cast<size_t>(param.capture)];
+    value = captured ? Value(*captured) : Value();
+  } else if (param.from_sample) {
+    if (param.sample == nullptr) {
+      return Failure("dbload-sample", "the scenario's samples were never read (Setup)");
+    }
+    const std::vector<std::string>& sample = *param.sample;
+    size_t index = 0;
+    if (param.consume) {
+      // This worker's part of the sample: the values its slot owns, so that no two workers of
+      // the run (on any agent) take the same.
+      const size_t taken = consumed_[param.sample_index]++;
+      if (taken >= param.owned->size()) {
+        return Failure("dbload-sample",
+                       absl::StrCat("this worker's part of the sample (", taken,
+                                    " values) is used up: the run asks for more rows "
+                                    "than the database holds"));
+      }
+      index = (*param.owned)[taken];
+    } else {
+      index = static_cast<size_t>(random_.Uniform(0, static_cast<int64_t>(sample.size()) - 1));
+    }
+    value = std::string_view(sample[index]);
+  } else {
+    value = Value();
   }
-  return Value();
+  return std::nullopt;
+}
+
+// Values compare by what they bind: the same number, or the same text.
+bool SameValue(const Value& a, const Value& b) { return OwnedValue(a) == OwnedValue(b); }
+
+// A variable with distinct_from is drawn again while it equals one of those; the parser has made
+// sure that its generator has more values than it must avoid, so this ends quickly unless the
+// distribution is extremely skewed, and the bound turns that case into a named error.
+constexpr int kMaxDistinctDraws = 1000;
+
+std::optional<ExecOutcome> DeclarativeWorker::DrawVariables(std::vector<VariableState>& variables) {
+  for (VariableState& variable : variables) {
+    for (int draw = 0;; ++draw) {
+      if (std::optional<ExecOutcome> failed =
+              Draw(variable.param, variable.value, variable.text, variables)) {
+        return failed;
+      }
+      const bool clashes =
+          std::any_of(variable.distinct_from.begin(), variable.distinct_from.end(), [&](int other) {
+            return SameValue(variable.value, variables[static_cast<size_t>(other)].value);
+          });
+      if (!clashes) break;
+      if (draw + 1 == kMaxDistinctDraws) {
+        return Failure("dbload-distinct",
+                       absl::StrCat(kMaxDistinctDraws,
+                                    " draws of a let: variable gave only values its "
+                                    "distinct_from variables already hold; widen its range"));
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<ExecOutcome> DeclarativeWorker::Bind(const PreparedStatementPlan& statement,
-                                                   StatementState& state) {
+                                                   StatementState& state,
+                                                   const std::vector<VariableState>& variables) {
   size_t position = 0;
   for (int r = 0; r < statement.repeat; ++r) {
     for (size_t p = 0; p < state.params.size(); ++p, ++position) {
-      BoundParam& param = state.params[p];
-      if (param.from_sample) {
-        if (param.sample == nullptr) {
-          return Failure("dbload-sample", "the scenario's samples were never read (Setup)");
-        }
-        const std::vector<std::string>& sample = *param.sample;
-        size_t index = 0;
-        if (param.consume) {
-          // This worker's part of the sample: the values its slot owns, so that no two
-          // workers of the run (on any agent) take the same.
-          const size_t taken = consumed_[param.sample_index]++;
-          if (taken < param.owned->size()) index = (*param.owned)[taken];
-          if (taken >= param.owned->size()) {
-            return Failure("dbload-sample",
-                           absl::StrCat("this worker's part of the sample (", taken,
-                                        " values) is used up: the run asks for more rows "
-                                        "than the database holds"));
-          }
-        } else {
-          index = static_cast<size_t>(random_.Uniform(0, static_cast<int64_t>(sample.size()) - 1));
-        }
-        state.values[position] = std::string_view(sample[index]);
-      } else {
-        state.values[position] = Draw(param, state.texts[position]);
+      if (std::optional<ExecOutcome> failed =
+              Draw(state.params[p], state.values[position], state.texts[position], variables)) {
+        return failed;
       }
     }
   }
@@ -320,12 +458,17 @@ std::optional<ExecOutcome> DeclarativeWorker::Bind(const PreparedStatementPlan& 
 std::vector<ExplainTarget> DeclarativeWorker::ExplainTargets(int query_type) {
   const QueryTypePlan& plan = scenario_.plans_[static_cast<size_t>(query_type)];
   std::vector<StatementState>& states = states_[static_cast<size_t>(query_type)];
+  std::vector<VariableState>& variables = variables_[static_cast<size_t>(query_type)];
+  // A variable that cannot be drawn is NULL, like any value below: the plan is still worth having.
+  if (DrawVariables(variables).has_value()) {
+    for (VariableState& variable : variables) variable.value = Value();
+  }
   std::vector<ExplainTarget> targets;
   for (size_t s = 0; s < plan.statements.size(); ++s) {
     ExplainTarget& target = targets.emplace_back();
     target.statement = plan.statements[s].id;
-    // A value that cannot be drawn (a used-up sample) is NULL: the plan is still worth having.
-    if (Bind(plan.statements[s], states[s]).has_value()) {
+    // A value that cannot be drawn (a used-up sample) is NULL.
+    if (Bind(plan.statements[s], states[s], variables).has_value()) {
       for (Value& value : states[s].values) value = Value();
     }
     for (const Value& value : states[s].values) target.params.push_back(OwnedValue(value));
@@ -336,13 +479,15 @@ std::vector<ExplainTarget> DeclarativeWorker::ExplainTargets(int query_type) {
 ExecOutcome DeclarativeWorker::Run(int query_type, Session& session) {
   const QueryTypePlan& plan = scenario_.plans_[static_cast<size_t>(query_type)];
   std::vector<StatementState>& states = states_[static_cast<size_t>(query_type)];
+  std::vector<VariableState>& variables = variables_[static_cast<size_t>(query_type)];
+  if (std::optional<ExecOutcome> failed = DrawVariables(variables)) return *std::move(failed);
   if (plan.transaction) {
     if (ExecOutcome begun = session.Begin(); !begun.ok()) return begun;
   }
   int64_t rows = 0;
   for (size_t s = 0; s < plan.statements.size(); ++s) {
     const PreparedStatementPlan& statement = plan.statements[s];
-    if (std::optional<ExecOutcome> failed = Bind(statement, states[s])) {
+    if (std::optional<ExecOutcome> failed = Bind(statement, states[s], variables)) {
       if (plan.transaction) session.Rollback();
       return *std::move(failed);
     }
@@ -376,7 +521,10 @@ class DeclarativeWorkload final : public Workload {
 
   absl::StatusOr<std::unique_ptr<Scenario>> MakeScenario(const std::string& name) const override {
     for (const v1::Scenario& scenario : spec_.scenarios()) {
-      if (scenario.name() == name) return std::make_unique<DeclarativeScenario>(scenario);
+      if (scenario.name() != name) continue;
+      auto made = std::make_unique<DeclarativeScenario>(scenario);
+      if (absl::Status status = made->CheckReferences(); !status.ok()) return status;
+      return made;
     }
     return FieldError("scenario", absl::StrCat("workload ", spec_.name(), " has no scenario '", name,
                                                "' (it has: ", absl::StrJoin(ScenarioNames(), ", "),

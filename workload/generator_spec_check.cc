@@ -187,6 +187,11 @@ absl::Status CheckKind(const Generator& spec) {
         return FieldError("captured", "must name a value captured by an earlier statement");
       }
       return absl::OkStatus();
+    case Generator::kVariable:
+      if (spec.variable().empty()) {
+        return FieldError("variable", "must name a variable of the query type's let:");
+      }
+      return absl::OkStatus();
     case Generator::kConstant:
     case Generator::kRow:
       return absl::OkStatus();
@@ -200,7 +205,7 @@ absl::Status CheckKind(const Generator& spec) {
   // No field to point at: the parser then names the generator itself.
   return absl::InvalidArgumentError(
       "no generator kind: set one of uniform, zipf, gaussian, sequence, pattern, random_string, "
-      "timestamp, now, choice, sample, captured, constant, row, special, decimal");
+      "timestamp, now, choice, sample, captured, variable, constant, row, special, decimal");
 }
 
 }  // namespace

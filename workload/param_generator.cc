@@ -586,9 +586,10 @@ absl::StatusOr<std::unique_ptr<ParamGenerator>> MakeParamGenerator(const Generat
                               static_cast<int>(spec.decimal().scale())),
                   spec, place);
     case Generator::kCaptured:
+    case Generator::kVariable:
       return absl::InvalidArgumentError(
-          "generator kind 'captured' is made by the engine (from the transaction's captured "
-          "values), not by MakeParamGenerator");
+          "generator kinds 'captured' and 'variable' are made by the engine (from the "
+          "transaction's values), not by MakeParamGenerator");
     case Generator::kSample:
       return absl::InvalidArgumentError(
           "generator kind 'sample' is made by the engine (from values read before the run), "

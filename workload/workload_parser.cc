@@ -80,6 +80,16 @@ class Converter {
   absl::Status ReadTimestamp(const YAML::Node& node, const std::string& path, Message& message);
   absl::Status ReadColumns(const YAML::Node& node, const std::string& path, Message& data,
                            int depth);
+  absl::Status ReadVariables(const YAML::Node& node, const std::string& path,
+                             v1::QueryType& query_type, int depth);
+
+ public:
+  // True when the generator at `path` was written as a bare scalar (a constant, unless it names
+  // a variable: see ResolveVariableNames).
+  bool IsBareScalar(const std::string& path) const { return bare_scalars_.contains(path); }
+
+ private:
+  std::set<std::string> bare_scalars_;
 
   const std::string source_;
   const std::map<std::string, std::string> options_;
@@ -135,6 +145,7 @@ absl::Status Converter::ReadMessage(const YAML::Node& node, const std::string& p
       static_cast<v1::DialectSql&>(message).set_any(*text);
     } else {
       static_cast<v1::Generator&>(message).set_constant(*text);
+      bare_scalars_.insert(path);
     }
     return absl::OkStatus();
   }
@@ -182,6 +193,9 @@ absl::Status Converter::ReadField(const YAML::Node& node, const std::string& pat
   const Reflection& reflection = *message.GetReflection();
   if (message.GetDescriptor()->full_name() == "dbload.v1.TableData" && field.name() == "columns") {
     return ReadColumns(node, path, message, depth);
+  }
+  if (message.GetDescriptor()->full_name() == "dbload.v1.QueryType" && field.name() == "let") {
+    return ReadVariables(node, path, static_cast<v1::QueryType&>(message), depth);
   }
   if (field.is_map()) {
     // map<string, int64> (a query type's `changes`): a YAML map of name to integer.
@@ -354,6 +368,57 @@ absl::Status Converter::ReadColumns(const YAML::Node& node, const std::string& p
   return absl::OkStatus();
 }
 
+// `let: {amount: {uniform: {min: 1, max: 100}}, to: {…}}`: a map in draw order.
+absl::Status Converter::ReadVariables(const YAML::Node& node, const std::string& path,
+                                      v1::QueryType& query_type, int depth) {
+  marks_[path] = node.Mark();
+  if (!node.IsMap()) {
+    return Error(
+        node, path,
+        absl::StrCat("expected a map from variable name to generator, got ", Describe(node)));
+  }
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) return Error(entry.first, path, "expected variable names as keys");
+    const std::string name = entry.first.Scalar();
+    const std::string variable_path = JoinPath(path, name);
+    marks_[variable_path] = entry.first.Mark();
+    v1::Variable& variable = *query_type.add_let();
+    variable.set_name(name);
+    if (absl::Status status =
+            ReadMessage(entry.second, variable_path, *variable.mutable_generator(), depth + 1);
+        !status.ok()) {
+      return status;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A parameter written as a bare name of one of its query type's variables (`params: [amount]`)
+// binds that variable; any other bare scalar stays a constant.
+void ResolveVariableNames(WorkloadSpec& spec, const Converter& converter) {
+  for (int s = 0; s < spec.scenarios_size(); ++s) {
+    for (int q = 0; q < spec.scenarios(s).query_types_size(); ++q) {
+      v1::QueryType& query_type = *spec.mutable_scenarios(s)->mutable_query_types(q);
+      std::set<std::string> names;
+      for (const v1::Variable& variable : query_type.let()) names.insert(variable.name());
+      if (names.empty()) continue;
+      for (int t = 0; t < query_type.statements_size(); ++t) {
+        v1::Statement& statement = *query_type.mutable_statements(t);
+        for (int p = 0; p < statement.params_size(); ++p) {
+          v1::Generator& param = *statement.mutable_params(p);
+          const std::string path =
+              absl::StrCat("scenarios.", s, ".query_types.", q, ".statements.", t, ".params.", p);
+          if (param.kind_case() == v1::Generator::kConstant && converter.IsBareScalar(path) &&
+              names.contains(param.constant())) {
+            std::string name = param.constant();  // set_variable clears the oneof's constant
+            param.set_variable(std::move(name));
+          }
+        }
+      }
+    }
+  }
+}
+
 // The file's `options:` with the plan's values in their place.
 absl::StatusOr<std::map<std::string, std::string>> ReadOptions(
     const YAML::Node& root, absl::string_view source,
@@ -432,6 +497,7 @@ absl::StatusOr<WorkloadSpec> ParseWorkload(std::string_view yaml_text, std::stri
     Converter converter(source, *values);
     WorkloadSpec spec;
     if (absl::Status status = converter.ReadMessage(root, "", spec); !status.ok()) return status;
+    ResolveVariableNames(spec, converter);
     for (const auto& [name, value] : *values) (*spec.mutable_options())[name] = value;
     if (absl::Status status = CheckWorkloadSpec(
             spec, [&](const std::string& path,

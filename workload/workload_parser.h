@@ -21,7 +21,9 @@ namespace dbload {
 //     a map {postgresql: …, mysql: …};
 //   - a table's `columns` is a map from column name to generator, in load order;
 //   - `timestamp: {from: "2024-01-01", days: 730}` (from: a date or "YYYY-MM-DD HH:MM:SS");
-//   - a generator written as a bare scalar is a constant.
+//   - a query type's `let` is a map from variable name to generator, in draw order;
+//   - a generator written as a bare scalar is a constant, unless it is a parameter that names
+//     one of its query type's variables (`params: [amount]`), which it then binds.
 // Every error is one line: `shop.yaml:12:7: scenarios.3.query_types.0.statements.1.params:
 // the SQL has 2 placeholders but 3 params are given`.
 inline constexpr size_t kMaxWorkloadBytes = size_t{4} << 20;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/field_error.h"
 #include "base/quote.h"
 #include "plan/plan_limits.h"
@@ -115,8 +116,10 @@ class Checker {
     for (const v1::Column& column : data.columns()) {
       const std::string column_path = absl::StrCat(data_path, ".columns.", column.name());
       if (column.generator().kind_case() == v1::Generator::kCaptured ||
-          column.generator().kind_case() == v1::Generator::kSample) {
-        return error_at_(column_path, "captured and sample values exist only in scenarios");
+          column.generator().kind_case() == v1::Generator::kSample ||
+          column.generator().kind_case() == v1::Generator::kVariable) {
+        return error_at_(column_path,
+                         "captured, sample and variable values exist only in scenarios");
       }
       if (absl::Status status = CheckGenerator(column.generator(), column_path); !status.ok()) {
         return status;
@@ -145,10 +148,10 @@ class Checker {
                          absl::StrCat("query type ", Quote(query_type.name()),
                                       " is listed twice in this scenario"));
       }
+      if (!query_type.has_weight()) query_type.set_weight(1);
       if (query_type.weight() < 0) {
         return error_at_(JoinPath(query_path, "weight"), "must be >= 0");
       }
-      if (query_type.weight() == 0) query_type.set_weight(1);
       for (const auto& [table, rows] : query_type.changes()) {
         if (!IsPlainName(table)) {
           return error_at_(JoinPath(JoinPath(query_path, "changes"), table),
@@ -158,19 +161,105 @@ class Checker {
       if (query_type.statements_size() == 0) {
         return error_at_(query_path, "a query type needs at least one statement");
       }
+      std::set<std::string> variables;
+      if (absl::Status status = CheckVariables(query_type, query_path, variables); !status.ok()) {
+        return status;
+      }
       std::set<std::string> captures;
       for (int s = 0; s < query_type.statements_size(); ++s) {
-        if (absl::Status status = CheckStatement(
-                query_type.statements(s), absl::StrCat(query_path, ".statements.", s), captures);
+        if (absl::Status status =
+                CheckStatement(query_type.statements(s),
+                               absl::StrCat(query_path, ".statements.", s), variables, captures);
             !status.ok()) {
           return status;
         }
       }
     }
+    if (std::none_of(scenario.query_types().begin(), scenario.query_types().end(),
+                     [](const v1::QueryType& query_type) { return query_type.weight() > 0; })) {
+      return error_at_(path, "every query type has weight 0, so none would run (0 leaves one out)");
+    }
     return absl::OkStatus();
   }
 
+  // `let:` names are plain and unique, each generator draws something a transaction can use
+  // before its first statement, and `distinct_from` names earlier variables that the generator
+  // can differ from.
+  absl::Status CheckVariables(const v1::QueryType& query_type, const std::string& query_path,
+                              std::set<std::string>& names) {
+    for (const v1::Variable& variable : query_type.let()) {
+      const std::string path = JoinPath(JoinPath(query_path, "let"), variable.name());
+      if (!IsPlainName(variable.name())) {
+        return error_at_(path, absl::StrCat("expected a variable name of lowercase letters, "
+                                            "digits and _, got ",
+                                            Quote(variable.name())));
+      }
+      if (!names.insert(variable.name()).second) {
+        return error_at_(path, "a variable is declared once per query type");
+      }
+      const v1::Generator& generator = variable.generator();
+      switch (generator.kind_case()) {
+        case v1::Generator::kCaptured:
+        case v1::Generator::kVariable:
+        case v1::Generator::kRow:
+          return error_at_(path,
+                           "a variable is drawn before the transaction's first statement: "
+                           "captured, variable and row values do not exist yet");
+        default:
+          break;
+      }
+      if (absl::Status status = CheckGenerator(generator, path, /*in_let=*/true); !status.ok()) {
+        return status;
+      }
+      const std::string distinct_path = JoinPath(path, "distinct_from");
+      for (const std::string& other : generator.distinct_from()) {
+        if (other == variable.name() || !names.contains(other)) {
+          return error_at_(distinct_path,
+                           absl::StrCat(Quote(other), " is not a variable declared before ",
+                                        Quote(variable.name()), " in this let:"));
+        }
+      }
+      if (const std::optional<int64_t> values = DistinctValues(generator);
+          values && *values <= generator.distinct_from_size()) {
+        return error_at_(
+            distinct_path,
+            absl::StrCat("the generator has ", *values, " possible value", *values == 1 ? "" : "s",
+                         ", too few to differ from ", generator.distinct_from_size(),
+                         " other variable", generator.distinct_from_size() == 1 ? "" : "s"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // How many values a generator can draw, where that is small and known.
+  static std::optional<int64_t> DistinctValues(const v1::Generator& generator) {
+    const auto range = [](int64_t min, int64_t max) -> std::optional<int64_t> {
+      return max >= min && max - min < 1'000'000 ? std::optional<int64_t>(max - min + 1)
+                                                 : std::nullopt;
+    };
+    switch (generator.kind_case()) {
+      case v1::Generator::kConstant:
+        return 1;
+      case v1::Generator::kUniform:
+        return range(generator.uniform().min(), generator.uniform().max());
+      case v1::Generator::kZipf:
+        return range(generator.zipf().min(), generator.zipf().max());
+      case v1::Generator::kSpecial:
+        return range(generator.special().min(), generator.special().max());
+      case v1::Generator::kGaussian:
+        return range(generator.gaussian().min(), generator.gaussian().max());
+      case v1::Generator::kChoice: {
+        std::set<std::string> values(generator.choice().values().begin(),
+                                     generator.choice().values().end());
+        return static_cast<int64_t>(values.size());
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
   absl::Status CheckStatement(const v1::Statement& statement, const std::string& path,
+                              const std::set<std::string>& variables,
                               std::set<std::string>& captures) {
     if (!HasSql(statement.sql())) return error_at_(path, "a statement needs sql");
     const std::string sql_path = JoinPath(path, "sql");
@@ -212,9 +301,23 @@ class Checker {
                                       "capture: ",
                                       param.captured()));
       }
+      if (param.kind_case() == v1::Generator::kVariable && !variables.contains(param.variable())) {
+        return error_at_(
+            param_path, absl::StrCat("variable: ", Quote(param.variable()),
+                                     " is not declared in this query type's let:",
+                                     variables.empty() ? "" : " (it declares: ",
+                                     absl::StrJoin(variables, ", "), variables.empty() ? "" : ")"));
+      }
       if (absl::Status status = CheckGenerator(param, param_path); !status.ok()) return status;
     }
-    if (!statement.capture().empty()) captures.insert(statement.capture());
+    if (!statement.capture().empty()) {
+      if (variables.contains(statement.capture())) {
+        return error_at_(JoinPath(path, "capture"),
+                         absl::StrCat(Quote(statement.capture()),
+                                      " is already a variable of this query type (let:)"));
+      }
+      captures.insert(statement.capture());
+    }
     return absl::OkStatus();
   }
 
@@ -230,7 +333,12 @@ class Checker {
     return absl::OkStatus();
   }
 
-  absl::Status CheckGenerator(const v1::Generator& generator, const std::string& path) {
+  absl::Status CheckGenerator(const v1::Generator& generator, const std::string& path,
+                              bool in_let = false) {
+    if (!in_let && generator.distinct_from_size() > 0) {
+      return error_at_(JoinPath(path, "distinct_from"),
+                       "only a variable (let:) can be drawn distinct from others");
+    }
     absl::Status status = CheckGeneratorSpec(generator);
     if (status.ok()) return status;
     const std::optional<std::string> field = FieldOf(status);

@@ -1,16 +1,17 @@
 // The engine of YAML workloads on a recording session: what each query type sends, in which
 // order, with which values; captures, repeats, transactions, samples and their partitioning.
 
-#include "workload/declarative.h"
-
 #include <algorithm>
 #include <functional>
 #include <set>
 
-#include "workload/workload_parser.h"
-#include "workload/loader.h"
+#include "absl/strings/str_split.h"
+#include "base/field_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "workload/declarative.h"
+#include "workload/loader.h"
+#include "workload/workload_parser.h"
 
 namespace dbload {
 namespace {
@@ -272,6 +273,96 @@ TEST(DeclarativeWorkloadTest, QueryTypesFollowTheirWeights) {
   int counts[2] = {0, 0};
   for (int i = 0; i < 40'000; ++i) ++counts[worker->NextQueryType()];
   EXPECT_NEAR(counts[1] / 40'000.0, 0.75, 0.01);
+}
+
+constexpr char kTransfer[] = R"yaml(name: bank
+scenarios:
+  - name: move
+    query_types:
+      - name: transfer
+        transaction: true
+        let:
+          amount: {uniform: {min: 1, max: 1000000}}
+          from: {uniform: {min: 1, max: 2}}
+          to: {uniform: {min: 1, max: 2}, distinct_from: [from]}
+        statements:
+          - sql: UPDATE a SET v = v - ? WHERE id = ?
+            params: [amount, from]
+          - sql: UPDATE a SET v = v + ? WHERE id = ?
+            params: [amount, to]
+      - name: never
+        weight: 0
+        statements: [{sql: SELECT 1}]
+)yaml";
+
+std::unique_ptr<Scenario> TransferScenario() {
+  absl::StatusOr<v1::WorkloadSpec> spec = ParseWorkload(kTransfer, "bank.yaml", {});
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  absl::StatusOr<std::unique_ptr<Scenario>> scenario =
+      MakeDeclarativeWorkload(*spec)->MakeScenario("move");
+  EXPECT_TRUE(scenario.ok()) << scenario.status();
+  return *std::move(scenario);
+}
+
+TEST(DeclarativeWorkloadTest, VariablesAreDrawnOncePerTransactionAndDistinctOnesDiffer) {
+  std::unique_ptr<Scenario> scenario = TransferScenario();
+  RecordingSession session;
+  std::unique_ptr<ScenarioWorker> worker =
+      scenario->NewWorker({.run_seed = 3, .index = 0, .count = 1});
+  std::set<std::string> amounts, directions;
+  for (int i = 0; i < 200; ++i) {
+    session.calls.clear();
+    ASSERT_EQ(worker->NextQueryType(), 0);  // `never` weighs 0
+    ASSERT_TRUE(worker->Run(0, session).ok());
+    ASSERT_EQ(session.calls.size(), 4u);
+    // "exec 0 AMOUNT FROM", "exec 1 AMOUNT TO"
+    const std::vector<std::string> debit = absl::StrSplit(session.calls[1], ' ');
+    const std::vector<std::string> credit = absl::StrSplit(session.calls[2], ' ');
+    ASSERT_EQ(debit.size(), 4u);
+    EXPECT_EQ(debit[2], credit[2]) << "the same amount in both statements";
+    EXPECT_NE(debit[3], credit[3]) << "from and to are distinct rows";
+    amounts.insert(debit[2]);
+    directions.insert(debit[3] + ">" + credit[3]);
+  }
+  EXPECT_GT(amounts.size(), 190u) << "a new amount for each transaction";
+  EXPECT_EQ(directions, (std::set<std::string>{"1>2", "2>1"}));
+}
+
+TEST(DeclarativeWorkloadTest, ExplainBindsTheValuesOfOneDrawOfTheVariables) {
+  std::unique_ptr<Scenario> scenario = TransferScenario();
+  std::unique_ptr<ScenarioWorker> worker =
+      scenario->NewWorker({.run_seed = 3, .index = 0, .count = 1});
+  const std::vector<ExplainTarget> targets = worker->ExplainTargets(0);
+  ASSERT_EQ(targets.size(), 2u);
+  ASSERT_EQ(targets[0].params.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<int64_t>(targets[0].params[0]));
+  EXPECT_EQ(targets[0].params[0], targets[1].params[0]);
+  EXPECT_NE(targets[0].params[1], targets[1].params[1]);
+}
+
+// A spec that reaches the agent inside a plan may come from any client: a reference to nothing
+// is an error that names it, not an exception in the agent.
+TEST(DeclarativeWorkloadTest, AHandBuiltSpecWithADanglingReferenceIsRefusedByName) {
+  absl::StatusOr<v1::WorkloadSpec> spec = ParseWorkload(kTransfer, "bank.yaml", {});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  v1::WorkloadSpec unknown_variable = *spec;
+  unknown_variable.mutable_scenarios(0)
+      ->mutable_query_types(0)
+      ->mutable_statements(1)
+      ->mutable_params(1)
+      ->set_variable("nowhere");
+  const absl::Status status =
+      MakeDeclarativeWorkload(unknown_variable)->MakeScenario("move").status();
+  EXPECT_EQ(FieldOf(status), "workload_spec.scenarios[move].query_types.0.statements.1.params.1");
+  EXPECT_THAT(status.message(), HasSubstr("no variable 'nowhere'"));
+  v1::WorkloadSpec unknown_capture = *spec;
+  unknown_capture.mutable_scenarios(0)
+      ->mutable_query_types(0)
+      ->mutable_statements(0)
+      ->mutable_params(0)
+      ->set_captured("id");
+  EXPECT_THAT(MakeDeclarativeWorkload(unknown_capture)->MakeScenario("move").status().message(),
+              HasSubstr("no earlier statement captures 'id'"));
 }
 
 // A spec built in code (as oltp's) may leave the batch at 0: the loader still advances, in

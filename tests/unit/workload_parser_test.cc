@@ -117,6 +117,84 @@ TEST(WorkloadParserTest, RepeatedStatementsCountPlaceholdersInTheRepeatedPart) {
               HasSubstr("must hold {repeat} once"));
 }
 
+// A transfer: one amount drawn per transaction, bound by both updates; two distinct rows.
+constexpr char kTransfer[] = R"(name: bank
+scenarios:
+  - name: move
+    query_types:
+      - name: transfer
+        transaction: true
+        let:
+          amount: {uniform: {min: 1, max: 100}}
+          from: {uniform: {min: 1, max: 10}}
+          to: {uniform: {min: 1, max: 10}, distinct_from: [from]}
+        statements:
+          - sql: UPDATE a SET v = v - ? WHERE id = ?
+            params: [amount, from]
+          - sql: UPDATE a SET v = v + ? WHERE id = ?
+            params: [amount, {variable: to}]
+          - sql: INSERT INTO log (note) VALUES (?)
+            params: [amount_text]
+)";
+
+TEST(WorkloadParserTest, ABareNameOfAVariableBindsItAndAnyOtherBareValueStaysAConstant) {
+  absl::StatusOr<v1::WorkloadSpec> spec = Parse(kTransfer);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const v1::QueryType& transfer = spec->scenarios(0).query_types(0);
+  ASSERT_EQ(transfer.let_size(), 3);
+  EXPECT_EQ(transfer.let(0).name(), "amount");  // in the file's order
+  EXPECT_EQ(transfer.let(2).name(), "to");
+  EXPECT_EQ(transfer.let(2).generator().distinct_from(0), "from");
+  EXPECT_EQ(transfer.statements(0).params(0).variable(), "amount");
+  EXPECT_EQ(transfer.statements(0).params(1).variable(), "from");
+  EXPECT_EQ(transfer.statements(1).params(1).variable(), "to");
+  EXPECT_EQ(transfer.statements(2).params(0).constant(), "amount_text");
+}
+
+TEST(WorkloadParserTest, VariableMistakesAreNamedAtTheirLine) {
+  struct Case {
+    std::string from, to, expected;
+  };
+  const Case cases[] = {
+      {"{variable: to}", "{variable: too}",
+       "w.yaml:15:30: scenarios.0.query_types.0.statements.1.params.1: variable: \"too\" is not "
+       "declared in this query type's let: (it declares: amount, from, to)"},
+      {"distinct_from: [from]", "distinct_from: [to]",
+       "let.to.distinct_from: \"to\" is not a variable declared before \"to\""},
+      {"distinct_from: [from]", "distinct_from: [amount2]", "\"amount2\" is not a variable"},
+      {"to: {uniform: {min: 1, max: 10}", "to: {uniform: {min: 1, max: 1}",
+       "let.to.distinct_from: the generator has 1 possible value, too few to differ from 1 other"},
+      {"amount: {uniform: {min: 1, max: 100}}", "amount: {captured: x}",
+       "let.amount: a variable is drawn before the transaction's first statement"},
+      {"amount: {uniform", "Amount: {uniform", "let.Amount: expected a variable name"},
+      {"params: [amount_text]", "params: [{uniform: {min: 1, max: 2}, distinct_from: [from]}]",
+       "params.0.distinct_from: only a variable (let:) can be drawn distinct from others"},
+      {"VALUES (?)\n            params: [amount_text]",
+       "VALUES (?) RETURNING id\n            params: [amount_text]\n            capture: amount",
+       "statements.2.capture: \"amount\" is already a variable of this query type"},
+  };
+  for (const Case& c : cases) {
+    const absl::Status status = Parse(Replace(kTransfer, c.from, c.to)).status();
+    EXPECT_THAT(std::string(status.message()), HasSubstr(c.expected)) << c.to;
+  }
+}
+
+TEST(WorkloadParserTest, WeightZeroLeavesAQueryTypeOutAndAllZeroIsRefused) {
+  const std::string two =
+      Replace(kValid, "      - name: by_id\n",
+              "      - {name: never, weight: 0, statements: [{sql: SELECT 1}]}\n"
+              "      - name: by_id\n");
+  absl::StatusOr<v1::WorkloadSpec> spec = Parse(two);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->scenarios(0).query_types(0).weight(), 0);
+  EXPECT_EQ(spec->scenarios(0).query_types(1).weight(), 1);  // not given: 1
+  EXPECT_THAT(
+      Parse(Replace(two, "      - name: by_id\n", "      - name: by_id\n        weight: 0\n"))
+          .status()
+          .message(),
+      HasSubstr("w.yaml:13:5: scenarios.0: every query type has weight 0"));
+}
+
 TEST(WorkloadParserTest, TimestampsTakeADateAndDays) {
   absl::StatusOr<v1::WorkloadSpec> spec =
       Parse(Replace(kValid, "{pattern: {pattern: \"v{row}\"}}",
