@@ -4,7 +4,8 @@
 
 namespace dbload {
 
-IntervalRecorder::IntervalRecorder(int query_type_count) : errors_(query_type_count) {
+IntervalRecorder::IntervalRecorder(int query_type_count)
+    : errors_(query_type_count), retries_(query_type_count) {
   for (int i = 0; i < query_type_count; ++i) slots_.push_back(std::make_unique<QueryTypeSlot>());
 }
 
@@ -13,6 +14,21 @@ void IntervalRecorder::RecordError(int query_type, const db::DbError& error,
   slots_[query_type]->statements.fetch_add(statements, std::memory_order_relaxed);
   std::lock_guard lock(errors_mu_);
   ++errors_[query_type][{error.error_class, error.code}];
+}
+
+void IntervalRecorder::RecordRetry(int query_type, db::RetryCause cause) {
+  std::lock_guard lock(errors_mu_);
+  ++retries_[query_type].retries[cause];
+}
+
+void IntervalRecorder::RecordCommittedAfterTries(int query_type, uint32_t tries) {
+  std::lock_guard lock(errors_mu_);
+  ++retries_[query_type].committed_by_tries[tries];
+}
+
+void IntervalRecorder::RecordFailedAfterRetries(int query_type) {
+  std::lock_guard lock(errors_mu_);
+  ++retries_[query_type].failed_after_retries;
 }
 
 void ConnectionClock::Enter(ConnectionState state, Nanos now) {
@@ -80,7 +96,10 @@ IntervalSnapshot IntervalRecorder::Drain(Nanos now) {
     }
   }
   std::lock_guard lock(errors_mu_);
-  for (size_t i = 0; i < slots_.size(); ++i) snapshot.query_types[i].errors.swap(errors_[i]);
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    snapshot.query_types[i].errors.swap(errors_[i]);
+    std::swap(snapshot.query_types[i].retry, retries_[i]);
+  }
   return snapshot;
 }
 

@@ -77,6 +77,11 @@ class IntervalRecorder {
     (had_free_connection ? dispatch_lag_ : queued_lag_).Record(lag);
   }
   void RecordError(int query_type, const db::DbError& error, uint64_t statements);
+  // Under a retry policy (rare, so under the errors' mutex): a try again and its cause; a
+  // transaction that committed after `tries` (> 1) tries; one that failed its last try.
+  void RecordRetry(int query_type, db::RetryCause cause);
+  void RecordCommittedAfterTries(int query_type, uint32_t tries);
+  void RecordFailedAfterRetries(int query_type);
 
   // A clock for one more connection, in state kInAgent from `now`; it stays valid as long as
   // the recorder (a worker calls this once, when it starts its loop).
@@ -100,6 +105,7 @@ class IntervalRecorder {
   ConcurrentHistogram queued_lag_;
   std::mutex errors_mu_;
   std::vector<std::map<std::pair<db::ErrorClass, std::string>, uint64_t>> errors_;
+  std::vector<RetryTally> retries_;  // under errors_mu_ too
   struct Connection {
     explicit Connection(Nanos now) : clock(now) {}
     ConnectionClock clock;

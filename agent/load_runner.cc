@@ -35,7 +35,8 @@ LoadRunner::LoadRunner(db::Driver& driver, const Scenario& scenario, IntervalRec
       clock_(clock),
       options_(options),
       statements_(scenario.Statements(driver.dialect())),
-      ignored_errors_(scenario.ErrorsToIgnore(driver.dialect())) {}
+      ignored_errors_(scenario.ErrorsToIgnore(driver.dialect())),
+      retry_policies_(scenario.RetryPolicies()) {}
 
 LoadRunner::~LoadRunner() {
   Stop();
@@ -228,7 +229,23 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
   // Counted by the session, not the workload: every statement the transaction sent, BEGIN,
   // COMMIT and ROLLBACK included, whichever workload it is and however it ends.
   const uint64_t sent_before = session.statements_sent();
-  const db::ExecOutcome outcome = scenario_worker.Run(query_type, session);
+  db::ExecOutcome outcome = scenario_worker.Run(query_type, session);
+  // A retry policy tries the transaction again (the worker has rolled it back) while its error
+  // is one of the policy's causes; it stays one transaction, timed from its intended start
+  // through its last try. A stop ends the tries: the run is over, the transaction failed.
+  const RetryPolicy& policy = retry_policies_[static_cast<size_t>(query_type)];
+  uint32_t tries = 1;
+  for (; !outcome.ok() && tries < policy.max_tries && !stopping_.load(std::memory_order_relaxed);
+       ++tries) {
+    const std::optional<db::RetryCause> cause =
+        db::RetryCauseOf(driver_.dialect(), outcome.error->code);
+    if (!cause || !policy.Retries(*cause) ||
+        outcome.error->error_class == db::ErrorClass::kConnection) {
+      break;
+    }
+    recorder_.RecordRetry(query_type, *cause);
+    outcome = scenario_worker.Retry(query_type, session);
+  }
   const Nanos ended = clock_.Now();
   const uint64_t statements = session.statements_sent() - sent_before;
   now = ended;
@@ -237,9 +254,11 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
   recorder_.RecordScheduleLag(started - intended, had_free_connection);
   if (outcome.ok()) {
     recorder_.RecordSuccess(query_type, ended - intended, ended - started, statements);
+    if (tries > 1) recorder_.RecordCommittedAfterTries(query_type, tries);
     completed_.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
+  if (tries > 1) recorder_.RecordFailedAfterRetries(query_type);
   // An ignored error is sysbench's "ignored error": counted apart by code, its latency in no
   // histogram (it is not a transaction), and the client goes on with a new transaction with new
   // parameters, as sysbench's restarted event draws new ones.

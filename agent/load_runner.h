@@ -128,6 +128,8 @@ class LoadRunner {
   // The scenario's, for the driver's dialect: a transaction ending with one of these was rolled
   // back by the worker; it is recorded as ignored and the client goes on.
   const db::IgnoredErrors ignored_errors_;
+  // Per query type: when a failed transaction is tried again (the scenario's retry policies).
+  const std::vector<RetryPolicy> retry_policies_;
 
   bool open_loop_ = false;
   Nanos think_time_ = 0;

@@ -10,6 +10,7 @@
 #include "agent/agent_resources.h"
 #include "base/field_error.h"
 #include "plan/plan_validation.h"
+#include "plan/session_settings.h"
 #include "plan/stage_program.h"
 #include "plan/target_secrets.h"
 #include "workload/loader.h"
@@ -177,7 +178,7 @@ absl::StatusOr<std::unique_ptr<ActiveRun>> RunPreparer::PrepareRun(const v1::Ass
   }
   run->target_address = *endpoint;
   absl::StatusOr<std::unique_ptr<db::Driver>> driver =
-      driver_factory_(run->plan.target(), *std::move(password), clock_);
+      driver_factory_(TargetForRun(run->plan), *std::move(password), clock_);
   if (!driver.ok()) {
     return absl::Status(
         driver.status().code(),

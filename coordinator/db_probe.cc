@@ -201,6 +201,14 @@ absl::StatusOr<std::unique_ptr<SqlProbeSource>> SqlProbeSource::Open(db::Driver&
   id.product = postgres ? "PostgreSQL"
                : absl::StrContains(id.version, "MariaDB") ? "MariaDB"
                                                           : "MySQL";
+  if (!postgres) {
+    absl::StatusOr<std::vector<std::string>> isolation = source->session_->FetchColumn(
+        id.product == "MariaDB" ? db::kMariaDbIsolationQuery : db::kMySqlIsolationQuery, 1);
+    if (!isolation.ok()) return isolation.status();
+    absl::StatusOr<std::map<std::string, std::string>> level = SplitRows(*isolation, "isolation");
+    if (!level.ok()) return level.status();
+    identity->insert(level->begin(), level->end());
+  }
   for (const auto& [name, value] : *identity) {
     if (name != "version" && name != "pid" && name != "pid_file") id.settings[name] = value;
   }

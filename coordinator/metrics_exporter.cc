@@ -155,6 +155,7 @@ void MetricsExporter::OnInterval(const RunInterval& interval) {
     const QueryTypeInterval& counts = merged.query_types[q];
     series.ok += counts.response_time.TotalCount();
     series.statements += counts.statements;
+    series.retry.Add(counts.retry);
     for (const auto& [key, count] : counts.errors) {
       series.errors[{std::string(db::ErrorClassName(key.first)), key.second}] += count;
     }
@@ -230,6 +231,12 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
              "Statements the transactions sent, BEGIN, COMMIT and ROLLBACK included, whatever "
              "their result (sysbench's queries).",
              MetricType::Counter);
+  MetricFamily retries =
+      Family("dbload_retries_total", "Tries again under the workload's retry policy, by cause.",
+             MetricType::Counter);
+  MetricFamily retry_failures = Family(
+      "dbload_retry_failures_total",
+      "Transactions tried again that still failed (also counted as errors).", MetricType::Counter);
   MetricFamily response = Family("dbload_response_time_seconds",
                                  "Response time from the intended start (includes queueing).",
                                  MetricType::Histogram);
@@ -367,6 +374,16 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
             static_cast<double>(count)));
       }
       statements.metric.push_back(Counter(labels, static_cast<double>(series.statements)));
+      // Only for query types that retried: a series per cause of every query type would be
+      // zeros for workloads without a retry policy.
+      for (const auto& [cause, count] : series.retry.retries) {
+        retries.metric.push_back(Counter(with({L("cause", std::string(db::RetryCauseName(cause)))}),
+                                         static_cast<double>(count)));
+      }
+      if (!series.retry.empty()) {
+        retry_failures.metric.push_back(
+            Counter(labels, static_cast<double>(series.retry.failed_after_retries)));
+      }
       response.metric.push_back(histogram_metric(labels, series.response));
       service.metric.push_back(histogram_metric(labels, series.service));
       const Histogram recent = MergeWindow(series.window);
@@ -376,11 +393,32 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
       }
     }
   }
-  return {queries,     statements,  response,    service,     window,     lag,
-          target,      achieved,    clients,     in_flight,  connections,
-          cpu,         utilization, info,        stage,      lost,
-          agents,      generator_limited, pool_limited, database_stalled, dispatch_lag_share,
-          db_counter,  db_gauge,    probe_up};
+  return {queries,
+          statements,
+          retries,
+          retry_failures,
+          response,
+          service,
+          window,
+          lag,
+          target,
+          achieved,
+          clients,
+          in_flight,
+          connections,
+          cpu,
+          utilization,
+          info,
+          stage,
+          lost,
+          agents,
+          generator_limited,
+          pool_limited,
+          database_stalled,
+          dispatch_lag_share,
+          db_counter,
+          db_gauge,
+          probe_up};
 }
 
 }  // namespace dbload

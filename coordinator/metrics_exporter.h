@@ -50,6 +50,10 @@ struct RunInterval {
 //   dbload_statements_total{run,scenario,query_type}  statements the transactions sent, BEGIN,
 //                                   COMMIT and ROLLBACK included, whatever their result
 //                                   (sysbench's queries: rate() of it is its QPS)   counter
+//   dbload_retries_total{run,scenario,query_type,cause}  tries again under the workload's
+//                                   retry policy, by the error that caused them       counter
+//   dbload_retry_failures_total{run,scenario,query_type}  transactions tried again that still
+//                                   failed (also in dbload_queries_total's errors)    counter
 //   dbload_response_time_seconds / dbload_service_time_seconds{…}         histograms
 //   dbload_response_time_window_seconds{…,quantile}   exact quantiles of the last window
 //   dbload_schedule_lag_window_seconds{run,quantile}
@@ -113,6 +117,7 @@ class MetricsExporter final : public prometheus::Collectable {
     uint64_t ok = 0;
     std::map<std::pair<std::string, std::string>, uint64_t> errors;  // (class, code)
     uint64_t statements = 0;
+    RetryTally retry;
     std::deque<SparseCounts> window;  // response time, newest last
   };
   // A probe counter's highest value since its last reset, and what it counted before its resets.

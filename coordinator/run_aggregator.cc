@@ -18,6 +18,7 @@ void ResetSnapshot(IntervalSnapshot& snapshot) {
     q.service_time.Reset();
     q.errors.clear();
     q.statements = 0;
+    q.retry = {};
   }
   snapshot.schedule_lag.Reset();
   snapshot.dispatch_lag.Reset();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -14,8 +15,9 @@
 #include "coordinator/metrics_exporter.h"
 #include "coordinator/plan_admission.h"
 #include "coordinator/saturation.h"
-#include "plan/plan_limits.h"
 #include "plan/durations.h"
+#include "plan/plan_limits.h"
+#include "plan/session_settings.h"
 #include "proto/run_outcome.h"
 
 namespace dbload {
@@ -79,6 +81,13 @@ RunController::RunController(RunEnvironment& env, RunLaunch launch, ProbeSession
   started_ = env_.clock.Now();
   manifest_.set_dbload_version(DBLOAD_VERSION_STRING);
   manifest_.set_seed(plan.seed());
+  if (const v1::Target connections = TargetForRun(plan);
+      connections.isolation() != v1::ISOLATION_UNSPECIFIED || connections.session_size() > 0) {
+    if (connections.isolation() != v1::ISOLATION_UNSPECIFIED) {
+      manifest_.set_isolation(absl::AsciiStrToLower(v1::Isolation_Name(connections.isolation())));
+    }
+    *manifest_.mutable_session() = connections.session();
+  }
   if (!launch.coordinator_host.empty()) manifest_.set_coordinator_host(launch.coordinator_host);
   for (const AgentShare& share : shares) {
     const v1::AgentHello& hello = launch.agents[share.agent]->hello;

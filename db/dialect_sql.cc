@@ -112,6 +112,24 @@ std::string TableExistsQuery(Dialect dialect, absl::string_view table) {
       QuoteText(table, dialect));
 }
 
+std::string IsolationSql(Dialect dialect, absl::string_view level) {
+  const char* words = level == "read_uncommitted"  ? "READ UNCOMMITTED"
+                      : level == "read_committed"  ? "READ COMMITTED"
+                      : level == "repeatable_read" ? "REPEATABLE READ"
+                      : level == "serializable"    ? "SERIALIZABLE"
+                                                   : nullptr;
+  if (words == nullptr) return "";
+  switch (dialect) {
+    case Dialect::kPostgreSql:
+      return absl::StrCat("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL ", words);
+    case Dialect::kMySql:
+      return absl::StrCat("SET SESSION TRANSACTION ISOLATION LEVEL ", words);
+    case Dialect::kNoop:
+      break;
+  }
+  return "";
+}
+
 std::string AnalyzeTableSql(Dialect dialect, absl::string_view table) {
   switch (dialect) {
     case Dialect::kPostgreSql:

@@ -63,6 +63,12 @@ std::string TableExistsQuery(Dialect dialect, absl::string_view table);
 
 // Refreshes `table`'s statistics (and on PostgreSQL sets its visibility map and hint bits, as
 // pgbench -i does); empty for noop.
+// The statement that makes a session's transactions run at an isolation level: PostgreSQL's
+// SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL …, MySQL's SET SESSION
+// TRANSACTION ISOLATION LEVEL …. `level` is written as in plans: read_uncommitted,
+// read_committed, repeatable_read or serializable; empty for anything else.
+std::string IsolationSql(Dialect dialect, absl::string_view level);
+
 std::string AnalyzeTableSql(Dialect dialect, absl::string_view table);
 
 }  // namespace dbload::db

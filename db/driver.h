@@ -109,6 +109,8 @@ class Session {
  protected:
   // Each implementation calls this once per statement, where it hands it to its client library.
   void CountStatementSent() { ++statements_sent_; }
+  // Takes back what was counted since statements_sent() read `mark`: a connection's own set-up.
+  void UncountStatementsSince(uint64_t mark) { statements_sent_ = mark; }
 
  private:
   uint64_t statements_sent_ = 0;
@@ -125,6 +127,10 @@ struct ConnectionOptions {
   std::string password;
   std::string database;
   int64_t connect_timeout_ns = 10'000'000'000;
+  // Run on every new connection, and again after a reconnect, before any statement is
+  // prepared: the isolation level and the plan's session statements (SET …). Not counted in
+  // Session::statements_sent, as a reconnect's own work is not.
+  std::vector<std::string> session_setup;
 };
 
 class Driver {

@@ -2,7 +2,9 @@
 
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "db/dialect_sql.h"
 #include "db/mysql_driver.h"
 #include "db/noop_driver.h"
 #include "db/postgresql_driver.h"
@@ -18,6 +20,13 @@ ConnectionOptions ConnectionOptionsOf(const dbload::v1::Target& target) {
   options.user = target.user();
   options.database = target.database();
   if (target.connect_timeout_ns() > 0) options.connect_timeout_ns = target.connect_timeout_ns();
+  const Dialect dialect = target.driver() == "mysql" ? Dialect::kMySql : Dialect::kPostgreSql;
+  if (target.isolation() != v1::ISOLATION_UNSPECIFIED) {
+    options.session_setup.push_back(
+        IsolationSql(dialect, absl::AsciiStrToLower(v1::Isolation_Name(target.isolation()))));
+  }
+  options.session_setup.insert(options.session_setup.end(), target.session().begin(),
+                               target.session().end());
   return options;
 }
 

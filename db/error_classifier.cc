@@ -53,6 +53,35 @@ ErrorClass ErrorClassifier::Classify(std::string_view code) const {
 IgnoredErrors::IgnoredErrors(std::vector<std::string> codes)
     : codes_(std::make_move_iterator(codes.begin()), std::make_move_iterator(codes.end())) {}
 
+std::string_view RetryCauseName(RetryCause cause) {
+  switch (cause) {
+    case RetryCause::kSerialization:
+      return "serialization";
+    case RetryCause::kDeadlock:
+      return "deadlock";
+    case RetryCause::kLockTimeout:
+      return "lock_timeout";
+  }
+  return "unknown";
+}
+
+std::optional<RetryCause> RetryCauseOf(Dialect dialect, std::string_view code) {
+  switch (dialect) {
+    case Dialect::kPostgreSql:
+    case Dialect::kNoop:  // its injected errors (NoopOptions) take PostgreSQL's codes
+      if (code == "40001") return RetryCause::kSerialization;
+      if (code == "40P01") return RetryCause::kDeadlock;
+      if (code == "55P03") return RetryCause::kLockTimeout;
+      break;
+    case Dialect::kMySql:
+      if (code == "1020") return RetryCause::kSerialization;
+      if (code == "1213") return RetryCause::kDeadlock;
+      if (code == "1205") return RetryCause::kLockTimeout;
+      break;
+  }
+  return std::nullopt;
+}
+
 IgnoredErrors IgnoredErrors::SysbenchDefaults(Dialect dialect) {
   switch (dialect) {
     case Dialect::kPostgreSql:

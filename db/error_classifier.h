@@ -2,6 +2,7 @@
 #define DBLOAD_DB_ERROR_CLASSIFIER_H_
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -26,6 +27,18 @@ class ErrorClassifier {
  private:
   std::map<std::string, ErrorClass, std::less<>> rules_;
 };
+
+// Why a transaction may be worth trying again: it lost to what ran beside it, not to what it
+// asked (a workload's retry policy names the causes it retries).
+enum class RetryCause { kSerialization, kDeadlock, kLockTimeout };
+inline constexpr RetryCause kRetryCauses[] = {RetryCause::kSerialization, RetryCause::kDeadlock,
+                                              RetryCause::kLockTimeout};
+std::string_view RetryCauseName(RetryCause cause);  // "serialization", "deadlock", "lock_timeout"
+// The cause an error code stands for, if any: PostgreSQL 40001 (serialization_failure), 40P01
+// (deadlock_detected), 55P03 (lock_not_available: lock_timeout); MySQL and MariaDB 1020
+// (ER_CHECKREAD: a snapshot-isolation conflict), 1213 (ER_LOCK_DEADLOCK), 1205
+// (ER_LOCK_WAIT_TIMEOUT).
+std::optional<RetryCause> RetryCauseOf(Dialect dialect, std::string_view code);
 
 // The error codes a workload ignores, as sysbench ignores some under contention (its PostgreSQL
 // driver's pgsql_check_status, its --mysql-ignore-errors): a transaction that ends with one of

@@ -181,7 +181,8 @@ class PostgreSqlSession final : public ServerSession {
                        .bad_bulk_shape = "22023",    // invalid_parameter_value
                        .cannot_reconnect = "08006",  // connection_failure
                        .transaction_lost = "08006",
-                       .statement_name_prefix = "s"}),
+                       .statement_name_prefix = "s"},
+                      options.session_setup),
         options_(options),
         classifier_(classifier),
         conninfo_(conninfo) {}

@@ -88,7 +88,8 @@ UNION ALL SELECT 'pid=' || pg_backend_pid()
 UNION ALL SELECT name || '=' || current_setting(name) FROM pg_settings WHERE name IN
   ('server_version', 'block_size', 'shared_buffers', 'max_connections', 'work_mem',
    'effective_cache_size', 'synchronous_commit', 'fsync', 'full_page_writes', 'wal_level',
-   'checkpoint_timeout', 'max_wal_size', 'random_page_cost', 'default_transaction_isolation'))sql";
+   'checkpoint_timeout', 'max_wal_size', 'random_page_cost', 'default_transaction_isolation',
+   'deadlock_timeout', 'lock_timeout'))sql";
 
 const char kMySqlIdentityQuery[] =
     "SELECT CONCAT('version=', VERSION()) UNION ALL "
@@ -100,7 +101,13 @@ const char kMySqlIdentityQuery[] =
     "SELECT CONCAT('innodb_doublewrite=', @@innodb_doublewrite) UNION ALL "
     "SELECT CONCAT('sync_binlog=', @@sync_binlog) UNION ALL "
     "SELECT CONCAT('log_bin=', @@log_bin) UNION ALL "
-    "SELECT CONCAT('max_connections=', @@max_connections)";
+    "SELECT CONCAT('max_connections=', @@max_connections) UNION ALL "
+    "SELECT CONCAT('innodb_lock_wait_timeout=', @@global.innodb_lock_wait_timeout)";
+
+// MariaDB before 11.1 has only tx_isolation, MySQL 8 only transaction_isolation.
+const char kMariaDbIsolationQuery[] = "SELECT CONCAT('tx_isolation=', @@global.tx_isolation)";
+const char kMySqlIsolationQuery[] =
+    "SELECT CONCAT('transaction_isolation=', @@global.transaction_isolation)";
 
 std::string PostgresStatisticsQuery(absl::string_view database) {
   return absl::StrReplaceAll(kPostgresReading,

@@ -30,6 +30,9 @@ inline constexpr char kPostgresNameProbeSession[] = "SET application_name = 'dbl
 // Version and the settings that decide performance (buffer sizes, durability, checkpoints).
 extern const char kPostgresIdentityQuery[];
 extern const char kMySqlIdentityQuery[];
+// The server's default isolation level, as `name=value`: its variable's name differs.
+extern const char kMariaDbIsolationQuery[];
+extern const char kMySqlIsolationQuery[];
 
 // Whether a name the statistics queries return is a gauge (a level such as connections) rather
 // than a counter that only grows.

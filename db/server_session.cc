@@ -9,6 +9,16 @@ namespace dbload::db {
 absl::Status ServerSession::Open() {
   connected_ = false;
   absl::Status status = OpenConnection();
+  // A connection's own set-up, not the workload's statements: uncounted, as a reconnect's work.
+  const uint64_t sent = statements_sent();
+  for (const std::string& sql : session_setup_) {
+    if (!status.ok()) break;
+    if (ExecOutcome outcome = RunSql(sql); !outcome.ok()) {
+      CloseConnection();
+      status = StatusOf(*outcome.error, absl::StrCat("session set-up `", sql, "`"));
+    }
+  }
+  UncountStatementsSince(sent);
   connected_ = status.ok();
   return status;
 }

@@ -37,7 +37,8 @@ class ServerSession : public Session {
     const char* statement_name_prefix = nullptr;
   };
 
-  // Opens the connection (closing any earlier one); the status carries the server's words.
+  // Opens the connection (closing any earlier one) and runs the session set-up on it; the status
+  // carries the server's words, and the set-up statement that failed.
   absl::Status Open();
 
   absl::Status Prepare(int id, const StatementSpec& statement) final;
@@ -51,7 +52,9 @@ class ServerSession : public Session {
   absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view sql, size_t max_rows) final;
 
  protected:
-  explicit ServerSession(ErrorCodes codes) : codes_(codes) {}
+  // `session_setup`: ConnectionOptions::session_setup, run by every Open.
+  explicit ServerSession(ErrorCodes codes, std::vector<std::string> session_setup = {})
+      : codes_(codes), session_setup_(std::move(session_setup)) {}
 
   // --- What the client library does. Every hook but OpenConnection and CloseConnection runs
   // on an open connection.
@@ -130,6 +133,7 @@ class ServerSession : public Session {
   DbError WrongParameterCount(int id, size_t given) const;
 
   const ErrorCodes codes_;
+  const std::vector<std::string> session_setup_;
   std::vector<Registered> statements_;
   bool connected_ = false;
   // A connection lost between Begin() and Commit()/Rollback() took the transaction with it.

@@ -1,6 +1,9 @@
 #include "interval/interval_snapshot.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
+#include "plan/plan_limits.h"
 
 namespace dbload {
 
@@ -17,6 +20,24 @@ uint64_t QueryTypeInterval::IgnoredCount() const {
   for (const auto& [key, count] : errors) {
     if (key.first == db::ErrorClass::kIgnored) total += count;
   }
+  return total;
+}
+
+uint64_t RetryTally::Retries() const {
+  uint64_t total = 0;
+  for (const auto& [cause, count] : retries) total += count;
+  return total;
+}
+
+void RetryTally::Add(const RetryTally& other) {
+  for (const auto& [cause, count] : other.retries) retries[cause] += count;
+  failed_after_retries += other.failed_after_retries;
+  for (const auto& [tries, count] : other.committed_by_tries) committed_by_tries[tries] += count;
+}
+
+uint64_t IntervalSnapshot::Retries() const {
+  uint64_t total = 0;
+  for (const auto& q : query_types) total += q.retry.Retries();
   return total;
 }
 
@@ -58,6 +79,7 @@ void IntervalSnapshot::Add(const IntervalSnapshot& other) {
     query_types[i].service_time.Add(other.query_types[i].service_time);
     for (const auto& [key, count] : other.query_types[i].errors) query_types[i].errors[key] += count;
     query_types[i].statements += other.query_types[i].statements;
+    query_types[i].retry.Add(other.query_types[i].retry);
   }
   schedule_lag.Add(other.schedule_lag);
   dispatch_lag.Add(other.dispatch_lag);
@@ -69,7 +91,7 @@ void SnapshotToReport(const IntervalSnapshot& snapshot, v1::AgentReport* report)
   for (size_t i = 0; i < snapshot.query_types.size(); ++i) {
     const QueryTypeInterval& q = snapshot.query_types[i];
     if (q.response_time.Empty() && q.service_time.Empty() && q.errors.empty() &&
-        q.statements == 0) {
+        q.statements == 0 && q.retry.empty()) {
       continue;
     }
     v1::QueryTypeDelta* delta = report->add_query_types();
@@ -83,6 +105,7 @@ void SnapshotToReport(const IntervalSnapshot& snapshot, v1::AgentReport* report)
       error->set_code(key.second);
       error->set_count(count);
     }
+    RetryTallyToProto(q.retry, *delta);
   }
   snapshot.schedule_lag.ToProto(report->mutable_schedule_lag());
   snapshot.dispatch_lag.ToProto(report->mutable_dispatch_lag());
@@ -91,6 +114,18 @@ void SnapshotToReport(const IntervalSnapshot& snapshot, v1::AgentReport* report)
   } else {
     report->clear_connection_time();
   }
+}
+
+v1::RetryCause RetryCauseToProto(db::RetryCause cause) {
+  switch (cause) {
+    case db::RetryCause::kSerialization:
+      return v1::SERIALIZATION;
+    case db::RetryCause::kDeadlock:
+      return v1::DEADLOCK;
+    case db::RetryCause::kLockTimeout:
+      return v1::LOCK_TIMEOUT;
+  }
+  return v1::RETRY_CAUSE_UNSPECIFIED;
 }
 
 void ConnectionTimeToProto(const ConnectionTime& time, v1::ConnectionTime* out) {
@@ -109,6 +144,13 @@ absl::StatusOr<db::ErrorClass> ErrorClassFromName(const std::string& name) {
     if (db::ErrorClassName(c) == name) return c;
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown error class '", name, "'"));
+}
+
+std::optional<db::RetryCause> RetryCauseFromProto(int cause) {
+  for (db::RetryCause known : db::kRetryCauses) {
+    if (RetryCauseToProto(known) == cause) return known;
+  }
+  return std::nullopt;
 }
 
 absl::StatusOr<Histogram> DecodeHistogram(const v1::Histogram& proto, const std::string& what) {
@@ -158,6 +200,35 @@ absl::StatusOr<IntervalSnapshot> SnapshotFromReport(const v1::AgentReport& repor
       absl::StatusOr<db::ErrorClass> error_class = ErrorClassFromName(error.error_class());
       if (!error_class.ok()) return error_class.status();
       q.errors[{*error_class, error.code()}] += error.count();
+    }
+    // Counts past what an interval can hold are garbage, and sums of such would wrap.
+    const auto too_many = [&](uint64_t count, absl::string_view what) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("query type ", index, ": ", count, " ", what, " in one interval"));
+    };
+    for (const v1::RetryCount& retry : delta.retries()) {
+      const std::optional<db::RetryCause> cause = RetryCauseFromProto(retry.cause());
+      if (!cause) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("query type ", index, ": unknown retry cause ", retry.cause()));
+      }
+      if (retry.count() > kMaxStatementsPerReport) return too_many(retry.count(), "retries");
+      q.retry.retries[*cause] += retry.count();
+    }
+    if (delta.failed_after_retries() > kMaxStatementsPerReport) {
+      return too_many(delta.failed_after_retries(), "failures after retries");
+    }
+    q.retry.failed_after_retries = delta.failed_after_retries();
+    for (const v1::TriesCount& committed : delta.committed_by_tries()) {
+      if (committed.tries() < 2 || committed.tries() > kMaxTries) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("query type ", index, ": committed after ", committed.tries(),
+                         " tries (a retry policy allows 2 to ", kMaxTries, ")"));
+      }
+      if (committed.count() > kMaxStatementsPerReport) {
+        return too_many(committed.count(), "retried commits");
+      }
+      q.retry.committed_by_tries[committed.tries()] += committed.count();
     }
   }
   absl::StatusOr<Histogram> lag = DecodeHistogram(report.schedule_lag(), "schedule lag");

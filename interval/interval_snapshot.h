@@ -7,12 +7,25 @@
 #include <utility>
 #include <vector>
 
-#include "db/driver.h"
 #include "absl/status/statusor.h"
 #include "base/histogram.h"
+#include "db/driver.h"
+#include "db/error_classifier.h"
 #include "dbload/v1/agent.pb.h"
 
 namespace dbload {
+
+// What a retry policy (workload Retry) did: see v1::QueryTypeReport.retries.
+struct RetryTally {
+  std::map<db::RetryCause, uint64_t> retries;       // tries again, by the error that caused them
+  uint64_t failed_after_retries = 0;                // transactions that failed their last try
+  std::map<uint32_t, uint64_t> committed_by_tries;  // tries (> 1) → committed transactions
+  bool empty() const {
+    return retries.empty() && failed_after_retries == 0 && committed_by_tries.empty();
+  }
+  uint64_t Retries() const;
+  void Add(const RetryTally& other);
+};
 
 // What one query type did in one interval.
 struct QueryTypeInterval {
@@ -23,6 +36,9 @@ struct QueryTypeInterval {
   // Statements the type's transactions sent, whatever their outcome (see
   // v1::QueryTypeReport.statements).
   uint64_t statements = 0;
+  // Like statements, each retry lands in the interval it happened in, which may come before the
+  // one of its transaction's outcome; totals over intervals are exact.
+  RetryTally retry;
   // Errors that failed a transaction: every class but kIgnored. Ignored errors are neither
   // transactions nor errors (sysbench's "ignored errors"): stop rules, SLOs and error rates do
   // not count them, reports show them apart.
@@ -52,11 +68,31 @@ struct IntervalSnapshot {
   uint64_t Errors() const;
   uint64_t Ignored() const;
   uint64_t Statements() const;
+  uint64_t Retries() const;
   // Every transaction that ended, whatever its outcome: what a start limit counts.
   uint64_t Completed() const { return Executed() + Errors() + Ignored(); }
   // Adds another snapshot's counts (same query types).
   void Add(const IntervalSnapshot& other);
 };
+
+dbload::v1::RetryCause RetryCauseToProto(db::RetryCause cause);
+
+// Into a message with the fields retries, failed_after_retries and committed_by_tries (an
+// agent's QueryTypeDelta, a report's QueryTypeReport).
+template <typename Message>
+void RetryTallyToProto(const RetryTally& tally, Message& out) {
+  for (const auto& [cause, count] : tally.retries) {
+    dbload::v1::RetryCount& retry = *out.add_retries();
+    retry.set_cause(RetryCauseToProto(cause));
+    retry.set_count(count);
+  }
+  out.set_failed_after_retries(tally.failed_after_retries);
+  for (const auto& [tries, count] : tally.committed_by_tries) {
+    dbload::v1::TriesCount& committed = *out.add_committed_by_tries();
+    committed.set_tries(tries);
+    committed.set_count(count);
+  }
+}
 
 // In seconds, as reports carry it.
 void ConnectionTimeToProto(const ConnectionTime& time, dbload::v1::ConnectionTime* out);

@@ -1,5 +1,6 @@
 #include "plan/plan_converter.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -208,6 +209,33 @@ absl::Status PlanConverter::ConvertTarget(const YAML::Node& node, Target& target
       if (nanos.ok()) target.set_connect_timeout_ns(*nanos);
     } else if (name == "noop") {
       status = ConvertNoop(value, *target.mutable_noop());
+    } else if (name == "isolation") {
+      constexpr absl::string_view kLevels[] = {"read_uncommitted", "read_committed",
+                                               "repeatable_read", "serializable"};
+      absl::StatusOr<std::string> text = ReadText(value, field_path, "an isolation level");
+      status = text.status();
+      if (text.ok()) {
+        const auto* level = std::find(std::begin(kLevels), std::end(kLevels), *text);
+        if (level == std::end(kLevels)) {
+          return Error(value, field_path,
+                       absl::StrCat("expected one of ", absl::StrJoin(kLevels, ", "), ", got ",
+                                    Quote(*text)));
+        }
+        // The enum's values follow kLevels' order from 1 (0: the server's default).
+        target.set_isolation(static_cast<dbload::v1::Isolation>(level - std::begin(kLevels) + 1));
+      }
+    } else if (name == "session") {
+      Record(value, field_path);
+      if (!value.IsSequence()) {
+        return Error(value, field_path,
+                     absl::StrCat("expected a list of SQL statements, got ", Describe(value)));
+      }
+      for (size_t i = 0; i < value.size() && status.ok(); ++i) {
+        absl::StatusOr<std::string> text =
+            ReadText(value[i], absl::StrCat(field_path, ".", i), "an SQL statement");
+        status = text.status();
+        if (text.ok()) target.add_session(*std::move(text));
+      }
     }
     if (!status.ok()) return status;
   }

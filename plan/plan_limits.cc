@@ -84,8 +84,21 @@ absl::Status CheckWorkloadLimits(const v1::WorkloadSpec& spec) {
                                            " query types over its scenarios, the most one may "
                                            "have"));
     }
+    const auto check_tries = [](const v1::Retry& retry, const std::string& at) -> absl::Status {
+      if (retry.max_tries() <= kMaxTries) return absl::OkStatus();
+      return FieldError(at + ".max_tries", absl::StrCat("must be at most ", kMaxTries,
+                                                        " (tries in all, the first included)"));
+    };
+    if (absl::Status st = check_tries(scenario.retry(), absl::StrCat("scenarios.", s, ".retry"));
+        !st.ok()) {
+      return st;
+    }
     for (int q = 0; q < scenario.query_types_size(); ++q) {
       const v1::QueryType& type = scenario.query_types(q);
+      if (absl::Status st = check_tries(type.retry(), absl::StrCat(path, ".", q, ".retry"));
+          !st.ok()) {
+        return st;
+      }
       const std::string type_path = absl::StrCat(path, ".", q, ".statements");
       if (type.statements_size() > kMaxStatementsPerQueryType) {
         return FieldError(type_path, absl::StrCat(type.statements_size(),

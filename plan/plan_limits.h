@@ -28,6 +28,10 @@ inline constexpr int kMaxQueryTypes = 256;
 inline constexpr int kMaxStatementsPerQueryType = 1'000;
 // Statements of the whole workload (query types, tables' SQL, checks).
 inline constexpr int kMaxStatements = 10'000;
+// Tries of one transaction under a retry policy (v1::Retry.max_tries), the first included: more
+// would hide a livelock behind a retry loop (pgbench's --max-tries has no bound; a transaction
+// that needs a thousand tries measures nothing a user wants).
+inline constexpr uint32_t kMaxTries = 1'000;
 // One SQL text of one dialect.
 inline constexpr size_t kMaxStatementBytes = size_t{1} << 20;
 // The whole workload as carried in a plan (the proto's size), and a YAML document's text once

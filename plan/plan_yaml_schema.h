@@ -56,6 +56,8 @@ inline constexpr FieldSpec kTargetFields[] = {Value("driver"),
                                               Value("database"),
                                               Value("pool"),
                                               Value("connect_timeout"),
+                                              Value("isolation"),
+                                              Value("session"),
                                               Map("noop", ListOf(kNoopFields))};
 inline constexpr FieldSpec kOpenFields[] = {Value("rate"), Value("arrival")};
 inline constexpr FieldSpec kClosedFields[] = {Value("clients"), Value("think_time")};

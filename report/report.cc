@@ -104,6 +104,7 @@ void FillMeasured(const IntervalSnapshot& measured, const std::vector<std::strin
   report.set_errors(measured.Errors());
   report.set_ignored(measured.Ignored());
   report.set_statements(measured.Statements());
+  report.set_retries(measured.Retries());
   Histogram response, service;
   for (size_t i = 0; i < names.size(); ++i) {
     const QueryTypeInterval& q = measured.query_types[i];
@@ -121,6 +122,7 @@ void FillMeasured(const IntervalSnapshot& measured, const std::vector<std::strin
       e->set_code(key.second);
       e->set_count(count);
     }
+    RetryTallyToProto(q.retry, *out);
     *out->mutable_response_time() = Summarize(q.response_time);
     *out->mutable_service_time() = Summarize(q.service_time);
     q.response_time.ToProto(out->mutable_response_histogram());

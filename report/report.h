@@ -47,6 +47,12 @@ inline constexpr char kFewSamplesNote[] =
 // dbload counted them, whose zero would be no measurement.
 std::string DescribeStatements(uint64_t statements, uint64_t executed, uint64_t errors,
                                uint64_t ignored, double seconds);
+// What a query type's retry policy did: "deadlock 12, serialization 3; committed after 2 tries
+// 10, after 3 tries 1; failed after retrying 1". Empty when it never retried.
+std::string DescribeRetries(const dbload::v1::QueryTypeReport& query_type);
+// What every connection of the run started with: "isolation serializable; SET lock_timeout =
+// '2s'". Empty when nothing was set (the server's defaults).
+std::string ConnectionSetup(const dbload::v1::RunManifest& manifest);
 // Statements per second for a table cell ("51297"), "-" when none were counted.
 std::string StatementsPerSecondCell(uint64_t statements, double seconds);
 

@@ -35,7 +35,8 @@ constexpr const char* kColumns[] = {"scope",       "query_type",  "executed",   
 // ignored: transactions rolled back on an error the scenario ignores, as sysbench's "ignored
 // errors" (in neither executed nor errors); last statements: what the transactions sent to the
 // server, BEGIN, COMMIT and ROLLBACK included (sysbench's queries; ÷ duration_s is its QPS),
-// empty in a report from before dbload counted them.
+// empty in a report from before dbload counted them; then retries: tries again under the
+// workload's retry policy, every cause.
 std::vector<std::string> Columns() {
   std::vector<std::string> columns(std::begin(kColumns), std::end(kColumns));
   for (const double p : kPublishedPercentiles) {
@@ -47,6 +48,7 @@ std::vector<std::string> Columns() {
   columns.push_back("few_samples");
   columns.push_back("ignored");
   columns.push_back("statements");
+  columns.push_back("retries");
   return columns;
 }
 
@@ -55,10 +57,9 @@ std::string Number(double value, int decimals) { return absl::StrFormat("%.*f", 
 // One row. `wanted_rate` < 0: unknown for this row (query types have no target of their own).
 void AppendRow(std::string& out, const std::string& scope, const std::string& query_type,
                uint64_t executed, uint64_t errors, uint64_t ignored, uint64_t statements,
-               bool statements_counted, double wanted_rate,
-               double actual_rate, double duration_s, const v1::LatencySummary& s,
-               bool generator_limited, bool pool_limited, bool database_stalled,
-               double dispatch_lag_share) {
+               bool statements_counted, double wanted_rate, double actual_rate, double duration_s,
+               const v1::LatencySummary& s, bool generator_limited, bool pool_limited,
+               bool database_stalled, double dispatch_lag_share, uint64_t retries) {
   const std::vector<std::string> fields = {CsvField(scope),
                                            CsvField(query_type),
                                            absl::StrCat(executed),
@@ -95,7 +96,7 @@ void AppendRow(std::string& out, const std::string& scope, const std::string& qu
   }
   basis.push_back(absl::StrJoin(few, " "));
   absl::StrAppend(&out, absl::StrJoin(fields, ","), ",", absl::StrJoin(basis, ","), ",", ignored,
-                  ",", statements_counted ? absl::StrCat(statements) : "", "\r\n");
+                  ",", statements_counted ? absl::StrCat(statements) : "", ",", retries, "\r\n");
 }
 
 // The "all" row and one per query type of a run or a stage. A query type's rate is its executed
@@ -103,17 +104,17 @@ void AppendRow(std::string& out, const std::string& scope, const std::string& qu
 template <typename Scope>
 void AppendScope(std::string& out, const std::string& name, const Scope& scope, double duration_s,
                  bool statements_counted) {
-  AppendRow(out, name, "all", scope.executed(), scope.errors(), scope.ignored(),
-            scope.statements(), statements_counted, scope.wanted_rate(), scope.actual_rate(),
-            duration_s, scope.response_time(),
-            scope.generator_limited(), scope.pool_limited(), scope.database_stalled(),
-            scope.dispatch_lag_share());
+  AppendRow(out, name, "all", scope.executed(), scope.errors(), scope.ignored(), scope.statements(),
+            statements_counted, scope.wanted_rate(), scope.actual_rate(), duration_s,
+            scope.response_time(), scope.generator_limited(), scope.pool_limited(),
+            scope.database_stalled(), scope.dispatch_lag_share(), scope.retries());
   for (const v1::QueryTypeReport& q : scope.query_types()) {
+    uint64_t retries = 0;
+    for (const v1::RetryCount& retry : q.retries()) retries += retry.count();
     AppendRow(out, name, q.name(), q.executed(), q.errors(), q.ignored(), q.statements(),
-              statements_counted, -1,
-              duration_s > 0 ? q.executed() / duration_s : 0, duration_s, q.response_time(),
-              scope.generator_limited(), scope.pool_limited(), scope.database_stalled(),
-              scope.dispatch_lag_share());
+              statements_counted, -1, duration_s > 0 ? q.executed() / duration_s : 0, duration_s,
+              q.response_time(), scope.generator_limited(), scope.pool_limited(),
+              scope.database_stalled(), scope.dispatch_lag_share(), retries);
   }
 }
 

@@ -1,12 +1,12 @@
 // The figures every renderer prints the same way: milliseconds, percentiles with their basis,
 // statements, human units.
-#include "report/report.h"
-
 #include <cmath>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "report/report.h"
 
 namespace dbload {
 
@@ -26,6 +26,31 @@ std::string DescribeStatements(uint64_t statements, uint64_t executed, uint64_t 
   }
   if (!parts.empty()) absl::StrAppend(&text, " (", absl::StrJoin(parts, ", "), ")");
   return text;
+}
+
+std::string DescribeRetries(const v1::QueryTypeReport& query_type) {
+  std::vector<std::string> causes, committed;
+  for (const v1::RetryCount& retry : query_type.retries()) {
+    causes.push_back(absl::StrCat(absl::AsciiStrToLower(v1::RetryCause_Name(retry.cause())), " ",
+                                  retry.count()));
+  }
+  for (const v1::TriesCount& tries : query_type.committed_by_tries()) {
+    committed.push_back(absl::StrCat("after ", tries.tries(), " tries ", tries.count()));
+  }
+  std::vector<std::string> parts;
+  if (!causes.empty()) parts.push_back(absl::StrJoin(causes, ", "));
+  if (!committed.empty()) parts.push_back("committed " + absl::StrJoin(committed, ", "));
+  if (query_type.failed_after_retries() > 0) {
+    parts.push_back(absl::StrCat("failed after retrying ", query_type.failed_after_retries()));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
+std::string ConnectionSetup(const v1::RunManifest& manifest) {
+  std::vector<std::string> parts;
+  if (!manifest.isolation().empty()) parts.push_back("isolation " + manifest.isolation());
+  parts.insert(parts.end(), manifest.session().begin(), manifest.session().end());
+  return absl::StrJoin(parts, "; ");
 }
 
 std::string StatementsPerSecondCell(uint64_t statements, double seconds) {

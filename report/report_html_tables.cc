@@ -97,6 +97,9 @@ std::string ManifestSection(const v1::RunManifest& m) {
   if (!m.server_version().empty())
     absl::StrAppend(&out, MetaRow("server version", m.server_version()));
   absl::StrAppend(&out, MetaRow("seed", absl::StrCat(m.seed())));
+  if (!m.isolation().empty() || m.session_size() > 0) {
+    absl::StrAppend(&out, MetaRow("connections start with", ConnectionSetup(m)));
+  }
   absl::StrAppend(&out, "</table>\n");
   if (m.agents_size() > 0) {
     absl::StrAppend(&out, "<h3>Agents and hosts</h3>\n<table>\n<tr>", ThText("agent"),
@@ -139,6 +142,14 @@ std::string SummarySection(const v1::RunReport& r) {
   if (r.ignored() > 0) {
     absl::StrAppend(&out, MetaRow("Ignored errors (rolled back, not transactions, as sysbench's)",
                                   absl::StrCat(r.ignored())));
+  }
+  for (const auto& q : r.query_types()) {
+    if (const std::string retries = DescribeRetries(q); !retries.empty()) {
+      absl::StrAppend(&out, MetaRow(absl::StrCat("Retries of ", q.name(),
+                                                 " (same values; latency "
+                                                 "through the last try)"),
+                                    retries));
+    }
   }
   absl::StrAppend(&out, MetaRow("Wanted queries rate",
                                 r.wanted_rate() > 0 ? Rate(r.wanted_rate())

@@ -349,6 +349,9 @@ std::string RenderReportText(const v1::RunReport& r) {
                                            : absl::StrJoin(dialed, ", "),
                     "\n");
   }
+  if (const std::string setup = ConnectionSetup(r.manifest()); !setup.empty()) {
+    absl::StrAppend(&out, "Connections start with: ", setup, "\n");
+  }
   absl::StrAppend(&out, "Workload: ", r.plan().workload(), "/", r.plan().scenario(), ", ",
                   DescribeLoad(r.plan()), "\n");
   absl::StrAppend(&out, "Started: ", r.started_at(), "   Ended by: ", r.end_reason(), "\n\n");
@@ -390,6 +393,18 @@ std::string RenderReportText(const v1::RunReport& r) {
       for (const auto& e : q.error_counts()) {
         if (e.error_class() != ignored_class) continue;
         absl::StrAppend(&out, "  ", q.name(), " ", e.code(), ": ", e.count(), "\n");
+      }
+    }
+  }
+  if (std::any_of(r.query_types().begin(), r.query_types().end(),
+                  [](const v1::QueryTypeReport& q) { return !DescribeRetries(q).empty(); })) {
+    absl::StrAppend(&out,
+                    "Retries (tries again with the same values; latency runs through the last "
+                    "try): ",
+                    r.retries(), "\n");
+    for (const auto& q : r.query_types()) {
+      if (const std::string retries = DescribeRetries(q); !retries.empty()) {
+        absl::StrAppend(&out, "  ", q.name(), ": ", retries, "\n");
       }
     }
   }

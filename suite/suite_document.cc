@@ -51,14 +51,19 @@ const KeySetting kPostgresSettings[] = {{"shared_buffers", false},
                                         {"effective_cache_size", false},
                                         {"max_wal_size", false},
                                         {"checkpoint_timeout", false},
-                                        {"default_transaction_isolation", false}};
+                                        {"default_transaction_isolation", false},
+                                        {"deadlock_timeout", false},
+                                        {"lock_timeout", false}};
 const KeySetting kMySqlSettings[] = {{"innodb_buffer_pool_size", true},
                                      {"innodb_flush_log_at_trx_commit", false},
                                      {"innodb_log_file_size", true},
                                      {"innodb_doublewrite", false},
                                      {"sync_binlog", false},
                                      {"log_bin", false},
-                                     {"max_connections", false}};
+                                     {"max_connections", false},
+                                     {"tx_isolation", false},
+                                     {"transaction_isolation", false},
+                                     {"innodb_lock_wait_timeout", false}};
 
 std::string SettingValue(const KeySetting& s, const std::string& value) {
   double bytes = 0;

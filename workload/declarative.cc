@@ -72,6 +72,7 @@ class DeclarativeWorker final : public ScenarioWorker {
   DeclarativeWorker(const DeclarativeScenario& scenario, const WorkerSlot& slot);
   int NextQueryType() override;
   ExecOutcome Run(int query_type, Session& session) override;
+  ExecOutcome Retry(int query_type, Session& session) override;
   std::vector<ExplainTarget> ExplainTargets(int query_type) override;
 
  private:
@@ -79,6 +80,7 @@ class DeclarativeWorker final : public ScenarioWorker {
     std::vector<BoundParam> params;
     std::vector<Value> values;       // params × repeat, refilled per execution
     std::vector<std::string> texts;  // backing store of text values, same positions
+    uint64_t drawn_for = 0;          // the transaction (transactions_) values were drawn for
   };
   // A `let:` variable: drawn once per transaction, bound by every statement that names it.
   struct VariableState {
@@ -92,9 +94,13 @@ class DeclarativeWorker final : public ScenarioWorker {
                                   const std::vector<VariableState>& variables);
   // Draws the query type's variables for one transaction.
   std::optional<ExecOutcome> DrawVariables(std::vector<VariableState>& variables);
-  // Fills state.values for one execution.
+  // Fills state.values for one execution. On a retry of the same transaction, only the values
+  // that come from the transaction itself (captured, variables) are bound again; the drawn ones
+  // stay as they were, so that a retry is the same transaction (a consumed sample value is not
+  // taken twice).
   std::optional<ExecOutcome> Bind(const PreparedStatementPlan& statement, StatementState& state,
                                   const std::vector<VariableState>& variables);
+  ExecOutcome Execute(int query_type, Session& session);
 
   const DeclarativeScenario& scenario_;
   const WorkerSlot slot_;
@@ -103,6 +109,7 @@ class DeclarativeWorker final : public ScenarioWorker {
   std::vector<std::vector<VariableState>> variables_;  // [query type][variable]
   std::vector<std::optional<int64_t>> captured_;
   std::vector<size_t> consumed_;  // per sample: values this worker has taken
+  uint64_t transactions_ = 0;     // Run calls so far: which transaction values belong to
 };
 
 class DeclarativeScenario final : public Scenario {
@@ -140,6 +147,7 @@ class DeclarativeScenario final : public Scenario {
         }
       }
       plans_.push_back(std::move(plan));
+      redraw_.push_back(RetryPolicyOf(query_type.retry(), spec_.retry()).redraw);
     }
   }
 
@@ -260,6 +268,14 @@ class DeclarativeScenario final : public Scenario {
     return std::make_unique<DeclarativeWorker>(*this, slot);
   }
 
+  std::vector<RetryPolicy> RetryPolicies() const override {
+    std::vector<RetryPolicy> policies;
+    for (const v1::QueryType& query_type : spec_.query_types()) {
+      policies.push_back(RetryPolicyOf(query_type.retry(), spec_.retry()));
+    }
+    return policies;
+  }
+
  private:
   friend class DeclarativeWorker;
 
@@ -293,6 +309,7 @@ class DeclarativeScenario final : public Scenario {
   std::vector<std::string> names_;
   std::vector<double> cumulative_weights_;
   std::vector<QueryTypePlan> plans_;
+  std::vector<bool> redraw_;  // per query type: a retry draws its let: variables again
   int statement_count_ = 0;
   std::map<std::string, int> capture_slots_;  // "query type index/name" → slot
   int capture_count_ = 0;
@@ -443,9 +460,12 @@ std::optional<ExecOutcome> DeclarativeWorker::DrawVariables(std::vector<Variable
 std::optional<ExecOutcome> DeclarativeWorker::Bind(const PreparedStatementPlan& statement,
                                                    StatementState& state,
                                                    const std::vector<VariableState>& variables) {
+  const bool retry = state.drawn_for == transactions_;
+  state.drawn_for = transactions_;
   size_t position = 0;
   for (int r = 0; r < statement.repeat; ++r) {
     for (size_t p = 0; p < state.params.size(); ++p, ++position) {
+      if (retry && state.params[p].capture < 0 && state.params[p].variable < 0) continue;
       if (std::optional<ExecOutcome> failed =
               Draw(state.params[p], state.values[position], state.texts[position], variables)) {
         return failed;
@@ -459,6 +479,7 @@ std::vector<ExplainTarget> DeclarativeWorker::ExplainTargets(int query_type) {
   const QueryTypePlan& plan = scenario_.plans_[static_cast<size_t>(query_type)];
   std::vector<StatementState>& states = states_[static_cast<size_t>(query_type)];
   std::vector<VariableState>& variables = variables_[static_cast<size_t>(query_type)];
+  ++transactions_;  // values of their own, as a transaction's
   // A variable that cannot be drawn is NULL, like any value below: the plan is still worth having.
   if (DrawVariables(variables).has_value()) {
     for (VariableState& variable : variables) variable.value = Value();
@@ -477,10 +498,28 @@ std::vector<ExplainTarget> DeclarativeWorker::ExplainTargets(int query_type) {
 }
 
 ExecOutcome DeclarativeWorker::Run(int query_type, Session& session) {
+  ++transactions_;
+  if (std::optional<ExecOutcome> failed =
+          DrawVariables(variables_[static_cast<size_t>(query_type)])) {
+    return *std::move(failed);
+  }
+  return Execute(query_type, session);
+}
+
+ExecOutcome DeclarativeWorker::Retry(int query_type, Session& session) {
+  if (scenario_.redraw_[static_cast<size_t>(query_type)]) {
+    if (std::optional<ExecOutcome> failed =
+            DrawVariables(variables_[static_cast<size_t>(query_type)])) {
+      return *std::move(failed);
+    }
+  }
+  return Execute(query_type, session);
+}
+
+ExecOutcome DeclarativeWorker::Execute(int query_type, Session& session) {
   const QueryTypePlan& plan = scenario_.plans_[static_cast<size_t>(query_type)];
   std::vector<StatementState>& states = states_[static_cast<size_t>(query_type)];
-  std::vector<VariableState>& variables = variables_[static_cast<size_t>(query_type)];
-  if (std::optional<ExecOutcome> failed = DrawVariables(variables)) return *std::move(failed);
+  const std::vector<VariableState>& variables = variables_[static_cast<size_t>(query_type)];
   if (plan.transaction) {
     if (ExecOutcome begun = session.Begin(); !begun.ok()) return begun;
   }
@@ -538,6 +577,30 @@ class DeclarativeWorkload final : public Workload {
 };
 
 }  // namespace
+
+RetryPolicy RetryPolicyOf(const v1::Retry& query_type, const v1::Retry& scenario) {
+  const v1::Retry& retry = query_type.max_tries() > 0 ? query_type : scenario;
+  RetryPolicy policy{.max_tries = std::max<uint32_t>(1, retry.max_tries()),
+                     .redraw = retry.redraw()};
+  for (int cause : retry.on()) {
+    switch (static_cast<v1::RetryCause>(cause)) {
+      case v1::SERIALIZATION:
+        policy.on.push_back(db::RetryCause::kSerialization);
+        break;
+      case v1::DEADLOCK:
+        policy.on.push_back(db::RetryCause::kDeadlock);
+        break;
+      case v1::LOCK_TIMEOUT:
+        policy.on.push_back(db::RetryCause::kLockTimeout);
+        break;
+      default:
+        break;
+    }
+  }
+  if (retry.on().empty())
+    policy.on.assign(std::begin(db::kRetryCauses), std::end(db::kRetryCauses));
+  return policy;
+}
 
 std::unique_ptr<Workload> MakeDeclarativeWorkload(v1::WorkloadSpec spec) {
   return std::make_unique<DeclarativeWorkload>(std::move(spec));

@@ -15,6 +15,10 @@ namespace dbload {
 // by workload/loader.
 std::unique_ptr<Workload> MakeDeclarativeWorkload(dbload::v1::WorkloadSpec spec);
 
+// A query type's retry policy: its own `retry` if it has one (max_tries set), else its
+// scenario's; `on` empty means every cause.
+RetryPolicy RetryPolicyOf(const dbload::v1::Retry& query_type, const dbload::v1::Retry& scenario);
+
 }  // namespace dbload
 
 #endif  // DBLOAD_WORKLOAD_DECLARATIVE_H_

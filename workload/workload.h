@@ -1,6 +1,7 @@
 #ifndef DBLOAD_WORKLOAD_WORKLOAD_H_
 #define DBLOAD_WORKLOAD_WORKLOAD_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -32,6 +33,16 @@ struct ExplainTarget {
   std::vector<ParamValue> params;
 };
 
+// When a query type's failed transaction is tried again (v1::Retry, as pgbench's --max-tries).
+struct RetryPolicy {
+  uint32_t max_tries = 1;  // the first try included: 1 never retries
+  std::vector<db::RetryCause> on;
+  bool redraw = false;  // new let: values for each try
+  bool Retries(db::RetryCause cause) const {
+    return std::find(on.begin(), on.end(), cause) != on.end();
+  }
+};
+
 // What a worker owns to run a scenario: its random streams and parameter buffers. One per
 // worker thread, so nothing here is shared on the hot path.
 class ScenarioWorker {
@@ -41,6 +52,11 @@ class ScenarioWorker {
   virtual int NextQueryType() = 0;
   // Runs one transaction of that type on `session`; the first error ends it.
   virtual db::ExecOutcome Run(int query_type, db::Session& session) = 0;
+  // Runs the transaction that Run (or Retry) just failed again, with the same values where the
+  // workload can keep them (a retry policy's "same values"); by default a new transaction.
+  virtual db::ExecOutcome Retry(int query_type, db::Session& session) {
+    return Run(query_type, session);
+  }
   // For EXPLAIN (agent/plan_capture.h), not the timed path: the statements one transaction of
   // `query_type` executes, each distinct statement once, in order, with parameters drawn as
   // Run draws them (so the plan is the server's for real values). Nothing is executed, so a
@@ -74,6 +90,10 @@ class Scenario {
   virtual db::IgnoredErrors ErrorsToIgnore(db::Dialect dialect) const {
     (void)dialect;
     return {};
+  }
+  // Per query type (same order as query_types()): when to try a failed transaction again.
+  virtual std::vector<RetryPolicy> RetryPolicies() const {
+    return std::vector<RetryPolicy>(query_types().size());
   }
   // Reads what the scenario needs from the database before the timed part (existing ids and
   // keys to sample from), once per agent and before any NewWorker, on a session of its own

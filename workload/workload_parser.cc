@@ -303,6 +303,23 @@ absl::Status Converter::ReadScalar(const YAML::Node& node, const std::string& pa
                : reflection.SetUInt32(&message, &field, value);
       return absl::OkStatus();
     }
+    case FieldDescriptor::CPPTYPE_ENUM: {
+      // Written in lowercase (`on: [deadlock, serialization]`); the unspecified value is not a
+      // choice.
+      const google::protobuf::EnumDescriptor& type = *field.enum_type();
+      std::vector<std::string> choices;
+      const google::protobuf::EnumValueDescriptor* chosen = nullptr;
+      for (int i = 0; i < type.value_count(); ++i) {
+        const google::protobuf::EnumValueDescriptor& value = *type.value(i);
+        if (value.number() == 0) continue;
+        choices.push_back(absl::AsciiStrToLower(value.name()));
+        if (choices.back() == *text) chosen = &value;
+      }
+      if (chosen == nullptr) return bad(absl::StrCat("one of ", absl::StrJoin(choices, ", ")));
+      repeated ? reflection.AddEnumValue(&message, &field, chosen->number())
+               : reflection.SetEnumValue(&message, &field, chosen->number());
+      return absl::OkStatus();
+    }
     default:
       return Error(node, path, "this field cannot be written in a workload file");
   }

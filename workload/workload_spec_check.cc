@@ -138,6 +138,9 @@ class Checker {
     if (scenario.query_types_size() == 0) {
       return error_at_(path, "a scenario needs at least one query type (query_types:)");
     }
+    if (absl::Status status = CheckRetry(scenario.retry(), JoinPath(path, "retry")); !status.ok()) {
+      return status;
+    }
     std::set<std::string> query_types;
     for (int q = 0; q < scenario.query_types_size(); ++q) {
       v1::QueryType& query_type = *scenario.mutable_query_types(q);
@@ -161,6 +164,10 @@ class Checker {
       if (query_type.statements_size() == 0) {
         return error_at_(query_path, "a query type needs at least one statement");
       }
+      if (absl::Status status = CheckRetry(query_type.retry(), JoinPath(query_path, "retry"));
+          !status.ok()) {
+        return status;
+      }
       std::set<std::string> variables;
       if (absl::Status status = CheckVariables(query_type, query_path, variables); !status.ok()) {
         return status;
@@ -178,6 +185,14 @@ class Checker {
     if (std::none_of(scenario.query_types().begin(), scenario.query_types().end(),
                      [](const v1::QueryType& query_type) { return query_type.weight() > 0; })) {
       return error_at_(path, "every query type has weight 0, so none would run (0 leaves one out)");
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckRetry(const v1::Retry& retry, const std::string& path) {
+    // max_tries' bound: CheckWorkloadLimits, shared with the coordinator.
+    if (retry.max_tries() == 0 && (retry.on_size() > 0 || retry.redraw())) {
+      return error_at_(path, "a retry needs max_tries (tries in all, the first included, e.g. 10)");
     }
     return absl::OkStatus();
   }

@@ -53,7 +53,7 @@ PgDatabaseCounters SettledPgDatabaseCounters(const TestServers& servers,
                                              const std::string& database) {
   const std::string sql = absl::StrCat(
       "SELECT pg_stat_clear_snapshot(); "
-      "SELECT d.xact_commit, d.xact_rollback, d.sessions, "
+      "SELECT d.xact_commit, d.xact_rollback, d.sessions, d.deadlocks, "
       "(SELECT count(*) FROM pg_stat_activity a WHERE a.datname = d.datname) "
       "FROM pg_stat_database d WHERE d.datname = '",
       database, "'");
@@ -62,12 +62,13 @@ PgDatabaseCounters SettledPgDatabaseCounters(const TestServers& servers,
   for (;;) {
     const std::string text = Psql(servers, "postgres", sql);
     const std::vector<std::string> fields = absl::StrSplit(text, '|');
-    if (fields.size() != 4) {
+    if (fields.size() != 5) {
       ADD_FAILURE() << "unexpected pg_stat_database output: " << text;
       return {};
     }
-    const PgDatabaseCounters now{ToInt(fields[0]), ToInt(fields[1]), ToInt(fields[2])};
-    const bool idle = ToInt(fields[3]) == 0;
+    const PgDatabaseCounters now{ToInt(fields[0]), ToInt(fields[1]), ToInt(fields[2]),
+                                 ToInt(fields[3])};
+    const bool idle = ToInt(fields[4]) == 0;
     if (idle && previous == now) return now;
     if (std::chrono::steady_clock::now() > give_up) {
       ADD_FAILURE() << "pg_stat_database of " << database << " did not settle within 10 s";

@@ -28,6 +28,7 @@ struct PgDatabaseCounters {
   int64_t xact_commit = -1;
   int64_t xact_rollback = -1;
   int64_t sessions = -1;
+  int64_t deadlocks = -1;
   bool operator==(const PgDatabaseCounters&) const = default;
 };
 

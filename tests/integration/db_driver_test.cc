@@ -36,6 +36,7 @@ using ::dbload::testing::PasswordOf;
 using ::dbload::testing::TestServers;
 using ::dbload::testing::TestServersEnvironment;
 using ::testing::AnyOf;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -610,6 +611,42 @@ TEST_P(DbDriverTest, KilledConnectionIsAConnectionErrorAndReconnectPreparesAgain
   outcome = session->Execute(1, three, false);
   ASSERT_EXEC_OK(outcome);
   EXPECT_EQ(Count("k = 3"), 2);
+}
+
+// A target's isolation level and session statements start every connection, a reconnected one
+// too, and are not counted as the load's statements; a wrong one fails the connection, naming
+// the statement.
+TEST_P(DbDriverTest, SessionSettingsStartEveryConnectionAndAWrongOneIsNamed) {
+  dbload::v1::Target target = target_;
+  target.set_isolation(dbload::v1::SERIALIZABLE);
+  target.add_session(postgres() ? "SET lock_timeout = '1234ms'"
+                                : "SET SESSION innodb_lock_wait_timeout = 17");
+  std::unique_ptr<Driver> driver = MakeDriverFor(target, password_);
+  ASSERT_NE(driver, nullptr);
+  absl::StatusOr<std::unique_ptr<Session>> opened = driver->Connect();
+  ASSERT_OK(opened.status());
+  Session& session = **opened;
+  EXPECT_EQ(session.statements_sent(), 0u);
+  const std::string settings =
+      postgres() ? "SELECT current_setting('transaction_isolation') || ' ' || "
+                   "current_setting('lock_timeout')"
+                 : "SELECT CONCAT(@@tx_isolation, ' ', @@innodb_lock_wait_timeout)";
+  const std::string expected = postgres() ? "serializable 1234ms" : "SERIALIZABLE 17";
+  absl::StatusOr<std::vector<std::string>> read = session.FetchColumn(settings, 1);
+  ASSERT_OK(read.status());
+  EXPECT_THAT(*read, ElementsAre(expected));
+  const uint64_t sent = session.statements_sent();
+  ASSERT_OK(session.Reconnect());
+  EXPECT_EQ(session.statements_sent(), sent);
+  read = session.FetchColumn(settings, 1);
+  ASSERT_OK(read.status());
+  EXPECT_THAT(*read, ElementsAre(expected));
+
+  target.add_session("SET no_such_setting_here = 1");
+  std::unique_ptr<Driver> wrong = MakeDriverFor(target, password_);
+  ASSERT_NE(wrong, nullptr);
+  const absl::Status refused = wrong->Connect().status();
+  EXPECT_THAT(refused.message(), HasSubstr("session set-up `SET no_such_setting_here = 1`"));
 }
 
 TEST_P(DbDriverTest, ConnectionLostInsideATransactionIsNotPaperedOver) {

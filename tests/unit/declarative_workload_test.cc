@@ -193,6 +193,24 @@ TEST(DeclarativeWorkloadTest, AFailedStatementRollsBackAndEndsTheTransaction) {
   EXPECT_THAT(session.calls, ElementsAre("begin", "exec 0 e1", "rollback"));
 }
 
+// A retry is the same transaction: the values it drew stay (the same sequence value), the values
+// the transaction itself makes are made again (the id the first statement captures).
+TEST(DeclarativeWorkloadTest, ARetryRunsTheTransactionAgainWithTheSameDrawnValues) {
+  std::unique_ptr<Scenario> scenario = ScenarioOf("tx");
+  RecordingSession session;
+  session.fail_id = 1;
+  std::unique_ptr<ScenarioWorker> worker =
+      scenario->NewWorker({.run_seed = 1, .index = 0, .count = 1});
+  ASSERT_FALSE(worker->Run(0, session).ok());
+  session.fail_id = -1;
+  ASSERT_TRUE(worker->Retry(0, session).ok());
+  ASSERT_TRUE(worker->Run(0, session).ok());
+  EXPECT_THAT(session.calls,
+              ElementsAre("begin", "exec 0 e1", "exec 1 101 7 101 7", "rollback",  // first try
+                          "begin", "exec 0 e1", "exec 1 102 7 102 7", "commit",    // its retry
+                          "begin", "exec 0 e2", "exec 1 103 7 103 7", "commit"));  // the next
+}
+
 TEST(DeclarativeWorkloadTest, ConsumedSamplesArePartitionedAcrossWorkersAndRunOut) {
   std::unique_ptr<Scenario> scenario = ScenarioOf("deletes");
   RecordingSession setup;

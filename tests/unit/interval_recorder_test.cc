@@ -123,6 +123,43 @@ TEST(IntervalSnapshotWireTest, ReportRoundTripIsExact) {
   EXPECT_EQ(decoded->Completed(), 1'002u);
 }
 
+// A retry policy's counts travel with their query type, a query type that only retried included,
+// and counts no interval can hold are refused.
+TEST(IntervalSnapshotWireTest, RetryCountsTravelExactlyAndGarbageIsRefused) {
+  IntervalRecorder recorder(3);
+  recorder.RecordRetry(1, db::RetryCause::kDeadlock);
+  recorder.RecordRetry(1, db::RetryCause::kDeadlock);
+  recorder.RecordRetry(1, db::RetryCause::kLockTimeout);
+  recorder.RecordCommittedAfterTries(1, 3);
+  recorder.RecordFailedAfterRetries(1);
+  const IntervalSnapshot original = recorder.Drain();
+  EXPECT_TRUE(recorder.Drain().query_types[1].retry.empty());  // each lands in one drain
+  v1::AgentReport report;
+  SnapshotToReport(original, &report);
+  ASSERT_EQ(report.query_types_size(), 1);
+  absl::StatusOr<IntervalSnapshot> decoded = SnapshotFromReport(report, 3);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  const RetryTally& retry = decoded->query_types[1].retry;
+  EXPECT_THAT(retry.retries, testing::ElementsAre(testing::Pair(db::RetryCause::kDeadlock, 2u),
+                                                  testing::Pair(db::RetryCause::kLockTimeout, 1u)));
+  EXPECT_THAT(retry.committed_by_tries, testing::ElementsAre(testing::Pair(3u, 1u)));
+  EXPECT_EQ(retry.failed_after_retries, 1u);
+  EXPECT_EQ(decoded->Retries(), 3u);
+
+  v1::AgentReport unknown_cause = report;
+  unknown_cause.mutable_query_types(0)->mutable_retries(0)->set_cause(
+      static_cast<v1::RetryCause>(77));
+  EXPECT_THAT(SnapshotFromReport(unknown_cause, 3).status().message(),
+              testing::HasSubstr("unknown retry cause 77"));
+  v1::AgentReport one_try = report;
+  one_try.mutable_query_types(0)->mutable_committed_by_tries(0)->set_tries(1);
+  EXPECT_THAT(SnapshotFromReport(one_try, 3).status().message(),
+              testing::HasSubstr("committed after 1 tries"));
+  v1::AgentReport huge = report;
+  huge.mutable_query_types(0)->set_failed_after_retries(uint64_t{1} << 62);
+  EXPECT_FALSE(SnapshotFromReport(huge, 3).ok());
+}
+
 // Each connection's time lands in the interval it passed in, state by state, including a state
 // it is still in when the interval closes: a call stuck across three drains counts in each.
 TEST(IntervalRecorderTest, ConnectionTimeIsSplitByStateAndByInterval) {

@@ -14,9 +14,10 @@ namespace {
 // One query type that executes statement 0, ignoring the errors it is given.
 class SingleStatementScenario final : public Scenario {
  public:
-  explicit SingleStatementScenario(std::vector<std::string> ignored = {})
-      : ignored_(std::move(ignored)) {}
+  explicit SingleStatementScenario(std::vector<std::string> ignored = {}, RetryPolicy retry = {})
+      : ignored_(std::move(ignored)), retry_(std::move(retry)) {}
   const std::vector<std::string>& query_types() const override { return names_; }
+  std::vector<RetryPolicy> RetryPolicies() const override { return {retry_}; }
   db::IgnoredErrors ErrorsToIgnore(db::Dialect) const override {
     return db::IgnoredErrors(ignored_);
   }
@@ -34,6 +35,7 @@ class SingleStatementScenario final : public Scenario {
   };
   std::vector<std::string> names_ = {"q"};
   std::vector<std::string> ignored_;
+  RetryPolicy retry_;
 };
 
 // Two query types, drawn in turn: "point", one statement outside a transaction, and "txn",
@@ -448,6 +450,80 @@ TEST_F(LoadRunnerTest, IgnoredErrorsTakeTheirStartsFromTheBudget) {
   EXPECT_EQ(got.Completed(), 123u);
   EXPECT_GT(got.Ignored(), 0u);
   EXPECT_EQ(got.Errors(), 0u);
+}
+
+// pgbench's --max-tries: a serialization failure is tried again, the transaction commits on its
+// second try and is one transaction, timed from its intended start through that try.
+TEST_F(LoadRunnerTest, ARetriedTransactionIsOneTransactionTimedThroughItsLastTry) {
+  // Executes 10, 20, … of the session fail; each failure's retry (the next Execute) commits.
+  db::NoopDriver driver({.fixed_latency = kMillisecond,
+                         .fail_every = 10,
+                         .injected_error = {db::ErrorClass::kRetryable, "40001", "serialize"}},
+                        clock_);
+  const SingleStatementScenario retrying({},
+                                         {.max_tries = 3, .on = {db::RetryCause::kSerialization}});
+  LoadRunner runner(driver, retrying, recorder_, clock_, {});
+  runner.SetStartLimit(500);
+  ASSERT_TRUE(runner.Connect(1).ok());
+  runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
+  runner.Wait();
+  const IntervalSnapshot got = DrainAll();
+  // 500 transactions sent 555 statements: 55 of them failed once (statements 10 … 550).
+  EXPECT_EQ(got.Executed(), 500u);
+  EXPECT_EQ(got.Errors(), 0u);
+  EXPECT_EQ(got.Statements(), 555u);
+  const RetryTally& retry = got.query_types[0].retry;
+  EXPECT_THAT(retry.retries,
+              testing::ElementsAre(testing::Pair(db::RetryCause::kSerialization, 55u)));
+  EXPECT_THAT(retry.committed_by_tries, testing::ElementsAre(testing::Pair(2u, 55u)));
+  EXPECT_EQ(retry.failed_after_retries, 0u);
+  // Two tries of 1 ms each: the retried transactions' latency is 2 ms, the others' 1 ms.
+  const Histogram& response = got.query_types[0].response_time;
+  EXPECT_LT(response.ValueAtPercentile(89.0), kMillisecond * 3 / 2);  // rank 445 of 500
+  EXPECT_GE(response.ValueAtPercentile(89.2), 2 * kMillisecond);      // rank 446
+}
+
+TEST_F(LoadRunnerTest, ATransactionThatFailsEveryTryFailsOnceAfterItsLastTry) {
+  db::NoopDriver driver({.fixed_latency = kMillisecond,
+                         .fail_every = 1,
+                         .injected_error = {db::ErrorClass::kRetryable, "40P01", "deadlock"}},
+                        clock_);
+  const SingleStatementScenario retrying({}, {.max_tries = 3, .on = {db::RetryCause::kDeadlock}});
+  LoadRunner runner(driver, retrying, recorder_, clock_, {});
+  runner.SetStartLimit(10);
+  ASSERT_TRUE(runner.Connect(1).ok());
+  runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
+  runner.Wait();
+  const IntervalSnapshot got = DrainAll();
+  EXPECT_EQ(got.Completed(), 10u);
+  EXPECT_EQ(got.Errors(), 10u);
+  EXPECT_EQ(got.Statements(), 30u);
+  const RetryTally& retry = got.query_types[0].retry;
+  EXPECT_THAT(retry.retries, testing::ElementsAre(testing::Pair(db::RetryCause::kDeadlock, 20u)));
+  EXPECT_EQ(retry.failed_after_retries, 10u);
+  EXPECT_TRUE(retry.committed_by_tries.empty());
+}
+
+TEST_F(LoadRunnerTest, OnlyThePolicysCausesAreTriedAgain) {
+  for (const auto& [code, error_class] : std::vector<std::pair<std::string, db::ErrorClass>>{
+           {"40001", db::ErrorClass::kRetryable}, {"23505", db::ErrorClass::kFatal}}) {
+    SCOPED_TRACE(code);
+    IntervalRecorder recorder(1);
+    db::NoopDriver driver({.fixed_latency = kMillisecond,
+                           .fail_every = 5,
+                           .injected_error = {error_class, code, "no retry"}},
+                          clock_);
+    const SingleStatementScenario retrying({}, {.max_tries = 5, .on = {db::RetryCause::kDeadlock}});
+    LoadRunner runner(driver, retrying, recorder, clock_, {});
+    runner.SetStartLimit(20);
+    ASSERT_TRUE(runner.Connect(1).ok());
+    runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
+    runner.Wait();
+    const IntervalSnapshot got = recorder.Drain();
+    EXPECT_TRUE(got.query_types[0].retry.empty());
+    EXPECT_GE(got.Errors(), 1u);
+    EXPECT_EQ(got.Statements(), got.Completed());
+  }
 }
 
 // Every statement a transaction sent counts, BEGIN, COMMIT and ROLLBACK included, whether the

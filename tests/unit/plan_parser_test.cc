@@ -12,12 +12,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/field_error.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "plan/durations.h"
 #include "plan/plan_limits.h"
 #include "plan/plan_validation.h"
+#include "plan/session_settings.h"
 #include "plan/target_secrets.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace dbload {
 namespace {
@@ -146,6 +147,34 @@ seed: 18446744073709551615
   EXPECT_EQ(plan.stop().duration_ns(), 0);
   EXPECT_EQ(plan.stop().queries(), 1000u);
   EXPECT_EQ(plan.seed(), UINT64_MAX);
+}
+
+// The session settings a run's connections start with: the target's, after (session) or over
+// (isolation) its scenario's.
+TEST(ParsePlanTest, TargetSessionSettingsJoinTheScenariosForTheRun) {
+  Plan plan = ParseOk(std::string(kMinimal) + "", {"target.isolation=serializable"});
+  EXPECT_EQ(plan.target().isolation(), v1::SERIALIZABLE);
+  plan = ParseOk(absl::StrCat(
+      "name: t\ntarget:\n  driver: mysql\n  isolation: read_committed\n  session: [\"SET a = "
+      "1\"]\n",
+      "workload: oltp\nscenario: s\nload: {closed: {clients: 8}}\nstop: {duration: 30s}\n"));
+  EXPECT_EQ(plan.target().isolation(), v1::READ_COMMITTED);
+  v1::Scenario& scenario = *plan.mutable_workload_spec()->add_scenarios();
+  scenario.set_name("s");
+  scenario.set_isolation(v1::SERIALIZABLE);
+  scenario.add_session()->set_mysql("SET b = 2");
+  scenario.add_session()->set_postgresql("SET c = 3");  // not this target's dialect
+  scenario.add_session()->set_any("SET d = 4");
+  v1::Target connections = TargetForRun(plan);
+  EXPECT_EQ(connections.isolation(), v1::READ_COMMITTED);  // the target's wins
+  EXPECT_THAT(connections.session(), ::testing::ElementsAre("SET b = 2", "SET d = 4", "SET a = 1"));
+  plan.mutable_target()->clear_isolation();
+  EXPECT_EQ(TargetForRun(plan).isolation(), v1::SERIALIZABLE);
+  EXPECT_THAT(ErrorOf(kMinimal, {"target.isolation=serial"}),
+              HasSubstr("target.isolation: expected one of read_uncommitted, read_committed, "
+                        "repeatable_read, serializable, got \"serial\""));
+  EXPECT_THAT(ErrorOf(std::string(kMinimal) + "", {"target.session=SET x = 1"}),
+              HasSubstr("target.session: expected a list of SQL statements"));
 }
 
 TEST(ParsePlanTest, DefaultsForPostgreSql) {

@@ -159,8 +159,9 @@ TEST(CsvTest, OneRowPerScopeAndQueryTypeWithTheReportsNumbers) {
   EXPECT_EQ(rows[0][22], "p50_samples_beyond");
   EXPECT_EQ(rows[0][22 + 7 * 3], "few_samples");
   EXPECT_EQ(rows[0][22 + 7 * 3 + 1], "ignored");
-  EXPECT_EQ(rows[0].back(), "statements");
-  for (const auto& row : rows) EXPECT_EQ(row.size(), 22u + 7 * 3 + 3);
+  EXPECT_EQ(rows[0][22 + 7 * 3 + 2], "statements");
+  EXPECT_EQ(rows[0].back(), "retries");
+  for (const auto& row : rows) EXPECT_EQ(row.size(), 22u + 7 * 3 + 4);
   std::vector<std::string> scopes, types;
   for (size_t i = 1; i < rows.size(); ++i) {
     scopes.push_back(rows[i][0]);
@@ -578,7 +579,7 @@ TEST(ReportBuilderTest, IgnoredErrorsAreCountedApartEverywhere) {
   EXPECT_THAT(html, HasSubstr("<td class=\"text\">ignored</td>"));
   const auto rows = ParseCsv(RenderReportCsv(r));
   ASSERT_EQ(rows.size(), 3u);  // header, run/all, run/read_write
-  const size_t ignored = rows[0].size() - 2;  // statements come last
+  const size_t ignored = rows[0].size() - 3;  // statements and retries come last
   EXPECT_EQ(rows[0][ignored], "ignored");
   EXPECT_EQ(rows[1][ignored], "9");
   EXPECT_EQ(rows[2][ignored], "9");
@@ -591,6 +592,58 @@ TEST(ReportBuilderTest, IgnoredErrorsAreCountedApartEverywhere) {
   // A report without ignored errors renders as before.
   const std::string plain = RenderReportText(SimpleReport("plain", 100, 1, 2));
   EXPECT_THAT(plain, Not(HasSubstr("Ignored")));
+}
+
+// A retry policy's counts, summed exactly over intervals and shown in every format.
+TEST(ReportBuilderTest, RetriesAreSummedAndShownInEveryFormat) {
+  v1::Plan plan;
+  RunReportBuilder builder(plan, {"transfer", "audit"});
+  for (int k = 1; k <= 2; ++k) {
+    IntervalSnapshot snapshot;
+    snapshot.query_types.resize(2);
+    QueryTypeInterval& q = snapshot.query_types[0];
+    for (int i = 0; i < 50; ++i) q.response_time.Record(1'000'000);
+    q.retry.retries[db::RetryCause::kDeadlock] = 3 * k;
+    q.retry.retries[db::RetryCause::kSerialization] = k;
+    q.retry.committed_by_tries[2] = 2 * k;
+    q.retry.committed_by_tries[3] = 1;
+    q.retry.failed_after_retries = k - 1;
+    q.errors[{db::ErrorClass::kRetryable, "40P01"}] = k - 1;
+    snapshot.query_types[1].response_time.Record(1'000'000);
+    builder.AddInterval({.elapsed_s = static_cast<double>(k), .length_s = 1}, snapshot);
+  }
+  const v1::RunReport r = builder.Finish(2, 0, 0, "duration", "", {});
+  EXPECT_EQ(r.retries(), 12u);
+  const v1::QueryTypeReport& transfer = r.query_types(0);
+  ASSERT_EQ(transfer.retries_size(), 2);
+  EXPECT_EQ(transfer.retries(0).cause(), v1::SERIALIZATION);
+  EXPECT_EQ(transfer.retries(0).count(), 3u);
+  EXPECT_EQ(transfer.retries(1).cause(), v1::DEADLOCK);
+  EXPECT_EQ(transfer.retries(1).count(), 9u);
+  EXPECT_EQ(transfer.failed_after_retries(), 1u);
+  EXPECT_EQ(transfer.errors(), 1u);
+  EXPECT_EQ(r.query_types(1).retries_size(), 0);
+
+  const std::string described =
+      "serialization 3, deadlock 9; committed after 2 tries 6, after 3 "
+      "tries 2; failed after retrying 1";
+  EXPECT_THAT(RenderReportText(r),
+              HasSubstr(absl::StrCat("Retries (tries again with the same values; latency runs "
+                                     "through the last try): 12\n  transfer: ",
+                                     described, "\n")));
+  EXPECT_THAT(RenderReportText(r), Not(HasSubstr("  audit: serial")));
+  EXPECT_THAT(RenderReportHtml(r), HasSubstr(described));
+  const auto rows = ParseCsv(RenderReportCsv(r));
+  ASSERT_EQ(rows.size(), 4u);  // header, run/all, run/transfer, run/audit
+  EXPECT_EQ(rows[0].back(), "retries");
+  EXPECT_EQ(rows[1].back(), "12");
+  EXPECT_EQ(rows[2].back(), "12");
+  EXPECT_EQ(rows[3].back(), "0");
+  absl::StatusOr<v1::RunReport> parsed = ParseReportJson(RenderReportJson(r));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->query_types(0).committed_by_tries(1).tries(), 3u);
+  EXPECT_EQ(parsed->query_types(0).committed_by_tries(1).count(), 2u);
+  EXPECT_THAT(RenderReportText(SimpleReport("plain", 100, 1, 2)), Not(HasSubstr("Retries")));
 }
 
 // Statements (sysbench's queries) from the merged counts: per query type, interval, stage and
@@ -653,11 +706,12 @@ TEST(ReportBuilderTest, StatementsAreSummedExactlyAndShownBesideExecuted) {
                               "included, 184.2/s)\n"));
   const auto rows = ParseCsv(RenderReportCsv(r));
   ASSERT_EQ(rows.size(), 1u + 3 * 3);
-  EXPECT_EQ(rows[0].back(), "statements");
-  EXPECT_EQ(rows[1].back(), "1011");  // run, all
-  EXPECT_EQ(rows[2].back(), "90");    // run, point_select
-  EXPECT_EQ(rows[3].back(), "921");   // run, read_write
-  EXPECT_EQ(rows[4].back(), absl::StrCat(stage_statements[0]));  // stage 1, all
+  const size_t at = rows[0].size() - 2;  // retries come last
+  EXPECT_EQ(rows[0][at], "statements");
+  EXPECT_EQ(rows[1][at], "1011");                             // run, all
+  EXPECT_EQ(rows[2][at], "90");                               // run, point_select
+  EXPECT_EQ(rows[3][at], "921");                              // run, read_write
+  EXPECT_EQ(rows[4][at], absl::StrCat(stage_statements[0]));  // stage 1, all
   absl::StatusOr<v1::RunReport> parsed = ParseReportJson(RenderReportJson(r));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->statements(), 1011u);
@@ -784,11 +838,11 @@ TEST(PercentileBasisTest, ReportsWithoutTheBasisRenderAsBefore) {
   EXPECT_THAT(text, Not(HasSubstr("*")));
   EXPECT_THAT(RenderReportHtml(*parsed), Not(HasSubstr("rest on")));
   const auto old_rows = ParseCsv(RenderReportCsv(*parsed));
-  EXPECT_EQ(old_rows[1][old_rows[1].size() - 3], "");  // few_samples
-  EXPECT_EQ(old_rows[1][old_rows[1].size() - 2], "0");  // ignored
+  EXPECT_EQ(old_rows[1][old_rows[1].size() - 4], "");   // few_samples
+  EXPECT_EQ(old_rows[1][old_rows[1].size() - 3], "0");  // ignored
   // Nor did it count statements: not a zero, which would read as a measurement.
-  EXPECT_EQ(old_rows[0].back(), "statements");
-  EXPECT_EQ(old_rows[1].back(), "");
+  EXPECT_EQ(old_rows[0][old_rows[0].size() - 2], "statements");
+  EXPECT_EQ(old_rows[1][old_rows[1].size() - 2], "");
   EXPECT_THAT(text, Not(HasSubstr("Statements")));
   EXPECT_THAT(text, Not(HasSubstr("stmt/s")));
 }

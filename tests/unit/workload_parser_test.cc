@@ -179,6 +179,33 @@ TEST(WorkloadParserTest, VariableMistakesAreNamedAtTheirLine) {
   }
 }
 
+TEST(WorkloadParserTest, ARetryPolicyIsReadWithItsCausesAndChecked) {
+  const std::string retrying =
+      Replace(kTransfer, "        transaction: true\n",
+              "        transaction: true\n        retry: {max_tries: 5, on: [deadlock, "
+              "serialization]}\n");
+  absl::StatusOr<v1::WorkloadSpec> spec = Parse(retrying);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const v1::Retry& retry = spec->scenarios(0).query_types(0).retry();
+  EXPECT_EQ(retry.max_tries(), 5u);
+  EXPECT_THAT(retry.on(), testing::ElementsAre(v1::DEADLOCK, v1::SERIALIZATION));
+  struct Case {
+    std::string from, to, expected;
+  };
+  const Case cases[] = {
+      {"deadlock, serialization", "deadlock, dead",
+       "w.yaml:7:46: scenarios.0.query_types.0.retry.on.1: expected one of serialization, "
+       "deadlock, lock_timeout, got \"dead\""},
+      {"max_tries: 5", "max_tries: 5000",
+       "scenarios.0.query_types.0.retry.max_tries: must be at most 1000"},
+      {"max_tries: 5, ", "", "scenarios.0.query_types.0.retry: a retry needs max_tries"},
+  };
+  for (const Case& c : cases) {
+    const absl::Status status = Parse(Replace(retrying, c.from, c.to)).status();
+    EXPECT_THAT(std::string(status.message()), HasSubstr(c.expected)) << c.to;
+  }
+}
+
 TEST(WorkloadParserTest, WeightZeroLeavesAQueryTypeOutAndAllZeroIsRefused) {
   const std::string two =
       Replace(kValid, "      - name: by_id\n",
