@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace dbload {
@@ -121,10 +122,14 @@ void LoadRunner::WorkerMain(Worker& worker) {
     for (size_t id = 0; id < statements_.size() && status.ok(); ++id) {
       status = session->Prepare(static_cast<int>(id), statements_[id]);
       if (!status.ok()) {
-        // The connection worked: what failed is the workload's SQL, usually missing tables.
-        status = absl::Status(status.code(),
-                              absl::StrCat("workload: ", status.message(),
-                                           " (has `dbload prepare` been run for this plan?)"));
+        // The connection worked: what failed is the workload's SQL. A missing table is most
+        // often a prepare not run; other errors (syntax) get no such hint.
+        const bool missing_table = absl::StrContains(status.message(), "[42P01]") ||
+                                   absl::StrContains(status.message(), "[1146]");
+        status = absl::Status(
+            status.code(),
+            absl::StrCat("workload: ", status.message(),
+                         missing_table ? " (has `dbload prepare` been run for this plan?)" : ""));
       }
     }
   } else {

@@ -16,6 +16,7 @@
 #include "agent/agent_link.h"
 #include "plan/plan_limits.h"
 #include "proto/run_outcome.h"
+#include "report/invariants.h"
 #include "report/report.h"
 #include "report/row_changes.h"
 
@@ -179,6 +180,10 @@ int FollowRun(v1::Control::Stub& stub, const std::string& run_id, const FollowOp
   if (!rows.ok()) {
     std::cerr << "dbload: " << InPlan(options, std::string(rows.message())) << "\n";
     return kExitRunFailed;
+  }
+  if (const absl::Status broken = InvariantViolations(report); !broken.ok()) {
+    std::cerr << "dbload: " << InPlan(options, std::string(broken.message())) << "\n";
+    return kExitInvariantBroken;
   }
   const int code = RunExitCode(state, end_kind, last.degraded() || report.degraded());
   if (code == kExitAborted) {

@@ -3,7 +3,8 @@
 // naming what was wrong and where, and the exit code says what happened:
 // 0 success, 1 a run that ended with a fatal database error, 2 bad input or set-up failure,
 // 3 aborted by the plan's abort rules, 4 degraded (the run finished but lost an agent before its
-// final report; a suite with a degraded run and nothing worse), 130 interrupted.
+// final report; a suite with a degraded run and nothing worse), 5 an invariant of the workload
+// broken, 130 interrupted.
 #include <algorithm>
 #include <iostream>
 #include <string>

@@ -101,8 +101,8 @@ Exit codes: 0 success; 1 the run ended by a fatal database error (or failed); 2 
 set-up failure (plan, database unreachable, wrong password, missing table, coordinator
 unreachable, unknown run); 3 the plan's abort rules ended the run; 4 degraded: the run
 finished but lost an agent before its final report (the report's DEGRADED block, JSON
-lost_agents, bounds what it ran uncounted; a suite: some run degraded, none failed);
-130 interrupted or stopped.
+lost_agents, bounds what it ran uncounted; a suite: some run degraded, none failed); 5 an
+invariant of the workload was broken (the report's Invariants); 130 interrupted or stopped.
 )";
 
 // The usage of one command, from kUsage's entries (a line indented by two spaces that names the

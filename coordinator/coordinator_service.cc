@@ -456,7 +456,8 @@ grpc::Status CoordinatorService::Impl::Submit(grpc::ServerContext* context,
   // Its rows are counted here, once for the run (RunController holds the load for the count).
   RowCheck rows = RowCheck::For(
       plan, [this](const v1::Plan& p) { return options_.probe_factory->MakeRowCounter(p); },
-      [this] { probe_reading_arrived_.store(true); });
+      [this] { probe_reading_arrived_.store(true); },
+      [this](const v1::Plan& p) { return options_.probe_factory->MakeValueReader(p); });
   std::unique_lock lock(mu_);
   std::vector<std::shared_ptr<AgentConn>> idle;
   std::vector<std::string> idle_names;

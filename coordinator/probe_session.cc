@@ -152,9 +152,10 @@ ProbeSession DatabaseProbeFactory::Start(const std::string& run_id, const v1::Pl
       std::move(server));
 }
 
-absl::StatusOr<RowCounter> DatabaseProbeFactory::MakeRowCounter(const v1::Plan& plan) {
+absl::StatusOr<std::shared_ptr<db::Driver>> DatabaseProbeFactory::TargetDriver(
+    const v1::Plan& plan, absl::string_view purpose) {
   const v1::Target& target = plan.target();
-  if (target.driver() == "noop") return RowCounter();
+  if (target.driver() == "noop") return nullptr;
   absl::StatusOr<std::string> password = ReadTargetPassword(target);
   if (!password.ok()) {
     return absl::Status(password.status().code(), absl::StrCat(password.status().message(),
@@ -162,18 +163,34 @@ absl::StatusOr<RowCounter> DatabaseProbeFactory::MakeRowCounter(const v1::Plan& 
   }
   // Like the probe, only with the coordinator's consent; the rows are the target database's.
   v1::Target dialed = target;
-  absl::StatusOr<std::string> endpoint =
-      ApplyAllowTarget(options_.allow_target, *options_.resolver,
-                       {.subject = "the coordinator",
-                        .remedy = options_.remedy,
-                        .purpose = "to count the rows the run changes"},
-                       dialed);
+  absl::StatusOr<std::string> endpoint = ApplyAllowTarget(
+      options_.allow_target, *options_.resolver,
+      {.subject = "the coordinator", .remedy = options_.remedy, .purpose = std::string(purpose)},
+      dialed);
   if (!endpoint.ok()) return endpoint.status();
   absl::StatusOr<std::unique_ptr<db::Driver>> made = db::MakeDriver(dialed, *password, clock_);
   if (!made.ok()) return made.status();
-  std::shared_ptr<db::Driver> driver = *std::move(made);
-  return RowCounter(
-      [driver](const std::set<std::string>& tables) { return CountRows(*driver, tables); });
+  return std::shared_ptr<db::Driver>(*std::move(made));
+}
+
+absl::StatusOr<RowCounter> DatabaseProbeFactory::MakeRowCounter(const v1::Plan& plan) {
+  absl::StatusOr<std::shared_ptr<db::Driver>> driver =
+      TargetDriver(plan, "to count the rows the run changes");
+  if (!driver.ok()) return driver.status();
+  if (*driver == nullptr) return RowCounter();
+  return RowCounter([driver = *driver](const std::set<std::string>& tables) {
+    return CountRows(*driver, tables);
+  });
+}
+
+absl::StatusOr<ValueReader> DatabaseProbeFactory::MakeValueReader(const v1::Plan& plan) {
+  absl::StatusOr<std::shared_ptr<db::Driver>> driver =
+      TargetDriver(plan, "to read the workload's invariants");
+  if (!driver.ok()) return driver.status();
+  if (*driver == nullptr) return ValueReader();
+  return ValueReader([driver = *driver](const std::vector<std::string>& queries) {
+    return ReadValues(*driver, queries);
+  });
 }
 
 }  // namespace dbload

@@ -94,6 +94,12 @@ class ProbeFactory {
   // consent; or why it may not. An empty counter: the target has no rows to count (noop).
   // Called at Submit outside the coordinator's lock (it resolves the target's host name).
   virtual absl::StatusOr<RowCounter> MakeRowCounter(const dbload::v1::Plan& plan) = 0;
+  // Likewise, what reads the values of the workload's invariants (an empty reader, the default:
+  // nothing to read them on).
+  virtual absl::StatusOr<ValueReader> MakeValueReader(const dbload::v1::Plan& plan) {
+    (void)plan;
+    return ValueReader();
+  }
 };
 
 // The coordinator's own probe: the server's statistics over SQL (SqlProbeSource), its processes
@@ -116,8 +122,13 @@ class DatabaseProbeFactory final : public ProbeFactory {
                      const absl::StatusOr<dbload::v1::Target>& dialed,
                      std::function<void()> on_reading) override;
   absl::StatusOr<RowCounter> MakeRowCounter(const dbload::v1::Plan& plan) override;
+  absl::StatusOr<ValueReader> MakeValueReader(const dbload::v1::Plan& plan) override;
 
  private:
+  // A driver for the plan's target on the coordinator's machine, with its consent (`purpose`
+  // says for what, in a refusal); null for a target without rows (noop).
+  absl::StatusOr<std::shared_ptr<db::Driver>> TargetDriver(const dbload::v1::Plan& plan,
+                                                           absl::string_view purpose);
   Clock& clock_;
   Options options_;
 };

@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "report/invariants.h"
 #include "report/row_changes.h"
 
 namespace dbload {
@@ -49,6 +50,70 @@ absl::StatusOr<std::map<std::string, int64_t>> CountRows(db::Driver& driver,
   return counts;
 }
 
+absl::StatusOr<std::vector<std::string>> ReadValues(db::Driver& driver,
+                                                    const std::vector<std::string>& queries) {
+  driver.ThreadStart();
+  absl::StatusOr<std::vector<std::string>> values = std::vector<std::string>();
+  if (absl::StatusOr<std::unique_ptr<db::Session>> session = driver.Connect(); !session.ok()) {
+    values =
+        absl::Status(session.status().code(), absl::StrCat("target: ", session.status().message()));
+  } else {
+    for (const std::string& sql : queries) {
+      absl::StatusOr<std::vector<std::string>> rows = (*session)->FetchColumn(sql, 1);
+      if (!rows.ok() || rows->empty()) {
+        values = absl::InternalError(absl::StrCat(
+            "`", sql, "`: ", rows.ok() ? "no row returned" : std::string(rows.status().message())));
+        break;
+      }
+      values->push_back(rows->front());
+    }
+  }
+  driver.ThreadEnd();
+  return values;
+}
+
+std::vector<v1::InvariantResult> PlannedInvariants(const v1::Plan& plan) {
+  std::vector<v1::InvariantResult> invariants;
+  const std::string& driver = plan.target().driver();
+  if (driver != "postgresql" && driver != "mysql") return invariants;  // no rows to read
+  for (const v1::Invariant& invariant : plan.workload_spec().invariants()) {
+    const v1::DialectSql& sql = invariant.sql();
+    const std::string& own = driver == "postgresql" ? sql.postgresql() : sql.mysql();
+    v1::InvariantResult& result = invariants.emplace_back();
+    result.set_name(invariant.name());
+    result.set_sql(own.empty() ? sql.any() : own);
+    result.set_expect(invariant.expect());
+    result.set_unchanged(invariant.unchanged());
+  }
+  return invariants;
+}
+
+namespace {
+// Equal as numbers when both are ("4000" and "4000.00" from a SUM), else as text.
+bool SameReading(const std::string& a, const std::string& b) {
+  double x = 0, y = 0;
+  if (absl::SimpleAtod(a, &x) && absl::SimpleAtod(b, &y)) return x == y;
+  return a == b;
+}
+}  // namespace
+
+absl::Status CheckInvariants(std::vector<v1::InvariantResult> invariants,
+                             const std::vector<std::string>& before,
+                             const std::vector<std::string>& after, v1::RunReport& report) {
+  for (size_t i = 0; i < invariants.size() && i < after.size(); ++i) {
+    v1::InvariantResult& result = invariants[i];
+    result.set_after(after[i]);
+    if (result.unchanged()) {
+      if (i < before.size()) result.set_before(before[i]);
+      result.set_holds(i < before.size() && SameReading(before[i], after[i]));
+    } else {
+      result.set_holds(SameReading(result.expect(), after[i]));
+    }
+    *report.add_invariants() = std::move(result);
+  }
+  return InvariantViolations(report);
+}
+
 // Checks that the tables changed by exactly what the report's executed transactions declare,
 // and records both in the report.
 absl::Status CheckRowChanges(const std::map<std::string, std::map<std::string, int64_t>>& declared,
@@ -62,7 +127,8 @@ absl::Status CheckRowChanges(const std::map<std::string, std::map<std::string, i
     auto it = declared.find(type.name());
     if (it == declared.end()) continue;
     for (const auto& [table, rows] : it->second) {
-      expected[table] += static_cast<int64_t>(type.executed()) * rows;
+      // The warm-up's transactions changed the tables too (the count before precedes it).
+      expected[table] += static_cast<int64_t>(type.executed() + type.warmup_executed()) * rows;
     }
   }
   for (const auto& [table, rows] : expected) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -30,6 +31,21 @@ absl::StatusOr<std::map<std::string, int64_t>> CountRows(db::Driver& driver,
 // not: what the coordinator's row check (row_check.h) counts with.
 using RowCounter = std::function<absl::StatusOr<std::map<std::string, int64_t>>(
     const std::set<std::string>& tables)>;
+
+// The first column of the first row each query returns, in order, on a session of its own: what
+// the workload's invariants read (NULL reads as "").
+absl::StatusOr<std::vector<std::string>> ReadValues(db::Driver& driver,
+                                                    const std::vector<std::string>& queries);
+using ValueReader = std::function<absl::StatusOr<std::vector<std::string>>(
+    const std::vector<std::string>& queries)>;
+
+// The workload's invariants (v1::Invariant) of a plan, with their SQL in the target's dialect.
+std::vector<v1::InvariantResult> PlannedInvariants(const v1::Plan& plan);
+// Judges each invariant by what its query returned before and after the load (same order), into
+// `report`; FailedPrecondition naming each broken one (InvariantViolations, report/invariants.h).
+absl::Status CheckInvariants(std::vector<v1::InvariantResult> invariants,
+                             const std::vector<std::string>& before,
+                             const std::vector<std::string>& after, v1::RunReport& report);
 
 // Adds one RowChange per declared table to `report`; DataLoss naming every table whose change
 // differs from the report's executed transactions times their declared rows

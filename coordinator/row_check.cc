@@ -17,31 +17,48 @@ using Counts = std::map<std::string, int64_t>;
 // What the counting thread shares with the run: its results, under `mu`. On the heap, so that
 // the thread's `this` stays valid when the RowCheck moves.
 struct RowCheck::Counting {
+  // What one reading took: the tables' rows (none asked: empty) and the invariants' values.
+  struct Reading {
+    absl::StatusOr<Counts> counts;
+    absl::StatusOr<std::vector<std::string>> values;
+  };
   std::map<std::string, std::map<std::string, int64_t>> declared;
-  std::set<std::string> tables;
+  std::set<std::string> tables;  // empty: the rows are not checked
   RowCounter counter;
+  std::vector<v1::InvariantResult> invariants;  // empty: none to read
+  ValueReader reader;
   std::function<void()> on_counted;
   std::thread thread;  // the count under way, or the last one
   bool before_started = false;
   bool after_started = false;
   mutable std::mutex mu;
-  std::optional<absl::StatusOr<Counts>> before;  // guarded by mu
-  std::optional<absl::StatusOr<Counts>> after;   // guarded by mu
+  std::optional<Reading> before;  // guarded by mu
+  std::optional<Reading> after;   // guarded by mu
 
   ~Counting() {
     if (thread.joinable()) thread.join();
   }
 
-  void Start(std::optional<absl::StatusOr<Counts>> Counting::*result) {
+  void Start(std::optional<Reading> Counting::*result) {
     if (thread.joinable()) thread.join();  // the previous count is in: it only has to return
     thread = std::thread([this, result] {
-      absl::StatusOr<Counts> counted = counter(tables);
+      Reading reading{Counts(), std::vector<std::string>()};
+      if (!tables.empty()) reading.counts = counter(tables);
+      if (!invariants.empty()) {
+        std::vector<std::string> queries;
+        for (const v1::InvariantResult& invariant : invariants) queries.push_back(invariant.sql());
+        reading.values = reader(queries);
+      }
       {
         std::lock_guard lock(mu);
-        this->*result = std::move(counted);
+        this->*result = std::move(reading);
       }
       if (on_counted) on_counted();
     });
+  }
+  // Whether a reading succeeded for what this check reads.
+  static bool Ok(const std::optional<Reading>& reading) {
+    return reading && reading->counts.ok() && reading->values.ok();
   }
 };
 
@@ -52,24 +69,39 @@ RowCheck& RowCheck::operator=(RowCheck&&) noexcept = default;
 RowCheck::~RowCheck() = default;
 
 RowCheck RowCheck::For(const v1::Plan& plan, const CounterFactory& make_counter,
-                       std::function<void()> on_counted) {
-  auto declared = DeclaredChanges(plan);
+                       std::function<void()> on_counted, const ReaderFactory& make_reader) {
   // A prepare loads the tables: its "transactions" are parts of the load, not the scenario's.
-  if (declared.empty() || plan.prepare_only()) return RowCheck();
-  if (plan.warmup_ns() > 0) {
-    return RowCheck("the warm-up's transactions change rows but are not in the report");
-  }
-  absl::StatusOr<RowCounter> counter = make_counter(plan);
-  if (!counter.ok()) return RowCheck(std::string(counter.status().message()));
-  if (!*counter) return RowCheck();
+  if (plan.prepare_only()) return RowCheck();
+  auto declared = DeclaredChanges(plan);
   RowCheck check;
-  check.counting_ = std::make_unique<Counting>();
-  for (const auto& [query_type, tables] : declared) {
-    for (const auto& [table, rows] : tables) check.counting_->tables.insert(table);
+  auto counting = std::make_unique<Counting>();
+  if (!declared.empty()) {
+    absl::StatusOr<RowCounter> counter = make_counter(plan);
+    if (!counter.ok()) {
+      check.not_checked_ = std::string(counter.status().message());
+    } else if (*counter) {
+      for (const auto& [query_type, tables] : declared) {
+        for (const auto& [table, rows] : tables) counting->tables.insert(table);
+      }
+      counting->declared = std::move(declared);
+      counting->counter = *std::move(counter);
+    }
   }
-  check.counting_->declared = std::move(declared);
-  check.counting_->counter = *std::move(counter);
-  check.counting_->on_counted = std::move(on_counted);
+  if (std::vector<v1::InvariantResult> invariants = PlannedInvariants(plan); !invariants.empty()) {
+    absl::StatusOr<ValueReader> reader =
+        make_reader ? make_reader(plan)
+                    : absl::StatusOr<ValueReader>(absl::UnimplementedError("no reader"));
+    if (!reader.ok()) {
+      check.invariants_not_checked_ = std::string(reader.status().message());
+    } else if (*reader) {
+      counting->invariants = std::move(invariants);
+      counting->reader = *std::move(reader);
+    }
+  }
+  if (!counting->tables.empty() || !counting->invariants.empty()) {
+    counting->on_counted = std::move(on_counted);
+    check.counting_ = std::move(counting);
+  }
   return check;
 }
 
@@ -90,7 +122,7 @@ bool RowCheck::CountAfter() {
   {
     // Nothing to compare a count after the load with.
     std::lock_guard lock(counting_->mu);
-    if (!counting_->before || !counting_->before->ok()) return true;
+    if (!Counting::Ok(counting_->before)) return true;
   }
   if (!counting_->after_started) {
     counting_->after_started = true;
@@ -101,26 +133,49 @@ bool RowCheck::CountAfter() {
 }
 
 absl::Status RowCheck::FillReport(v1::RunReport& report) const {
+  if (!invariants_not_checked_.empty()) report.set_invariants_not_checked(invariants_not_checked_);
   if (counting_ == nullptr) {
     report.set_row_changes_not_checked(not_checked_);
     return absl::OkStatus();
   }
   std::lock_guard lock(counting_->mu);
-  const auto not_checked = [&report](absl::string_view why) {
-    report.set_row_changes_not_checked(std::string(why));
-    return absl::OkStatus();
+  // Why a reading is missing or failed: a run that ended first, or the reading's error.
+  const auto why = [&](absl::string_view noun, absl::string_view verb, absl::string_view when,
+                       const std::optional<Counting::Reading>& reading,
+                       const absl::Status& status) -> std::string {
+    if (!reading) return absl::StrCat("the run ended before the ", noun, " ", when, " its load");
+    return absl::StrCat(verb, " ", when, " the load: ", status.message());
   };
-  if (!counting_->before) return not_checked("the run ended before the count before its load");
-  if (!counting_->before->ok()) {
-    return not_checked(
-        absl::StrCat("counting before the load: ", counting_->before->status().message()));
+  const std::optional<Counting::Reading>& before = counting_->before;
+  const std::optional<Counting::Reading>& after = counting_->after;
+  absl::Status verdict;
+  if (!counting_->tables.empty()) {
+    if (!before || !before->counts.ok()) {
+      report.set_row_changes_not_checked(why("count", "counting", "before", before,
+                                             before ? before->counts.status() : absl::OkStatus()));
+    } else if (!after || !after->counts.ok()) {
+      report.set_row_changes_not_checked(why("count", "counting", "after", after,
+                                             after ? after->counts.status() : absl::OkStatus()));
+    } else {
+      verdict = CheckRowChanges(counting_->declared, *before->counts, *after->counts, report);
+    }
+  } else {
+    report.set_row_changes_not_checked(not_checked_);
   }
-  if (!counting_->after) return not_checked("the run ended before the count after its load");
-  if (!counting_->after->ok()) {
-    return not_checked(
-        absl::StrCat("counting after the load: ", counting_->after->status().message()));
+  if (!counting_->invariants.empty()) {
+    if (!before || !before->values.ok()) {
+      report.set_invariants_not_checked(why("reading", "reading", "before", before,
+                                            before ? before->values.status() : absl::OkStatus()));
+    } else if (!after || !after->values.ok()) {
+      report.set_invariants_not_checked(why("reading", "reading", "after", after,
+                                            after ? after->values.status() : absl::OkStatus()));
+    } else if (absl::Status broken =
+                   CheckInvariants(counting_->invariants, *before->values, *after->values, report);
+               verdict.ok()) {
+      verdict = broken;
+    }
   }
-  return CheckRowChanges(counting_->declared, **counting_->before, **counting_->after, report);
+  return verdict;
 }
 
 }  // namespace dbload

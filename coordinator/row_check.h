@@ -27,14 +27,17 @@ class RowCheck {
   // Makes the counter for a plan's target, or says why there can be none (the coordinator's
   // --allow-target, the password); an empty counter: the target has no rows (noop).
   using CounterFactory = std::function<absl::StatusOr<RowCounter>(const dbload::v1::Plan&)>;
+  // Makes the reader of the workload's invariants (row_changes.h), or says why there can be none.
+  using ReaderFactory = std::function<absl::StatusOr<ValueReader>(const dbload::v1::Plan&)>;
 
   RowCheck();  // nothing to check
   // The check `plan` asks for: none when its scenario declares no changes, it is a prepare or
-  // its target has no rows; not checked, and why, with a warm-up (its transactions change rows
-  // but are not in the report) or without a counter. `on_counted` is called on the counting
-  // thread after each count (it must not wait for the coordinator's lock).
+  // its target has no rows; not checked, and why, without a counter. A warm-up's transactions
+  // count too (QueryTypeReport.warmup_executed): the count before precedes them. The workload's
+  // invariants are read at the same times (with `make_reader`; none without). `on_counted` is
+  // called on the counting thread after each count (it must not wait for the coordinator's lock).
   static RowCheck For(const dbload::v1::Plan& plan, const CounterFactory& make_counter,
-                      std::function<void()> on_counted);
+                      std::function<void()> on_counted, const ReaderFactory& make_reader = {});
   RowCheck(RowCheck&&) noexcept;
   RowCheck& operator=(RowCheck&&) noexcept;
   ~RowCheck();  // waits for a count under way
@@ -50,16 +53,18 @@ class RowCheck {
   // says whether it is in: the run may end.
   bool CountAfter();
 
-  // For a run that ended as planned: the row changes and their verdict, or why they were not
-  // checked. OK, or RowChangesDisagreement's DataLoss (for the log: the report says it too).
+  // For a run that ended as planned: the row changes and the invariants and their verdicts, or
+  // why they were not checked. OK, or RowChangesDisagreement's DataLoss, or
+  // InvariantViolations' FailedPrecondition (for the log: the report says it too).
   absl::Status FillReport(dbload::v1::RunReport& report) const;
 
  private:
   struct Counting;
   explicit RowCheck(std::string not_checked);
 
-  std::unique_ptr<Counting> counting_;  // null: nothing to count
-  std::string not_checked_;             // why not, when there was something to check
+  std::unique_ptr<Counting> counting_;  // null: nothing to count or read
+  std::string not_checked_;             // why the rows are not, when there were some to check
+  std::string invariants_not_checked_;  // why the invariants are not, when there are some
 };
 
 }  // namespace dbload

@@ -57,6 +57,9 @@ struct ExecOutcome {
 struct StatementSpec {
   std::string name;
   std::string sql;
+  // Where the workload writes it, for messages ("bank.yaml:17:16: scenario transfer, query type
+  // transfer, statement 2 of 4"); empty: the name says enough.
+  std::string where;
 };
 
 struct Capabilities {

@@ -40,7 +40,9 @@ absl::Status ServerSession::Prepare(int id, const StatementSpec& statement) {
   // prepares it. A statement the server rejected is not registered.
   registered.registered = error->error_class == ErrorClass::kConnection;
   if (!registered.registered) ForgetStatement(id);
-  return StatusOf(*error, absl::StrCat("prepare statement ", id, " (", statement.name, ")"));
+  return StatusOf(*error, statement.where.empty()
+                              ? absl::StrCat("prepare statement ", id, " (", statement.name, ")")
+                              : absl::StrCat("prepare ", statement.where));
 }
 
 ExecOutcome ServerSession::ExecuteSql(std::string_view sql) {

@@ -64,6 +64,13 @@ absl::Status CheckWorkloadLimits(const v1::WorkloadSpec& spec) {
       }
     }
   }
+  for (int i = 0; i < spec.invariants_size(); ++i) {
+    if (absl::Status s =
+            count_statements(spec.invariants(i).sql(), absl::StrCat("invariants.", i, ".sql"));
+        !s.ok()) {
+      return s;
+    }
+  }
   for (int c = 0; c < spec.checks_size(); ++c) {
     if (absl::Status s = count_statements(spec.checks(c).sql(), absl::StrCat("checks.", c, ".sql"));
         !s.ok()) {

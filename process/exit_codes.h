@@ -15,6 +15,9 @@ inline constexpr int kExitAborted = 3;
 // The run finished but lost an agent before its final report: what that agent ran after its
 // last report is not counted (the report bounds it: RunReport.lost_agents).
 inline constexpr int kExitDegraded = 4;
+// The run finished, but the database broke an invariant of the workload (RunReport.invariants):
+// the figures are measured, the data they come from is not what the workload promises.
+inline constexpr int kExitInvariantBroken = 5;
 inline constexpr int kExitInterrupted = 130;
 
 }  // namespace dbload

@@ -54,6 +54,7 @@ RunReportBuilder::RunReportBuilder(const v1::Plan& plan, std::vector<std::string
       stage_measured_(plan.stages_size()),
       stage_max_clients_(plan.stages_size(), 0) {
   measured_.query_types.resize(query_types_.size());
+  warmup_executed_.resize(query_types_.size());
   for (IntervalSnapshot& stage : stage_measured_) stage.query_types.resize(query_types_.size());
 }
 
@@ -83,7 +84,11 @@ v1::IntervalSample RunReportBuilder::AddInterval(const IntervalInfo& info,
     ConnectionTimeToProto(snapshot.connection_time, sample.mutable_connection_time());
   }
   samples_.push_back(sample);
-  if (!info.warmup) {
+  if (info.warmup) {
+    for (size_t i = 0; i < snapshot.query_types.size() && i < warmup_executed_.size(); ++i) {
+      warmup_executed_[i] += snapshot.query_types[i].response_time.TotalCount();
+    }
+  } else {
     measured_.Add(snapshot);
     if (info.stage > 0 && info.stage <= stage_measured_.size()) {
       stage_measured_[info.stage - 1].Add(snapshot);
@@ -148,6 +153,9 @@ v1::RunReport RunReportBuilder::Finish(double measured_s, double outside_queries
   report.set_total_duration_s(measured_s);
   report.set_queries_duration_s(measured_s - outside_queries_s);
   FillMeasured(measured_, query_types_, report);
+  for (int i = 0; i < report.query_types_size(); ++i) {
+    report.mutable_query_types(i)->set_warmup_executed(warmup_executed_[static_cast<size_t>(i)]);
+  }
   const bool open = plan_.load().has_open();
   if (open && plan_.stages_size() == 0) report.set_wanted_rate(plan_.load().open().rate());
   report.set_actual_rate(report.queries_duration_s() > 0

@@ -114,6 +114,7 @@ class RunReportBuilder {
   dbload::v1::Plan plan_;
   std::vector<std::string> query_types_;
   IntervalSnapshot measured_;
+  std::vector<uint64_t> warmup_executed_;  // per query type: committed during the warm-up
   // Per stage, merged like measured_: one dense histogram pair per query type and stage, so
   // plans with many stages and query types cost memory (about 0.5 MiB per pair).
   std::vector<IntervalSnapshot> stage_measured_;

@@ -6,8 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "report/report.h"
 #include "report/html_kit.h"
+#include "report/invariants.h"
+#include "report/report.h"
 
 namespace dbload::report_html {
 
@@ -408,6 +409,23 @@ std::string AgentsAndRowsSection(const v1::RunReport& r) {
   if (!r.row_changes_not_checked().empty()) {
     absl::StrAppend(&out, "<h2>Rows changed</h2>\n<p class=\"warn\">Not checked: ",
                     HtmlEscape(r.row_changes_not_checked()), "</p>\n");
+  }
+  if (r.invariants_size() > 0) {
+    absl::StrAppend(&out, "<h2>Invariants</h2>\n<table>\n<tr>", ThText("invariant"),
+                    ThText("query"), ThText("before"), ThText("after"), ThText("rule"), ThText(""),
+                    "</tr>\n");
+    for (const v1::InvariantResult& invariant : r.invariants()) {
+      absl::StrAppend(
+          &out, "<tr>", TdText(invariant.name()), TdText(invariant.sql()),
+          TdText(invariant.before()), TdText(invariant.after()),
+          TdText(invariant.unchanged() ? "must not change" : "must be " + invariant.expect()),
+          TdText(invariant.holds() ? "holds" : "BROKEN"), "</tr>\n");
+    }
+    absl::StrAppend(&out, "</table>\n");
+  }
+  if (!r.invariants_not_checked().empty()) {
+    absl::StrAppend(&out, "<h2>Invariants</h2>\n<p class=\"warn\">Not checked: ",
+                    HtmlEscape(r.invariants_not_checked()), "</p>\n");
   }
   return out;
 }

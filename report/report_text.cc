@@ -1,16 +1,16 @@
 // The report as text: the terminal's view, laid out as the published comparisons print theirs.
-#include "report/report.h"
-
 #include <algorithm>
-#include <utility>
 #include <cmath>
 #include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "db/driver.h"
+#include "report/invariants.h"
+#include "report/report.h"
 
 namespace dbload {
 
@@ -457,6 +457,15 @@ std::string RenderReportText(const v1::RunReport& r) {
   }
   if (!r.row_changes_not_checked().empty()) {
     absl::StrAppend(&out, "\nRows changed: not checked: ", r.row_changes_not_checked(), "\n");
+  }
+  if (r.invariants_size() > 0) {
+    absl::StrAppend(&out, "\nInvariants (read on the database before and after the load):\n");
+    for (const v1::InvariantResult& invariant : r.invariants()) {
+      absl::StrAppend(&out, "  ", DescribeInvariant(invariant), "\n");
+    }
+  }
+  if (!r.invariants_not_checked().empty()) {
+    absl::StrAppend(&out, "\nInvariants: not checked: ", r.invariants_not_checked(), "\n");
   }
   if (r.agents_size() > 1) {
     absl::StrAppend(&out, "\nAgents (response time in ms, each from its own counts):\n");

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
 #include "proto/run_outcome.h"
+#include "report/invariants.h"
 #include "report/report.h"
 #include "report/report_compare.h"
 #include "report/report_html.h"
@@ -128,7 +129,14 @@ RunStatus StatusOf(const v1::SuiteRun& run, const v1::RunReport* report,
                                               " (warm-up)")};
   }
   if (SuiteRunStateOf(run) != v1::SUITE_RUN_STATE_FINISHED) {
-    return {.measured = false, .status = run.state().empty() ? "no state" : run.state()};
+    std::string status = run.state().empty() ? "no state" : run.state();
+    // A run whose data broke the workload's invariants says which (its figures do not count).
+    if (report != nullptr) {
+      if (const absl::Status broken = InvariantViolations(*report); !broken.ok()) {
+        absl::StrAppend(&status, ": ", broken.message());
+      }
+    }
+    return {.measured = false, .status = std::move(status)};
   }
   if (!problem.empty()) return {.measured = false, .status = problem};
   if (report == nullptr || report->format_version() == 0) {

@@ -1,3 +1,6 @@
+// The engine of YAML workloads. One file of about 600 lines because its three classes share one
+// private plan: the scenario compiles the spec (statements, captures, variables, samples, retry
+// policies) once, and its workers, friends of it, run that plan on the hot path without copies.
 #include "workload/declarative.h"
 
 #include <algorithm>
@@ -206,8 +209,9 @@ class DeclarativeScenario final : public Scenario {
   std::vector<db::StatementSpec> Statements(Dialect dialect) const override {
     std::vector<db::StatementSpec> statements;
     for (const v1::QueryType& query_type : spec_.query_types()) {
-      int index = 0;
+      int index = 0;  // 1-based, as EXPLAIN's plans and the workload's reader count them
       for (const v1::Statement& statement : query_type.statements()) {
+        ++index;
         absl::StatusOr<std::string> sql = SqlFor(statement.sql(), dialect, "statement");
         // A workload without SQL for this dialect fails at Prepare with the statement's name.
         std::string text = sql.ok() ? *sql : std::string();
@@ -215,7 +219,11 @@ class DeclarativeScenario final : public Scenario {
           text = ExpandRepeat(text, statement.repeat_text(), static_cast<int>(statement.repeat()));
         }
         if (dialect == Dialect::kPostgreSql) text = NumberPlaceholders(text);
-        statements.push_back({absl::StrCat(query_type.name(), "_", index++), std::move(text)});
+        statements.push_back(
+            {absl::StrCat(query_type.name(), "_", index), std::move(text),
+             absl::StrCat(statement.source().empty() ? "" : statement.source() + ": ", "scenario ",
+                          spec_.name(), ", query type ", query_type.name(), ", statement ", index,
+                          " of ", query_type.statements_size())});
       }
     }
     return statements;

@@ -57,10 +57,14 @@ class Converter {
   absl::Status ReadMessage(const YAML::Node& node, const std::string& path, Message& message,
                            int depth = 0);
 
+  // "file:line:column" of the place `path` was read from (or the file, if it was never read).
+  std::string Where(const std::string& path) const {
+    auto it = marks_.find(path);
+    return it == marks_.end() ? source_ : YamlPosition(source_, it->second);
+  }
   // An error at the place `path` was read from (or at the file, if it was never read).
   absl::Status ErrorAt(const std::string& path, absl::string_view message) const {
-    auto it = marks_.find(path);
-    const std::string where = it == marks_.end() ? source_ : YamlPosition(source_, it->second);
+    const std::string where = Where(path);
     return absl::InvalidArgumentError(
         path.empty() ? absl::StrCat(where, ": ", message)
                      : absl::StrCat(where, ": ", path, ": ", message));
@@ -85,7 +89,7 @@ class Converter {
 
  public:
   // True when the generator at `path` was written as a bare scalar (a constant, unless it names
-  // a variable: see ResolveVariableNames).
+  // a variable: see ResolveVariablesAndSources).
   bool IsBareScalar(const std::string& path) const { return bare_scalars_.contains(path); }
 
  private:
@@ -411,11 +415,16 @@ absl::Status Converter::ReadVariables(const YAML::Node& node, const std::string&
 }
 
 // A parameter written as a bare name of one of its query type's variables (`params: [amount]`)
-// binds that variable; any other bare scalar stays a constant.
-void ResolveVariableNames(WorkloadSpec& spec, const Converter& converter) {
+// binds that variable; any other bare scalar stays a constant. And each statement's source.
+void ResolveVariablesAndSources(WorkloadSpec& spec, const Converter& converter) {
   for (int s = 0; s < spec.scenarios_size(); ++s) {
     for (int q = 0; q < spec.scenarios(s).query_types_size(); ++q) {
       v1::QueryType& query_type = *spec.mutable_scenarios(s)->mutable_query_types(q);
+      // Where each statement is written, for the messages of the agents that run it.
+      for (int t = 0; t < query_type.statements_size(); ++t) {
+        query_type.mutable_statements(t)->set_source(converter.Where(
+            absl::StrCat("scenarios.", s, ".query_types.", q, ".statements.", t, ".sql")));
+      }
       std::set<std::string> names;
       for (const v1::Variable& variable : query_type.let()) names.insert(variable.name());
       if (names.empty()) continue;
@@ -514,7 +523,7 @@ absl::StatusOr<WorkloadSpec> ParseWorkload(std::string_view yaml_text, std::stri
     Converter converter(source, *values);
     WorkloadSpec spec;
     if (absl::Status status = converter.ReadMessage(root, "", spec); !status.ok()) return status;
-    ResolveVariableNames(spec, converter);
+    ResolveVariablesAndSources(spec, converter);
     for (const auto& [name, value] : *values) (*spec.mutable_options())[name] = value;
     if (absl::Status status = CheckWorkloadSpec(
             spec, [&](const std::string& path,

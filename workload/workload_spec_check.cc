@@ -59,6 +59,21 @@ class Checker {
       if (!HasSql(spec.checks(c).sql())) return error_at_(path, "a check needs sql");
       if (spec.checks(c).name().empty()) return error_at_(path, "a check needs a name");
     }
+    std::set<std::string> invariants;
+    for (int i = 0; i < spec.invariants_size(); ++i) {
+      const v1::Invariant& invariant = spec.invariants(i);
+      const std::string path = absl::StrCat("invariants.", i);
+      if (invariant.name().empty()) return error_at_(path, "an invariant needs a name");
+      if (!invariants.insert(invariant.name()).second) {
+        return error_at_(JoinPath(path, "name"),
+                         absl::StrCat("invariant ", Quote(invariant.name()), " is listed twice"));
+      }
+      if (!HasSql(invariant.sql())) return error_at_(path, "an invariant needs sql");
+      if (invariant.expect().empty() == !invariant.unchanged()) {
+        return error_at_(path,
+                         "an invariant needs either expect: VALUE or unchanged: true (not both)");
+      }
+    }
     if (spec.scenarios_size() == 0) {
       return error_at_("", "a workload needs at least one scenario (scenarios:)");
     }

@@ -359,6 +359,27 @@ const v1::StageReport* KneeStage(const v1::RunReport& report) {
   return nullptr;
 }
 
+// The inventory suite at 1 s per point: every run finished with every invariant of the workload
+// read and holding, and the hot items' conflicts retried on PostgreSQL (repeatable read).
+TEST_F(BuiltinSuitesTest, InventoryContentionKeepsItsInvariantsAndRetriesItsConflicts) {
+  const SuiteResult suite = RunSuite("inventory-contention", "inventory",
+                                     {"--set", "cases.*.plan.stop.duration=1s"}, 180);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_EQ(suite.reports.size(), 8u);
+  for (const v1::RunReport& report : suite.reports) {
+    EXPECT_EQ(report.invariants_size(), 3) << report.invariants_not_checked();
+    for (const v1::InvariantResult& invariant : report.invariants()) {
+      EXPECT_TRUE(invariant.holds()) << invariant.name() << " " << invariant.after();
+    }
+    EXPECT_EQ(report.row_changes_not_checked(), "");
+    EXPECT_GT(report.executed(), 0u);
+  }
+  const v1::RunReport* hot = suite.Measured("postgresql", "hot_items", 16);
+  ASSERT_NE(hot, nullptr);
+  EXPECT_GT(hot->retries(), 0u) << RenderReportText(*hot);
+  EXPECT_EQ(hot->manifest().isolation(), "repeatable_read");
+}
+
 TEST_F(BuiltinSuitesTest, IngestionRampReportsEachTargetsStaircaseAndKnee) {
   const std::vector<std::string> small = {
       "--set", "cases.0.plan.workload_options={customers: 1000, events: 1000}",

@@ -432,6 +432,7 @@ TEST_F(SuiteTest, BadSuitesNameFileLineAndField) {
   EXPECT_THAT(list.out, HasSubstr("sysbench-sweep: 2 targets x 3 cases, 72 runs"));
   EXPECT_THAT(list.out, HasSubstr("ingestion-ramp: 2 targets x 1 cases, 2 runs, at most "));
   EXPECT_THAT(list.out, HasSubstr("a knee search ends at its knee"));
+  EXPECT_THAT(list.out, HasSubstr("inventory-contention: 2 targets x 2 cases, 8 runs"));
   EXPECT_THAT(list.out, HasSubstr("postgresql-vs-mariadb-quick: 2 targets x 2 cases, 8 runs, "
                                   "about 16 s of load planned"));
   const ProcessResult builtin = RunDbload({"suite", "check", "sysbench-sweep", "--scale", "2"});

@@ -3,7 +3,8 @@
 // two distinct accounts of an amount drawn once per transaction (let:), under contention (12
 // clients, 4 accounts) at repeatable read, retried on deadlocks and serialization failures.
 // What the report says is compared with what the servers counted (deadlocks, rollbacks) and
-// with the accounts themselves (the transfers preserve the total).
+// with the accounts themselves (the transfers preserve the total, an invariant the coordinator
+// checks after the run; a transfer that breaks it fails the run).
 
 #include <chrono>
 #include <cstdint>
@@ -59,6 +60,9 @@ tables:
     create:
       postgresql: CREATE TABLE bank_log (id BIGSERIAL PRIMARY KEY, amount BIGINT NOT NULL)
       mysql: CREATE TABLE bank_log (id BIGINT AUTO_INCREMENT PRIMARY KEY, amount BIGINT NOT NULL)
+invariants:
+  - {name: total, sql: SELECT SUM(balance) FROM bank_accounts, unchanged: true}
+  - {name: positive_amounts, sql: SELECT COUNT(*) FROM bank_log WHERE amount <= 0, expect: 0}
 scenarios:
   - name: transfer
     isolation: repeatable_read
@@ -95,7 +99,7 @@ class TransactionsTest : public ::testing::TestWithParam<Backend> {
   bool pg() const { return GetParam() == Backend::kPostgres; }
 
   // Closed loop, 12 clients over the agents, `queries` transactions.
-  std::string WritePlan(int queries) {
+  std::string WritePlan(int queries, const std::string& more = "") {
     const std::string path = dir_ + "/plan.yaml";
     std::ofstream out(path);
     out << "name: bank-test\ntarget:\n  driver: " << (pg() ? "postgresql" : "mysql")
@@ -104,7 +108,8 @@ class TransactionsTest : public ::testing::TestWithParam<Backend> {
         << Servers().Get(pg() ? "PG_PASSWORD_FILE" : "MARIADB_PASSWORD_FILE")
         << "\n  database: bench\nworkload: bank.yaml\nscenario: transfer\n"
         << "load: {closed: {clients: 12}}\nstop: {queries: " << queries << ", duration: 120s}\n"
-        << "probe: {enabled: false}\n";
+        << "probe: {enabled: false}\n"
+        << more;
     return path;
   }
 
@@ -205,7 +210,70 @@ TEST_P(TransactionsTest, TransfersKeepTheTotalAndEveryRetryIsOneTheServerCounted
                                    : "Connections start with: isolation repeatable_read; SET "
                                      "SESSION innodb_snapshot_isolation = ON\n"));
   EXPECT_THAT(text, HasSubstr("Retries (tries again with the same values"));
+  // The invariants held, and the report says what they read.
+  ASSERT_EQ(report->invariants_size(), 2) << report->invariants_not_checked();
+  EXPECT_TRUE(report->invariants(0).holds());
+  EXPECT_EQ(report->invariants(0).before(), absl::StrCat(kAccounts * kOpeningBalance));
+  EXPECT_TRUE(report->invariants(1).holds());
+  EXPECT_THAT(text, HasSubstr("  total: holds, `SELECT SUM(balance) FROM bank_accounts` was 4000 "
+                              "before the load and 4000 after (must not change)\n"));
   ASSERT_EQ(testing::RunDbload({"cleanup", plan}).exit_code, 0);
+}
+
+// A transfer that credits another amount than it debits breaks the total: the run fails with
+// exit status 5, and its report and its error name the invariant and what it read.
+TEST_P(TransactionsTest, ABrokenInvariantFailsTheRunAndSaysWhich) {
+  std::string broken = kBank;
+  broken.replace(broken.find("params: [amount, to]"), 20, "params: [bonus, to]");
+  broken.replace(broken.find("          amount:"), 0,
+                 "          bonus: {uniform: {min: 101, max: 200}}\n");
+  std::ofstream(dir_ + "/bank.yaml") << broken;
+  // With a warm-up, whose transfers the row check counts too (else exit 1, not 5).
+  const std::string plan = WritePlan(200, "warmup: 500ms\n");
+  ASSERT_EQ(testing::RunDbload({"cleanup", plan}).exit_code, 0);
+  const ProcessResult prepare = testing::RunDbload({"prepare", plan});
+  ASSERT_EQ(prepare.exit_code, 0) << prepare.Describe();
+  const std::string report_path = dir_ + "/report.json";
+  const ProcessResult run = testing::RunDbload(
+      {"run", plan, "--agents", "3", "--report", report_path}, std::chrono::seconds(120));
+  EXPECT_EQ(run.exit_code, 5) << run.Describe();
+  EXPECT_THAT(run.err, HasSubstr("an invariant of the workload is broken: total: BROKEN, `SELECT "
+                                 "SUM(balance) FROM bank_accounts` was 4000 before the load and "));
+  EXPECT_THAT(run.err, ::testing::Not(HasSubstr("positive_amounts")));
+  absl::StatusOr<v1::RunReport> report = testing::LoadReport(report_path);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->invariants_size(), 2);
+  EXPECT_FALSE(report->invariants(0).holds());
+  EXPECT_EQ(report->invariants(0).after(), Sql("SELECT SUM(balance) FROM bank_accounts"));
+  EXPECT_TRUE(report->invariants(1).holds());
+  ASSERT_EQ(report->row_changes_size(), 1) << report->row_changes_not_checked();
+  const v1::RowChange& log = report->row_changes(0);
+  EXPECT_EQ(log.after() - log.before(), log.expected());
+  EXPECT_EQ(static_cast<uint64_t>(log.expected()),
+            report->executed() + report->query_types(0).warmup_executed());
+  EXPECT_GT(report->query_types(0).warmup_executed(), 0u);
+  ASSERT_EQ(testing::RunDbload({"cleanup", plan}).exit_code, 0);
+}
+
+// A statement the server refuses stops the run before its load, named where the workload writes
+// it (file, line, 1-based statement); only a missing table suggests that prepare was not run.
+TEST_P(TransactionsTest, AStatementTheServerRefusesIsNamedWhereItIsWritten) {
+  std::string wrong = kBank;
+  wrong.replace(wrong.find("UPDATE bank_accounts SET balance = balance + ?"), 6, "UPDAET");
+  std::ofstream(dir_ + "/bank.yaml") << wrong;
+  const std::string plan = WritePlan(10);
+  ASSERT_EQ(testing::RunDbload({"cleanup", plan}).exit_code, 0);
+  ASSERT_EQ(testing::RunDbload({"prepare", plan}).exit_code, 0);
+  const ProcessResult syntax = testing::RunDbload({"run", plan});
+  EXPECT_EQ(syntax.exit_code, 2) << syntax.Describe();
+  EXPECT_THAT(syntax.err, HasSubstr("bank.yaml:34:18: scenario transfer, query type transfer, "
+                                    "statement 3 of 4: ["));
+  EXPECT_THAT(syntax.err, ::testing::Not(HasSubstr("dbload prepare")));
+  ASSERT_EQ(testing::RunDbload({"cleanup", plan}).exit_code, 0);
+  const ProcessResult missing = testing::RunDbload({"run", plan});
+  EXPECT_EQ(missing.exit_code, 2) << missing.Describe();
+  EXPECT_THAT(missing.err, HasSubstr("statement 1 of 4: ["));
+  EXPECT_THAT(missing.err, HasSubstr("(has `dbload prepare` been run for this plan?)"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, TransactionsTest,

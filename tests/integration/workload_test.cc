@@ -698,6 +698,7 @@ TEST(WorkloadCommandsTest, ListAndCheck) {
   EXPECT_THAT(list.out, HasSubstr("shop: insert_users batch_insert_items"));
   EXPECT_THAT(list.out, HasSubstr("tenant_orders: pk_lookup"));
   EXPECT_THAT(list.out, HasSubstr("events: insert_events read_events"));
+  EXPECT_THAT(list.out, HasSubstr("inventory: reserve hot_items"));
 
   const ProcessResult good = RunProcess({DBLOAD_BINARY, "workload", "check", "shop"});
   EXPECT_EQ(good.exit_code, 0) << good.Describe();

@@ -346,6 +346,16 @@ TEST(DeclarativeWorkloadTest, VariablesAreDrawnOncePerTransactionAndDistinctOnes
   EXPECT_EQ(directions, (std::set<std::string>{"1>2", "2>1"}));
 }
 
+// A statement the server refuses is named where the workload writes it, counted from 1.
+TEST(DeclarativeWorkloadTest, StatementsSayWhereTheWorkloadWritesThem) {
+  const std::vector<db::StatementSpec> statements =
+      TransferScenario()->Statements(db::Dialect::kPostgreSql);
+  ASSERT_EQ(statements.size(), 3u);
+  EXPECT_EQ(statements[1].name, "transfer_2");
+  EXPECT_EQ(statements[1].where,
+            "bank.yaml:14:18: scenario move, query type transfer, statement 2 of 2");
+}
+
 TEST(DeclarativeWorkloadTest, ExplainBindsTheValuesOfOneDrawOfTheVariables) {
   std::unique_ptr<Scenario> scenario = TransferScenario();
   std::unique_ptr<ScenarioWorker> worker =

@@ -67,23 +67,30 @@ TEST(RowCheckTest, ATargetWithoutRowsChecksNothing) {
   EXPECT_EQ(report.row_changes_not_checked(), "");
 }
 
-TEST(RowCheckTest, AWarmUpOrNoCounterIsNotCheckedAndTheReportSaysWhy) {
+// The warm-up's transactions changed the rows too: the count before precedes them, and the
+// report's warm-up counts join its executed ones in what the rows must have changed by.
+TEST(RowCheckTest, AWarmUpsTransactionsCountInTheChangeExpected) {
   v1::Plan warm = WritePlan();
   warm.set_warmup_ns(1000000000);  // 1 s
-  bool asked = false;
-  RowCheck warmed = RowCheck::For(
-      warm,
-      [&asked](const v1::Plan&) -> absl::StatusOr<RowCounter> {
-        asked = true;
-        return RowCounter();
-      },
-      [] {});
-  EXPECT_FALSE(asked);  // nothing to count with: no connection either
+  GatedRowCounter counter;
+  RowCheck check = RowCheck::For(warm, Giving(counter), counter.on_counted());
+  ASSERT_TRUE(check.active());
+  check.CountBefore();
+  counter.Answer(GatedRowCounter::Counts{{"orders", 100}});
+  ASSERT_TRUE(counter.WaitCounted(1));
+  check.CountAfter();
+  counter.Answer(GatedRowCounter::Counts{{"orders", 105}});
+  ASSERT_TRUE(counter.WaitCounted(2));
   v1::RunReport report = ReportOf(3);
-  EXPECT_TRUE(warmed.FillReport(report).ok());
-  EXPECT_EQ(report.row_changes_not_checked(),
-            "the warm-up's transactions change rows but are not in the report");
+  report.mutable_query_types(0)->set_warmup_executed(2);
+  EXPECT_TRUE(check.FillReport(report).ok());
+  ASSERT_EQ(report.row_changes_size(), 1);
+  EXPECT_EQ(report.row_changes(0).expected(), 5);
+  EXPECT_EQ(report.row_changes_not_checked(), "");
+}
 
+TEST(RowCheckTest, NoCounterIsNotCheckedAndTheReportSaysWhy) {
+  v1::RunReport report;
   RowCheck refused = RowCheck::For(
       WritePlan(),
       [](const v1::Plan&) -> absl::StatusOr<RowCounter> {
@@ -182,6 +189,101 @@ TEST(RowCheckTest, ARunThatEndsBeforeItsCountsSaysSo) {
   report = ReportOf(0);
   EXPECT_TRUE(moved.FillReport(report).ok());
   EXPECT_EQ(report.row_changes_not_checked(), "the run ended before the count after its load");
+}
+
+// The workload's invariants are read with the rows, before and after the load (and its warm-up):
+// one must keep its value, one must be 0.
+TEST(RowCheckTest, InvariantsAreReadBeforeAndAfterTheLoadAndJudged) {
+  v1::Plan plan = WritePlan();
+  plan.set_warmup_ns(1'000'000'000);
+  v1::Invariant& total = *plan.mutable_workload_spec()->add_invariants();
+  total.set_name("total");
+  total.mutable_sql()->set_postgresql("SELECT SUM(balance) FROM accounts");
+  total.mutable_sql()->set_mysql("SELECT SUM(balance) FROM accounts -- mysql");
+  total.set_unchanged(true);
+  v1::Invariant& negative = *plan.mutable_workload_spec()->add_invariants();
+  negative.set_name("no_negative");
+  negative.mutable_sql()->set_any("SELECT COUNT(*) FROM accounts WHERE balance < 0");
+  negative.set_expect("0");
+  for (const bool broken : {false, true}) {
+    SCOPED_TRACE(broken);
+    GatedRowCounter counter;
+    std::vector<std::vector<std::string>> asked;
+    std::vector<std::vector<std::string>> answers = {{"4000", "0"},
+                                                     {broken ? "4010" : "4000.00", "0"}};
+    RowCheck check =
+        RowCheck::For(plan, Giving(counter), counter.on_counted(),
+                      [&](const v1::Plan&) -> absl::StatusOr<ValueReader> {
+                        return ValueReader([&](const std::vector<std::string>& queries) {
+                          asked.push_back(queries);
+                          std::vector<std::string> answer = answers.front();
+                          answers.erase(answers.begin());
+                          return absl::StatusOr<std::vector<std::string>>(answer);
+                        });
+                      });
+    ASSERT_TRUE(check.active());
+    check.CountBefore();
+    counter.Answer(GatedRowCounter::Counts{{"orders", 10}});
+    ASSERT_TRUE(counter.WaitCounted(1));
+    check.CountAfter();
+    counter.Answer(GatedRowCounter::Counts{{"orders", 13}});
+    ASSERT_TRUE(counter.WaitCounted(2));
+    EXPECT_TRUE(check.CountAfter());
+    EXPECT_EQ(counter.asked().size(), 2u);  // the rows, beside
+    ASSERT_EQ(asked.size(), 2u);
+    EXPECT_THAT(asked[0],
+                ::testing::ElementsAre("SELECT SUM(balance) FROM accounts",
+                                       "SELECT COUNT(*) FROM accounts WHERE balance < 0"));
+    v1::RunReport report = ReportOf(3);
+    const absl::Status verdict = check.FillReport(report);
+    EXPECT_EQ(report.row_changes_not_checked(), "");
+    ASSERT_EQ(report.invariants_size(), 2);
+    EXPECT_EQ(report.invariants(0).before(), "4000");
+    EXPECT_EQ(report.invariants(0).holds(), !broken);
+    EXPECT_TRUE(report.invariants(1).holds());
+    EXPECT_EQ(report.invariants(1).after(), "0");
+    if (broken) {
+      EXPECT_EQ(verdict.code(), absl::StatusCode::kFailedPrecondition);
+      EXPECT_THAT(verdict.message(),
+                  HasSubstr("total: BROKEN, `SELECT SUM(balance) FROM accounts` was 4000 before "
+                            "the load and 4010 after (must not change)"));
+    } else {
+      EXPECT_TRUE(verdict.ok()) << verdict;
+    }
+  }
+}
+
+TEST(RowCheckTest, InvariantsThatCannotBeReadSayWhy) {
+  v1::Plan plan = WritePlan();
+  v1::Invariant& total = *plan.mutable_workload_spec()->add_invariants();
+  total.set_name("total");
+  total.mutable_sql()->set_any("SELECT 1");
+  total.set_expect("1");
+  GatedRowCounter counter;
+  RowCheck refused =
+      RowCheck::For(plan, Giving(counter), counter.on_counted(),
+                    [](const v1::Plan&) -> absl::StatusOr<ValueReader> {
+                      return absl::PermissionDeniedError("the coordinator refuses target db:5432");
+                    });
+  v1::RunReport report = ReportOf(0);
+  refused.FillReport(report).IgnoreError();
+  EXPECT_EQ(report.invariants_not_checked(), "the coordinator refuses target db:5432");
+  RowCheck failing = RowCheck::For(plan, Giving(counter), counter.on_counted(),
+                                   [](const v1::Plan&) -> absl::StatusOr<ValueReader> {
+                                     return ValueReader([](const std::vector<std::string>&) {
+                                       return absl::StatusOr<std::vector<std::string>>(
+                                           absl::InternalError("`SELECT 1`: no row returned"));
+                                     });
+                                   });
+  failing.CountBefore();
+  counter.Answer(GatedRowCounter::Counts{{"orders", 1}});
+  ASSERT_TRUE(counter.WaitCounted(1));
+  EXPECT_TRUE(failing.CountAfter());  // nothing to compare after
+  report = ReportOf(0);
+  failing.FillReport(report).IgnoreError();
+  EXPECT_EQ(report.invariants_not_checked(),
+            "reading before the load: `SELECT 1`: no row returned");
+  EXPECT_EQ(report.invariants_size(), 0);
 }
 
 }  // namespace

@@ -206,6 +206,25 @@ TEST(WorkloadParserTest, ARetryPolicyIsReadWithItsCausesAndChecked) {
   }
 }
 
+TEST(WorkloadParserTest, InvariantsAreReadAndNeedOneRule) {
+  const std::string with =
+      Replace(kTransfer, "scenarios:\n",
+              "invariants:\n  - {name: total, sql: SELECT SUM(v) FROM a, unchanged: true}\n"
+              "  - {name: none_negative, sql: SELECT COUNT(*) FROM a WHERE v < 0, expect: 0}\n"
+              "scenarios:\n");
+  absl::StatusOr<v1::WorkloadSpec> spec = Parse(with);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_EQ(spec->invariants_size(), 2);
+  EXPECT_TRUE(spec->invariants(0).unchanged());
+  EXPECT_EQ(spec->invariants(1).expect(), "0");
+  EXPECT_THAT(
+      Parse(Replace(with, "unchanged: true}", "unchanged: true, expect: 3}")).status().message(),
+      HasSubstr("w.yaml:3:5: invariants.0: an invariant needs either expect: VALUE or "
+                "unchanged: true (not both)"));
+  EXPECT_THAT(Parse(Replace(with, "name: none_negative", "name: total")).status().message(),
+              HasSubstr("invariants.1.name: invariant \"total\" is listed twice"));
+}
+
 TEST(WorkloadParserTest, WeightZeroLeavesAQueryTypeOutAndAllZeroIsRefused) {
   const std::string two =
       Replace(kValid, "      - name: by_id\n",
