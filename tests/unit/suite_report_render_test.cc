@@ -512,6 +512,28 @@ TEST(SuiteReportTest, MissingFailedAndUnfinishedRunsAreListedNotCounted) {
                               "cases without figures on both sides)"));
 }
 
+// A run whose data broke the workload's invariants failed (dbload exited 5): its status in the
+// run list says which invariant and what it read, and its figures count nowhere.
+TEST(SuiteReportTest, ARunThatBrokeAnInvariantSaysWhich) {
+  SuiteBuilder b({"postgresql", "mariadb"}, 1);
+  b.Case("hot items", "contention", {}, false);
+  b.Run("postgresql", "hot items", 0, 1, {.rate = 800, .mean = 1, .p99 = 2});
+  v1::InvariantResult& total =
+      *b.Run("mariadb", "hot items", 0, 1, {.rate = 5555, .mean = 1, .p99 = 2}, "failed")
+           .add_invariants();
+  total.set_name("total");
+  total.set_sql("SELECT SUM(stock + reserved) FROM inv_items");
+  total.set_unchanged(true);
+  total.set_before("1000");
+  total.set_after("1010");
+  total.set_holds(false);
+  const std::string md = b.Render(SuiteFormat::kMarkdown);
+  EXPECT_THAT(md, HasSubstr("| failed: an invariant of the workload is broken: total: BROKEN, "
+                            "\\`SELECT SUM(stock + reserved) FROM inv\\_items\\` was 1000 "
+                            "before the load and 1010 after (must not change) | runs/2.json |"));
+  EXPECT_THAT(md, Not(HasSubstr("5,555")));
+}
+
 TEST(SuiteReportTest, GeneratorLimitedFiguresAreMarked) {
   SuiteBuilder b({"postgresql", "mariadb"}, 1);
   b.Case("mixed by id", "mixed", {}, false);
