@@ -150,7 +150,7 @@ class DeclarativeScenario final : public Scenario {
         }
       }
       plans_.push_back(std::move(plan));
-      redraw_.push_back(RetryPolicyOf(query_type.retry(), spec_.retry()).redraw);
+      retry_policies_.push_back(RetryPolicyOf(query_type.retry(), spec_.retry()));
     }
   }
 
@@ -276,13 +276,7 @@ class DeclarativeScenario final : public Scenario {
     return std::make_unique<DeclarativeWorker>(*this, slot);
   }
 
-  std::vector<RetryPolicy> RetryPolicies() const override {
-    std::vector<RetryPolicy> policies;
-    for (const v1::QueryType& query_type : spec_.query_types()) {
-      policies.push_back(RetryPolicyOf(query_type.retry(), spec_.retry()));
-    }
-    return policies;
-  }
+  std::vector<RetryPolicy> RetryPolicies() const override { return retry_policies_; }
 
  private:
   friend class DeclarativeWorker;
@@ -317,7 +311,7 @@ class DeclarativeScenario final : public Scenario {
   std::vector<std::string> names_;
   std::vector<double> cumulative_weights_;
   std::vector<QueryTypePlan> plans_;
-  std::vector<bool> redraw_;  // per query type: a retry draws its let: variables again
+  std::vector<RetryPolicy> retry_policies_;  // per query type
   int statement_count_ = 0;
   std::map<std::string, int> capture_slots_;  // "query type index/name" → slot
   int capture_count_ = 0;
@@ -515,7 +509,7 @@ ExecOutcome DeclarativeWorker::Run(int query_type, Session& session) {
 }
 
 ExecOutcome DeclarativeWorker::Retry(int query_type, Session& session) {
-  if (scenario_.redraw_[static_cast<size_t>(query_type)]) {
+  if (scenario_.retry_policies_[static_cast<size_t>(query_type)].redraw) {
     if (std::optional<ExecOutcome> failed =
             DrawVariables(variables_[static_cast<size_t>(query_type)])) {
       return *std::move(failed);
