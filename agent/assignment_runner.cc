@@ -65,11 +65,12 @@ void AssignmentRunner::Run(ActiveRun& run) {
     LoadParts(run, final_report);
   } else {
     ExecutionHooks hooks;
-    hooks.on_plans = [&](uint32_t stage, std::vector<v1::QueryPlan> plans) {
+    hooks.on_plans = [&](PlanMoment moment, std::vector<v1::QueryPlan> plans) {
       std::lock_guard lock(plans_mu);
       for (v1::QueryPlan& plan : plans) {
         v1::CapturedPlan& captured = plans_pending.emplace_back();
-        captured.set_stage(stage);
+        captured.set_stage(moment.stage);
+        captured.set_after_load(moment.after_load);
         *captured.mutable_plan() = std::move(plan);
       }
     };

@@ -1,6 +1,7 @@
 #include "agent/plan_capture.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -15,13 +16,18 @@ namespace {
 // EXPLAIN's output is a few lines per plan node; more than this is not a plan worth a report.
 constexpr size_t kMaxPlanLines = 10'000;
 
-// Statements EXPLAIN does not take: transaction control and DDL.
-bool Explainable(std::string_view sql) {
+// The statement's first word, in capitals: "SELECT", "INSERT", "BEGIN".
+std::string FirstKeyword(std::string_view sql) {
   const absl::string_view rest =
       absl::StripLeadingAsciiWhitespace(absl::string_view(sql.data(), sql.size()));
   size_t length = 0;
   while (length < rest.size() && absl::ascii_isalpha(rest[length])) ++length;
-  const std::string keyword = absl::AsciiStrToUpper(rest.substr(0, length));
+  return absl::AsciiStrToUpper(rest.substr(0, length));
+}
+
+// Statements EXPLAIN does not take: transaction control and DDL.
+bool Explainable(std::string_view sql) {
+  const std::string keyword = FirstKeyword(sql);
   static constexpr std::string_view kNot[] = {"BEGIN",   "START",    "COMMIT", "ROLLBACK",
                                               "SAVEPOINT", "RELEASE", "END",    "CREATE",
                                               "ALTER",   "DROP",     "TRUNCATE", "RENAME",
@@ -58,14 +64,49 @@ std::vector<v1::QueryPlan> ExplainQueryTypes(const Scenario& scenario, ScenarioW
   for (size_t q = 0; q < scenario.query_types().size(); ++q) {
     v1::QueryPlan& plan = plans.emplace_back();
     plan.set_query_type(scenario.query_types()[q]);
-    const std::vector<ExplainTarget> targets = worker.ExplainTargets(static_cast<int>(q));
+    std::vector<std::string> errors;
+    // Open while a capturing statement has run: the EXPLAINs below run in it, then it is
+    // rolled back.
+    bool in_transaction = false;
+    const auto run_capturing = [&](const ExplainTarget& target) -> std::optional<int64_t> {
+      if (target.statement < 0 || static_cast<size_t>(target.statement) >= statements.size()) {
+        return std::nullopt;
+      }
+      const db::StatementSpec& spec = statements[static_cast<size_t>(target.statement)];
+      if (!in_transaction) {
+        if (const db::ExecOutcome begun = session.Begin(); !begun.ok()) {
+          errors.push_back(absl::StrCat("BEGIN before ", spec.name, ": ", begun.error->message));
+          return std::nullopt;
+        }
+        in_transaction = true;
+      }
+      db::ExecOutcome ran = session.ExecuteSql(InlineParams(spec.sql, target.params, dialect));
+      const std::string keyword = FirstKeyword(spec.sql);
+      if (ran.ok() && dialect == db::Dialect::kMySql &&
+          (keyword == "INSERT" || keyword == "REPLACE")) {
+        // What the driver captures from a MySQL INSERT without a result: the id it generated.
+        ran = session.ExecuteSql("SELECT LAST_INSERT_ID()");
+      }
+      if (!ran.ok()) {
+        // The transaction is lost on PostgreSQL: what follows is explained outside it.
+        errors.push_back(absl::StrCat("running ", spec.name,
+                                      " for the value a later statement "
+                                      "captures (bound as NULL): ",
+                                      ran.error->message));
+        session.Rollback();
+        in_transaction = false;
+        return std::nullopt;
+      }
+      return ran.first_value;
+    };
+    const std::vector<ExplainTarget> targets =
+        worker.ExplainTargets(static_cast<int>(q), run_capturing);
     if (targets.empty()) {
       plan.set_error("the workload tells no statement of this query type to explain");
       continue;
     }
     const bool several = targets.size() > 1;
     std::vector<std::string> texts;
-    std::vector<std::string> errors;
     std::string plan_text;
     for (size_t i = 0; i < targets.size(); ++i) {
       const ExplainTarget& target = targets[i];
@@ -85,11 +126,16 @@ std::vector<v1::QueryPlan> ExplainQueryTypes(const Scenario& scenario, ScenarioW
           session.FetchColumn(absl::StrCat(prefix, text), kMaxPlanLines);
       if (!lines.ok()) {
         errors.push_back(absl::StrCat(label, lines.status().message()));
+        if (in_transaction) {  // lost on PostgreSQL: the next statements are explained outside it
+          session.Rollback();
+          in_transaction = false;
+        }
         if (several) absl::StrAppend(&plan_text, "(EXPLAIN failed: see the error)\n");
         continue;
       }
       for (const std::string& line : *lines) absl::StrAppend(&plan_text, line, "\n");
     }
+    if (in_transaction) session.Rollback();  // what the capturing statements wrote goes
     RemoveTrailingNewline(plan_text);
     plan.set_statement(absl::StrJoin(texts, "\n"));
     plan.set_plan(std::move(plan_text));
@@ -115,10 +161,10 @@ PlanCapture::~PlanCapture() {
   thread_.join();
 }
 
-void PlanCapture::Capture(uint32_t stage) {
+void PlanCapture::Capture(PlanMoment moment) {
   {
     std::lock_guard lock(mu_);
-    requests_.push_back(stage);
+    requests_.push_back(moment);
   }
   wake_.notify_all();
 }
@@ -129,12 +175,12 @@ void PlanCapture::Main() {
   std::unique_ptr<ScenarioWorker> worker;
   const db::Dialect dialect = driver_.dialect();
   for (;;) {
-    uint32_t stage = 0;
+    PlanMoment moment;
     {
       std::unique_lock lock(mu_);
       wake_.wait(lock, [&] { return closing_ || !requests_.empty(); });
       if (requests_.empty()) break;
-      stage = requests_.front();
+      moment = requests_.front();
       requests_.pop_front();
     }
     std::string failure;
@@ -163,7 +209,7 @@ void PlanCapture::Main() {
         plan.set_error(failure);
       }
     }
-    sink_(stage, std::move(plans));
+    sink_(moment, std::move(plans));
   }
   session.reset();
   worker.reset();

@@ -36,8 +36,20 @@ std::string InlineParams(std::string_view sql, std::span<const ParamValue> param
 // `plan` each statement's plan after a `-- statement N: …` line; a statement EXPLAIN cannot
 // take (transaction control, DDL) is named there as skipped; one the server refuses to explain
 // goes into `error` (with its number), the others' plans stay. Never fails as a whole.
+// A statement whose result a later one captures is run first, inside a transaction that is
+// rolled back once every statement of the query type has been explained in it, so that the
+// later statements are explained with the value they would really get (and see the rows the
+// earlier ones wrote). Only such query types open a transaction: one more at the server,
+// rolled back, per capture.
 std::vector<v1::QueryPlan> ExplainQueryTypes(const Scenario& scenario, ScenarioWorker& worker,
                                              db::Session& session, db::Dialect dialect);
+
+// When a capture is taken: at the start of a stage (1-based; 0 without stages: the measured
+// part's start), or after the load ended.
+struct PlanMoment {
+  uint32_t stage = 0;
+  bool after_load = false;
+};
 
 // Captures the plans on a thread and a connection of its own, so that no load worker's
 // session or thread waits for EXPLAIN and the run's control loop only queues a request.
@@ -49,7 +61,7 @@ std::vector<v1::QueryPlan> ExplainQueryTypes(const Scenario& scenario, ScenarioW
 class PlanCapture {
  public:
   // Called on the capture's thread with the plans of one request.
-  using Sink = std::function<void(uint32_t stage, std::vector<v1::QueryPlan> plans)>;
+  using Sink = std::function<void(PlanMoment moment, std::vector<v1::QueryPlan> plans)>;
 
   // `driver` and `scenario` must outlive this; `slot` gives the worker whose draws are bound.
   PlanCapture(db::Driver& driver, const Scenario& scenario, const WorkerSlot& slot, Sink sink);
@@ -58,8 +70,8 @@ class PlanCapture {
   PlanCapture(const PlanCapture&) = delete;
   PlanCapture& operator=(const PlanCapture&) = delete;
 
-  // Queues a capture for `stage` (1-based, 0 without stages) and returns at once.
-  void Capture(uint32_t stage);
+  // Queues a capture and returns at once.
+  void Capture(PlanMoment moment);
 
  private:
   void Main();
@@ -70,7 +82,7 @@ class PlanCapture {
   const Sink sink_;
   std::mutex mu_;
   std::condition_variable wake_;
-  std::deque<uint32_t> requests_;
+  std::deque<PlanMoment> requests_;
   bool closing_ = false;
   std::thread thread_;  // last: starts after everything it uses exists
 };

@@ -170,8 +170,8 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
                    .count = std::max(share.total_slots, share.first_slot + 1)},
         hooks.on_plans);
   }
-  auto capture_plans = [&](uint32_t stage) {
-    if (capture != nullptr) capture->Capture(stage);
+  auto capture_plans = [&](PlanMoment moment) {
+    if (capture != nullptr) capture->Capture(moment);
   };
 
   // The run's clock starts once every session is ready, so connecting costs no measured time.
@@ -279,7 +279,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
       deadline = std::min(stop_cap, at + program.Length(stage));
       runner.SetDeadline(deadline);
     }
-    capture_plans(static_cast<uint32_t>(index + 1));
+    capture_plans({.stage = static_cast<uint32_t>(index + 1)});
     const bool after_count = counted_stage;
     const std::optional<uint64_t> count = stage_budget(stage);
     counted_stage = count.has_value();
@@ -314,7 +314,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
     return workers_expected ? runner.Finished() : clock.Now() >= deadline;
   };
   if (!in_warmup && staged) enter_stage(0, start);
-  if (!in_warmup && !staged) capture_plans(0);
+  if (!in_warmup && !staged) capture_plans({.stage = 0});
 
   std::string& end_reason = result.end_reason;
   while (end_reason.empty()) {
@@ -384,7 +384,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
         // to warm-up completions + budget makes exactly `budget` complete there.
         if (!staged && budget > 0) runner.SetStartLimit(completions + budget);
         if (staged) enter_stage(0, now);
-        if (!staged) capture_plans(0);
+        if (!staged) capture_plans({.stage = 0});
       } else if (now >= ending_stage && stage + 1 < program.size()) {
         // From the scheduled end, not `now`, so that a late wake-up does not stretch the run.
         enter_stage(stage + 1, ending_stage);
@@ -408,6 +408,14 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   runner.Stop();
   clock.DetachThread();  // joining is not waiting on the clock
   runner.Wait();
+  // Once more after the load, to be compared with the plans it ran with (statistics the load
+  // itself changed can change a plan). Only after a run that ended as planned: one stopped or
+  // failed may have lost its database, and a capture would wait on it.
+  const v1::EndReasonKind ended_as = result.end_reason_kind;
+  if (ended_as == v1::END_REASON_DURATION || ended_as == v1::END_REASON_QUERIES ||
+      ended_as == v1::END_REASON_KNEE) {
+    capture_plans({.after_load = true});
+  }
   capture.reset();  // the plans asked for reach on_plans before the caller's final report
   // A run bounded by time lasts until its deadline even if the last arrival came earlier.
   Nanos ended = std::max(runner.FinishedAt(), interval_start);

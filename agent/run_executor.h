@@ -12,12 +12,13 @@
 
 #include "absl/status/statusor.h"
 #include "agent/pacer.h"
+#include "agent/plan_capture.h"
 #include "base/clock.h"
 #include "db/driver.h"
-#include "interval/interval_snapshot.h"
-#include "workload/workload.h"
 #include "dbload/v1/plan.pb.h"
 #include "dbload/v1/report.pb.h"
+#include "interval/interval_snapshot.h"
+#include "workload/workload.h"
 
 namespace dbload {
 
@@ -111,9 +112,10 @@ struct ExecutionHooks {
   const std::atomic<bool>* interrupted = nullptr;
   RunControl* control = nullptr;
   // With RunShare::explain: the plans of every query type (PlanCapture), once at the start of
-  // the measured part (stage 0) or of each stage (1-based). Called on the capture's own thread;
-  // every call has returned when ExecuteRun does.
-  std::function<void(uint32_t stage, std::vector<dbload::v1::QueryPlan> plans)> on_plans;
+  // the measured part (stage 0) or of each stage (1-based), and once after a load that ended
+  // as planned. Called on the capture's own thread; every call has returned when ExecuteRun
+  // does.
+  std::function<void(PlanMoment moment, std::vector<dbload::v1::QueryPlan> plans)> on_plans;
   // Called once every session is connected, as the load's clock starts (on ExecuteRun's
   // thread): what the agent spends from here on, its CPU included, is the load's, not the
   // set-up's (reading samples, connecting).

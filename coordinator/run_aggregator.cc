@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/plan_changes.h"
 #include "proto/run_outcome.h"
 
 namespace dbload {
@@ -330,8 +331,12 @@ void RunAggregator::AddAgentSummaries(v1::RunReport& report, bool closed_only) c
 
 void RunAggregator::KeepPlan(const v1::CapturedPlan& captured) {
   const uint32_t stage = captured.stage();
-  if (staged_ ? stage < 1 || stage > static_cast<uint32_t>(stage_count_) : stage != 0) return;
-  std::vector<v1::QueryPlan>& kept = plans_[stage];
+  if (captured.after_load() ? stage != 0
+      : staged_             ? stage < 1 || stage > static_cast<uint32_t>(stage_count_)
+                            : stage != 0) {
+    return;
+  }
+  std::vector<v1::QueryPlan>& kept = captured.after_load() ? plans_after_load_ : plans_[stage];
   // One per query type: a second agent's (a replacement's) adds nothing, and an agent cannot
   // grow the report past the scenario's size.
   if (kept.size() >= static_cast<size_t>(query_type_count_)) return;
@@ -351,6 +356,17 @@ void RunAggregator::AddPlans(v1::RunReport& report) const {
     }
     if (into == nullptr) continue;
     for (const v1::QueryPlan& plan : plans) *into->Add() = plan;
+  }
+  for (const v1::QueryPlan& plan : plans_after_load_) *report.add_explains_after_load() = plan;
+  std::vector<PlanCaptureAt> captures;
+  if (report.stages_size() == 0) captures.push_back({"the start", &report.explains()});
+  for (const v1::StageReport& stage : report.stages()) {
+    captures.push_back(
+        {absl::StrCat("stage ", stage.index(), " (", stage.name(), ")"), &stage.explains()});
+  }
+  captures.push_back({"after the load", &report.explains_after_load()});
+  for (v1::PlanChange& change : FindPlanChanges(captures)) {
+    *report.add_plan_changes() = std::move(change);
   }
 }
 

@@ -213,6 +213,7 @@ class RunAggregator {
   uint64_t duplicates_ = 0;
   // EXPLAIN plans by stage (0: a plan without stages), in the order they came.
   std::map<uint32_t, std::vector<dbload::v1::QueryPlan>> plans_;
+  std::vector<dbload::v1::QueryPlan> plans_after_load_;
 };
 
 }  // namespace dbload

@@ -365,11 +365,22 @@ std::string ExplainBlock(const google::protobuf::RepeatedPtrField<v1::QueryPlan>
 
 std::string ExplainSection(const v1::RunReport& r) {
   std::string out;
+  for (const v1::PlanChange& change : r.plan_changes()) {
+    absl::StrAppend(
+        &out, "<p class=\"warn\">The plan of ", HtmlEscape(change.query_type()),
+        " changed between ", HtmlEscape(change.before()), " and ", HtmlEscape(change.after()),
+        ": its figures mix both plans.</p>\n<pre class=\"plan\">",
+        HtmlEscape(change.before_shape()), "</pre>\n<p>became</p>\n<pre class=\"plan\">",
+        HtmlEscape(change.after_shape()), "</pre>\n");
+  }
   if (r.explains_size() > 0) absl::StrAppend(&out, ExplainBlock(r.explains()));
   for (const auto& s : r.stages()) {
     if (s.explains_size() == 0) continue;
     absl::StrAppend(&out, "<h3>Stage ", s.index(), ": ", HtmlEscape(s.name()), "</h3>\n",
                     ExplainBlock(s.explains()));
+  }
+  if (r.explains_after_load_size() > 0) {
+    absl::StrAppend(&out, "<h3>After the load</h3>\n", ExplainBlock(r.explains_after_load()));
   }
   if (out.empty()) return "";
   return absl::StrCat("<h2>EXPLAIN plans</h2>\n", out);

@@ -278,6 +278,23 @@ void AppendPlans(std::string& out, const std::string& title,
   }
 }
 
+// Query types whose plan changed during the run, each with the shapes before and after.
+void AppendPlanChanges(std::string& out, const v1::RunReport& r) {
+  if (r.plan_changes().empty()) return;
+  absl::StrAppend(&out,
+                  "\nPLAN CHANGED during the run (these query types' figures mix both "
+                  "plans; statistics the load changed, e.g. rows added to a table analyzed "
+                  "empty, are the usual cause):\n");
+  const auto indented = [](const std::string& text) {
+    return absl::StrCat("      ", absl::StrReplaceAll(text, {{"\n", "\n      "}}), "\n");
+  };
+  for (const v1::PlanChange& change : r.plan_changes()) {
+    absl::StrAppend(&out, "  [", change.query_type(), "] ", change.before(), ":\n",
+                    indented(change.before_shape()), "    became, ", change.after(), ":\n",
+                    indented(change.after_shape()));
+  }
+}
+
 // Agents lost before their final reports, the bound on what they ran uncounted, and the
 // database's commit count against the report's.
 std::string RenderLostAgents(const v1::RunReport& r) {
@@ -534,11 +551,21 @@ std::string RenderReportText(const v1::RunReport& r) {
   }
   absl::StrAppend(&out, RenderLostAgents(r));
   absl::StrAppend(&out, RenderGeneratorAndProbe(r));
+  AppendPlanChanges(out, r);
   AppendPlans(out, "EXPLAIN (captured as the measured part started)", r.explains());
   for (const v1::StageReport& stage : r.stages()) {
     AppendPlans(out, absl::StrCat("EXPLAIN, stage ", stage.index(), " (", stage.name(), ")"),
                 stage.explains());
   }
+  // After the load, only the plans that changed: the others are those above.
+  google::protobuf::RepeatedPtrField<v1::QueryPlan> changed;
+  for (const v1::QueryPlan& plan : r.explains_after_load()) {
+    if (std::any_of(r.plan_changes().begin(), r.plan_changes().end(),
+                    [&](const v1::PlanChange& c) { return c.query_type() == plan.query_type(); })) {
+      *changed.Add() = plan;
+    }
+  }
+  AppendPlans(out, "EXPLAIN after the load (the plans that changed)", changed);
   return out;
 }
 

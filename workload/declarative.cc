@@ -76,7 +76,8 @@ class DeclarativeWorker final : public ScenarioWorker {
   int NextQueryType() override;
   ExecOutcome Run(int query_type, Session& session) override;
   ExecOutcome Retry(int query_type, Session& session) override;
-  std::vector<ExplainTarget> ExplainTargets(int query_type) override;
+  std::vector<ExplainTarget> ExplainTargets(int query_type,
+                                            const CaptureRun& run_capturing) override;
 
  private:
   struct StatementState {
@@ -477,7 +478,8 @@ std::optional<ExecOutcome> DeclarativeWorker::Bind(const PreparedStatementPlan& 
   return std::nullopt;
 }
 
-std::vector<ExplainTarget> DeclarativeWorker::ExplainTargets(int query_type) {
+std::vector<ExplainTarget> DeclarativeWorker::ExplainTargets(int query_type,
+                                                             const CaptureRun& run_capturing) {
   const QueryTypePlan& plan = scenario_.plans_[static_cast<size_t>(query_type)];
   std::vector<StatementState>& states = states_[static_cast<size_t>(query_type)];
   std::vector<VariableState>& variables = variables_[static_cast<size_t>(query_type)];
@@ -495,6 +497,11 @@ std::vector<ExplainTarget> DeclarativeWorker::ExplainTargets(int query_type) {
       for (Value& value : states[s].values) value = Value();
     }
     for (const Value& value : states[s].values) target.params.push_back(OwnedValue(value));
+    const int capture = plan.statements[s].capture;
+    if (capture >= 0) {
+      captured_[static_cast<size_t>(capture)] =
+          run_capturing ? run_capturing(target) : std::nullopt;
+    }
   }
   return targets;
 }

@@ -283,8 +283,8 @@ class OltpWorker final : public ScenarioWorker {
   }
 
   // Each group once (a read_only event's ten point selects are one statement), on the table
-  // and with the values its event would draw.
-  std::vector<ExplainTarget> ExplainTargets(int) override {
+  // and with the values its event would draw (nothing captures).
+  std::vector<ExplainTarget> ExplainTargets(int, const CaptureRun&) override {
     explained_.clear();
     int64_t rows = 0;
     for (const GroupRun& run : plan_.groups) {

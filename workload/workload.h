@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -59,11 +60,15 @@ class ScenarioWorker {
   }
   // For EXPLAIN (agent/plan_capture.h), not the timed path: the statements one transaction of
   // `query_type` executes, each distinct statement once, in order, with parameters drawn as
-  // Run draws them (so the plan is the server's for real values). Nothing is executed, so a
-  // value captured from an earlier statement's result is unknown: it is NULL here.
+  // Run draws them (so the plan is the server's for real values). A statement whose first
+  // value a later one captures is handed to `run_capturing`, which runs it and gives the value
+  // (nullopt, or no function: the captured value is NULL).
   // A worker that cannot tell (a test's fake) explains nothing.
-  virtual std::vector<ExplainTarget> ExplainTargets(int query_type) {
+  using CaptureRun = std::function<std::optional<int64_t>(const ExplainTarget&)>;
+  virtual std::vector<ExplainTarget> ExplainTargets(int query_type,
+                                                    const CaptureRun& run_capturing) {
     (void)query_type;
+    (void)run_capturing;
     return {};
   }
 };

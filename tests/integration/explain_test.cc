@@ -9,9 +9,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -19,12 +21,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "report/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "report/report.h"
 #include "tests/harness/child_process.h"
-#include "tests/harness/sql_clients.h"
 #include "tests/harness/scratch_dir.h"
+#include "tests/harness/sql_clients.h"
 #include "tests/harness/test_reports.h"
 #include "tests/harness/test_servers.h"
 
@@ -99,6 +101,7 @@ class ExplainTest : public ::testing::Test {
   static void TearDownTestSuite() { delete dir_; }
 
   static TestServers& servers() { return TestServersEnvironment::Servers(); }
+  static void CheckPlanChangeIsFlagged(Backend backend);
 
   static std::string WriteFile(const std::string& name, const std::string& content) {
     return dir_->Write(name, content);
@@ -196,9 +199,9 @@ TEST_F(ExplainTest, PostgresTwoStagesHaveOnePlanEachNamingThePrimaryKey) {
 
   // Levels of 2 clients over 2 agents: 1 + 1 load sessions, each committing its start-up and 2
   // for preparing its statement (cli_test.cc's kPgCommitsPerConnection), and the EXPLAIN
-  // session: its start-up and its 2 EXPLAINs.
+  // session: its start-up, an EXPLAIN per stage and one after the load.
   EXPECT_EQ(after.at("sessions") - before.at("sessions"), 2 + 1);
-  EXPECT_EQ(after.at("xact_commit") - before.at("xact_commit"), 1000 + 2 * 3 + 1 + 2);
+  EXPECT_EQ(after.at("xact_commit") - before.at("xact_commit"), 1000 + 2 * 3 + 1 + 3);
   EXPECT_EQ(after.at("xact_rollback") - before.at("xact_rollback"), 0);
 
   // explain: {enabled: false} leaves them out, and the server sees no extra session.
@@ -300,6 +303,135 @@ TEST_F(ExplainTest, MariaDbTransactionPlansEachStatementAndReportsTheUnexplainab
                    "workload: ./accounts.yaml\nscenario: mix\nload: {closed: {clients: 2}}\n"
                    "stop: {queries: 400}\n"));
   CheckAccountsPlans(RunFresh(plan, {}), Backend::kMariaDb);
+}
+
+// A lookup by a column that has no index until the test adds one during the run, and a
+// transaction whose second statement reads the row its first one inserted (a captured id).
+constexpr char kLookupsWorkload[] = R"yaml(name: lookups
+tables:
+  - name: lookup_rows
+    create:
+      postgresql: CREATE TABLE lookup_rows (id BIGINT PRIMARY KEY, k BIGINT NOT NULL, v BIGINT NOT NULL)
+      mysql: CREATE TABLE lookup_rows (id BIGINT PRIMARY KEY, k BIGINT NOT NULL, v BIGINT NOT NULL) ENGINE=InnoDB
+    data:
+      rows: 20000
+      columns: {id: {row: true}, k: {row: true}, v: {uniform: {min: 0, max: 100}}}
+  - name: lookup_log
+    create:
+      postgresql: CREATE TABLE lookup_log (id BIGSERIAL PRIMARY KEY, k BIGINT NOT NULL)
+      mysql: CREATE TABLE lookup_log (id BIGINT AUTO_INCREMENT PRIMARY KEY, k BIGINT NOT NULL) ENGINE=InnoDB
+scenarios:
+  - name: find
+    query_types:
+      - name: by_k
+        statements:
+          - sql: SELECT v FROM lookup_rows WHERE k = ?
+            params: [{uniform: {min: 1, max: 20000}}]
+      - name: log_and_read
+        transaction: true
+        statements:
+          - sql: {postgresql: "INSERT INTO lookup_log (k) VALUES (?) RETURNING id", mysql: "INSERT INTO lookup_log (k) VALUES (?)"}
+            params: [{uniform: {min: 1, max: 20000}}]
+            capture: log_id
+          - sql: SELECT k FROM lookup_log WHERE id = ?
+            params: [{captured: log_id}]
+)yaml";
+
+// Plans captured at the start and after the load: an index added during the run changes by_k's
+// plan and the report names the change; log_and_read is explained with the id its INSERT gave
+// (run in a transaction that is rolled back: the table keeps only the load's rows), so the
+// server plans a real lookup rather than one of NULL.
+void ExplainTest::CheckPlanChangeIsFlagged(Backend backend) {
+  const bool pg = backend == Backend::kPostgres;
+  const std::string name = pg ? "pg_lookups" : "my_lookups";
+  WriteFile("lookups.yaml", kLookupsWorkload);
+  const std::string plan = WriteFile(
+      name + ".yaml",
+      absl::StrCat("name: ", name, "\n", Target(backend),
+                   "workload: ./lookups.yaml\nscenario: find\nload: {closed: {clients: 1}}\n"
+                   "stop: {duration: 4s}\n"));
+  EXPECT_EQ(RunDbload({"cleanup", plan}).exit_code, 0);
+  const ProcessResult prepare = RunDbload({"prepare", plan});
+  ASSERT_EQ(prepare.exit_code, 0) << prepare.Describe();
+  auto sql = [&](const std::string& statement) {
+    return pg ? testing::Psql(servers(), "bench", statement)
+              : testing::Mariadb(servers(), absl::StrCat("USE bench; ", statement));
+  };
+  // The table the load fills is left unanalyzed: PostgreSQL still calls its size unknown (-1),
+  // not 0, so the load's prepared plans are not made for an empty table.
+  EXPECT_THAT(prepare.out, HasSubstr("lookup_log: empty, so not analyzed"));
+  if (pg) {
+    EXPECT_EQ(sql("SELECT reltuples FROM pg_class WHERE relname = 'lookup_log'"), "-1");
+  }
+  const testing::PgDatabaseCounters before =
+      pg ? testing::SettledPgDatabaseCounters(servers(), "bench") : testing::PgDatabaseCounters{};
+
+  const std::string report_path = plan + ".json";
+  ProcessResult run;
+  std::thread load([&] { run = RunDbload({"run", plan, "--report", report_path}); });
+  // The start's capture has its own connection beside the load's one: once both are there, its
+  // plans are taken (within milliseconds of connecting); then the index arrives.
+  const std::string sessions =
+      pg ? "SELECT count(*) FROM pg_stat_activity WHERE datname = 'bench' AND usename = 'bench'"
+         : "SELECT COUNT(*) FROM information_schema.processlist WHERE user = 'bench'";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  const auto count_sessions = [&] {
+    return testing::ToInt(pg ? testing::Psql(servers(), "postgres", sessions)
+                             : testing::Mariadb(servers(), sessions));
+  };
+  while (count_sessions() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  sql(pg ? "CREATE INDEX lookup_rows_k ON lookup_rows (k); ANALYZE lookup_rows"
+         : "CREATE INDEX lookup_rows_k ON lookup_rows (k); ANALYZE TABLE lookup_rows");
+  load.join();
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  const v1::RunReport report = testing::ReadReport(report_path);
+
+  ASSERT_EQ(report.explains_size(), 2);
+  ASSERT_EQ(report.explains_after_load_size(), 2);
+  ASSERT_EQ(report.plan_changes_size(), 1) << report.DebugString();
+  const v1::PlanChange& change = report.plan_changes(0);
+  std::cout << "[" << name << "] " << change.query_type() << ": " << change.before_shape() << " -> "
+            << change.after_shape() << "; log_and_read explained as "
+            << report.explains(1).statement() << std::endl;
+  EXPECT_EQ(change.query_type(), "by_k");
+  EXPECT_EQ(change.before(), "the start");
+  EXPECT_EQ(change.after(), "after the load");
+  EXPECT_THAT(change.before_shape(),
+              HasSubstr(pg ? "Seq Scan on lookup_rows" : "table lookup_rows access_type=ALL"));
+  EXPECT_THAT(change.after_shape(), HasSubstr("lookup_rows_k"));
+  EXPECT_THAT(run.out, HasSubstr("PLAN CHANGED during the run"));
+  EXPECT_THAT(run.out, HasSubstr("EXPLAIN after the load (the plans that changed):\n  [by_k]\n"));
+
+  for (const v1::QueryPlan* read : {&report.explains(1), &report.explains_after_load(1)}) {
+    EXPECT_EQ(read->query_type(), "log_and_read");
+    EXPECT_TRUE(read->error().empty()) << read->error();
+    EXPECT_THAT(read->statement(),
+                MatchesRegex("(.|\n)*SELECT k FROM lookup_log WHERE id = [0-9]+"));
+    EXPECT_THAT(read->plan(), pg ? HasSubstr("Index Scan using lookup_log_pkey on lookup_log")
+                                 : HasSubstr("\"access_type\": \"const\""));
+  }
+  const uint64_t logged =
+      report.query_types(1).executed() + report.query_types(1).warmup_executed();
+  EXPECT_GT(logged, 0u);
+  EXPECT_EQ(testing::ToInt(sql("SELECT COUNT(*) FROM lookup_log")), static_cast<int64_t>(logged))
+      << "the capture's INSERTs were rolled back";
+  if (pg) {
+    // One rolled-back transaction per capture of log_and_read: the start's and the last.
+    const testing::PgDatabaseCounters after =
+        testing::SettledPgDatabaseCounters(servers(), "bench");
+    EXPECT_EQ(after.xact_rollback - before.xact_rollback, 2);
+  }
+}
+
+TEST_F(ExplainTest, PostgresPlanChangedDuringTheRunIsNamed) {
+  CheckPlanChangeIsFlagged(Backend::kPostgres);
+}
+
+TEST_F(ExplainTest, MariaDbPlanChangedDuringTheRunIsNamed) {
+  CheckPlanChangeIsFlagged(Backend::kMariaDb);
 }
 
 }  // namespace

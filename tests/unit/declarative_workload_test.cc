@@ -360,12 +360,34 @@ TEST(DeclarativeWorkloadTest, ExplainBindsTheValuesOfOneDrawOfTheVariables) {
   std::unique_ptr<Scenario> scenario = TransferScenario();
   std::unique_ptr<ScenarioWorker> worker =
       scenario->NewWorker({.run_seed = 3, .index = 0, .count = 1});
-  const std::vector<ExplainTarget> targets = worker->ExplainTargets(0);
+  const std::vector<ExplainTarget> targets = worker->ExplainTargets(0, {});
   ASSERT_EQ(targets.size(), 2u);
   ASSERT_EQ(targets[0].params.size(), 2u);
   EXPECT_TRUE(std::holds_alternative<int64_t>(targets[0].params[0]));
   EXPECT_EQ(targets[0].params[0], targets[1].params[0]);
   EXPECT_NE(targets[0].params[1], targets[1].params[1]);
+}
+
+// EXPLAIN of a statement that binds a captured value needs the value: the capturing statement
+// is handed over to be run (agent/plan_capture.h runs it in a transaction it rolls back).
+TEST(DeclarativeWorkloadTest, ExplainBindsTheValueTheCapturingStatementGave) {
+  std::unique_ptr<Scenario> scenario = ScenarioOf("tx");
+  std::unique_ptr<ScenarioWorker> worker =
+      scenario->NewWorker({.run_seed = 3, .index = 0, .count = 1});
+  std::vector<int> ran;
+  const std::vector<ExplainTarget> targets =
+      worker->ExplainTargets(0, [&](const ExplainTarget& target) -> std::optional<int64_t> {
+        ran.push_back(target.statement);
+        return 41;
+      });
+  EXPECT_THAT(ran, ElementsAre(0));  // the INSERT … RETURNING id only
+  ASSERT_EQ(targets.size(), 2u);
+  EXPECT_EQ(targets[1].params[0], ParamValue(int64_t{41}));
+  EXPECT_EQ(targets[1].params[2], ParamValue(int64_t{41}));
+
+  // Without a way to run it, the captured value is NULL.
+  const std::vector<ExplainTarget> unrun = worker->ExplainTargets(0, {});
+  EXPECT_EQ(unrun[1].params[0], ParamValue());
 }
 
 // A spec that reaches the agent inside a plan may come from any client: a reference to nothing

@@ -488,6 +488,37 @@ TEST(TextTest, PlansAreListedPerStageWithTheirStatementsAndIndentedPlans) {
   EXPECT_THAT(page, HasSubstr("-- statement 1: SELECT 1\nResult\n"));
 }
 
+// A plan that changed during the run is flagged with both shapes; after the load, only the
+// changed plans are printed again.
+TEST(ReportText, APlanThatChangedIsFlaggedWithBothShapes) {
+  v1::RunReport r;
+  r.mutable_plan()->set_name("plans");
+  for (const char* query_type : {"reserve", "audit"}) {
+    v1::QueryPlan* plan = r.add_explains_after_load();
+    plan->set_query_type(query_type);
+    plan->set_plan(absl::StrCat("Seq Scan on ", query_type, "  (cost=0.00..1.01)"));
+  }
+  v1::PlanChange* change = r.add_plan_changes();
+  change->set_query_type("reserve");
+  change->set_before("the start");
+  change->set_after("after the load");
+  change->set_before_shape("Update on items\n  ->  Index Scan using items_pkey on items");
+  change->set_after_shape("Update on items\n  ->  Seq Scan on items");
+  const std::string text = RenderReportText(r);
+  EXPECT_THAT(text, HasSubstr("PLAN CHANGED during the run"));
+  EXPECT_THAT(text, HasSubstr("  [reserve] the start:\n"
+                              "      Update on items\n"
+                              "        ->  Index Scan using items_pkey on items\n"
+                              "    became, after the load:\n"
+                              "      Update on items\n"
+                              "        ->  Seq Scan on items\n"));
+  EXPECT_THAT(text, HasSubstr("EXPLAIN after the load (the plans that changed):\n  [reserve]\n"));
+  EXPECT_THAT(text, Not(HasSubstr("Seq Scan on audit")));
+  const std::string page = RenderReportHtml(r);
+  EXPECT_THAT(page, HasSubstr("The plan of reserve changed between the start and after the load"));
+  EXPECT_THAT(page, HasSubstr("<h3>After the load</h3>"));
+}
+
 // The generator's own share of the p99 reads the same in the text and the HTML report, and is
 // left out where there is no p99 to be a share of.
 TEST(TextTest, DispatchLagShareReadsTheSameInTextAndHtml) {

@@ -502,6 +502,33 @@ TEST(RunAggregatorPlans, APlanWithoutStagesKeepsThemInTheRunReport) {
   EXPECT_EQ(finished.explains(0).plan(), "Index Scan using pk");
 }
 
+// The capture after the load is kept apart and compared with the start's: a plan whose nodes
+// changed is named, one whose costs alone changed is not.
+TEST(RunAggregatorPlans, APlanThatChangedBeforeTheLoadEndedIsNamed) {
+  RunAggregator aggregator(kRun, TestPlan(), kQueryTypes, ThreeAgents());
+  v1::AgentReport report = MakeReport(1, EmptySnapshot());
+  *report.add_plans() = Captured(0, "select", "Index Scan using t_pkey on t  (cost=0.29..8.31)");
+  *report.add_plans() = Captured(0, "update", "Update on t  (cost=0.29..8.31 rows=0 width=0)");
+  ASSERT_TRUE(aggregator.AddReport("a0", report).ok());
+  v1::AgentReport last = MakeReport(2, EmptySnapshot());
+  for (v1::CapturedPlan captured :
+       {Captured(0, "select", "Seq Scan on t  (cost=0.00..1.01 rows=1 width=4)"),
+        Captured(0, "update", "Update on t  (cost=0.42..8.44 rows=0 width=0)")}) {
+    captured.set_after_load(true);
+    *last.add_plans() = captured;
+  }
+  ASSERT_TRUE(aggregator.AddReport("a0", last).ok());
+  const v1::RunReport finished = aggregator.Finish(1, "duration", "");
+  ASSERT_EQ(finished.explains_size(), 2);
+  ASSERT_EQ(finished.explains_after_load_size(), 2);
+  ASSERT_EQ(finished.plan_changes_size(), 1);
+  EXPECT_EQ(finished.plan_changes(0).query_type(), "select");
+  EXPECT_EQ(finished.plan_changes(0).before(), "the start");
+  EXPECT_EQ(finished.plan_changes(0).after(), "after the load");
+  EXPECT_EQ(finished.plan_changes(0).before_shape(), "Index Scan using t_pkey on t");
+  EXPECT_EQ(finished.plan_changes(0).after_shape(), "Seq Scan on t");
+}
+
 }  // namespace
 }  // namespace dbload
 
