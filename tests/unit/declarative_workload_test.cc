@@ -16,8 +16,11 @@
 namespace dbload {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
 
 std::string Text(const db::Value& value) {
   if (const auto* number = std::get_if<int64_t>(&value)) return std::to_string(*number);
@@ -431,6 +434,7 @@ TEST(DeclarativeWorkloadTest, LoadingABuiltSpecWithoutABatchSizeUsesTheDefault) 
   session.fetch = [](std::string_view sql) -> std::vector<std::string> {
     if (sql.starts_with("SELECT COUNT(*)")) return {"25000"};
     if (sql.find("part >= 0") != std::string_view::npos) return {"0|0"};  // its one part
+    if (sql == "SELECT 1 FROM t LIMIT 1") return {"1"};                   // it has rows
     return {};  // no load state yet, no table yet
   };
   FakeDriver driver(session);
@@ -475,6 +479,7 @@ TEST(DeclarativeWorkloadTest, AResumedPrepareRunsEachRemainingStepOnceWithItsRec
     if (sql.starts_with("SELECT CONCAT(phase")) return {"index:2|1"};  // t_b built
     if (sql.find("pg_tables") != std::string_view::npos) return {"t"};
     if (sql.starts_with("SELECT COUNT(*)")) return {"0"};
+    if (sql == "SELECT 1 FROM t LIMIT 1") return {"1"};
     return {};
   };
   FakeDriver driver(session);
@@ -494,6 +499,56 @@ TEST(DeclarativeWorkloadTest, AResumedPrepareRunsEachRemainingStepOnceWithItsRec
                           "sql UPDATE dbload_load_state SET phase = 'analyze'" + where, "commit",
                           "sql VACUUM (ANALYZE) t",
                           "sql UPDATE dbload_load_state SET phase = 'done'" + where));
+}
+
+// A table the load fills is empty after prepare: it is not analyzed (PostgreSQL would keep the
+// load's prepared plans for an empty table), and prepare says so. One that something analyzed
+// while empty all the same is a warning naming the query types that read it.
+TEST(DeclarativeWorkloadTest, AnEmptyTableIsNotAnalyzedAndOneAnalyzedEmptyIsAWarning) {
+  constexpr char kLog[] = R"yaml(name: logged
+tables:
+  - name: log
+    create: CREATE TABLE log (id BIGSERIAL PRIMARY KEY, v BIGINT)
+  - name: log_archive
+    create: CREATE TABLE log_archive (id BIGINT)
+scenarios:
+  - name: s
+    query_types:
+      - name: write
+        statements: [{sql: "INSERT INTO log (v) VALUES (1)"}]
+      - name: read
+        statements: [{sql: "SELECT v FROM log WHERE id = 1"}]
+      - name: archive
+        statements: [{sql: "SELECT id FROM log_archive WHERE id = 1"}]
+)yaml";
+  absl::StatusOr<v1::WorkloadSpec> spec = ParseWorkload(kLog, "log.yaml", {});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  for (const char* reltuples : {"-1", "0"}) {
+    RecordingSession session;
+    session.fetch = [&](std::string_view sql) -> std::vector<std::string> {
+      if (sql.starts_with("SELECT pg_try_advisory_lock")) return {"t"};
+      if (sql.starts_with("SELECT COUNT(*)")) return {"0"};
+      if (sql.starts_with("SELECT reltuples FROM pg_class WHERE oid = 'log'")) return {reltuples};
+      if (sql.find("part >= 0") != std::string_view::npos) return {"0|0"};  // its one part
+      return {};  // no load state, no rows
+    };
+    FakeDriver driver(session);
+    std::vector<std::string> notes;
+    const absl::Status loaded =
+        LoadWorkloadData(*spec, driver, {}, [&](const PrepareProgress& progress) {
+          if (!progress.note.empty()) notes.push_back(progress.note);
+        });
+    ASSERT_TRUE(loaded.ok()) << loaded;
+    EXPECT_THAT(session.calls, Not(Contains(HasSubstr("ANALYZE"))));
+    EXPECT_THAT(notes, Contains(StartsWith("log: empty, so not analyzed")));
+    if (std::string_view(reltuples) == "0") {
+      EXPECT_THAT(notes, Contains(HasSubstr("WARNING: it was analyzed while empty (pg_class."
+                                            "reltuples = 0), so the statements the load "
+                                            "prepares for s/write, s/read may keep plans")));
+    } else {
+      EXPECT_THAT(notes, Not(Contains(HasSubstr("WARNING"))));
+    }
+  }
 }
 
 }  // namespace
