@@ -84,6 +84,7 @@ std::vector<v1::InvariantResult> PlannedInvariants(const v1::Plan& plan) {
     result.set_sql(own.empty() ? sql.any() : own);
     result.set_expect(invariant.expect());
     result.set_unchanged(invariant.unchanged());
+    result.set_source(invariant.source());
   }
   return invariants;
 }

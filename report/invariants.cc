@@ -10,13 +10,16 @@ namespace dbload {
 
 std::string DescribeInvariant(const v1::InvariantResult& invariant) {
   const std::string verdict = invariant.holds() ? "holds" : "BROKEN";
+  const std::string written =
+      invariant.source().empty() ? "" : absl::StrCat(", written at ", invariant.source());
   if (invariant.unchanged()) {
     return absl::StrCat(invariant.name(), ": ", verdict, ", `", invariant.sql(), "` was ",
                         invariant.before(), " before the load and ", invariant.after(),
-                        " after (must not change)");
+                        " after (must not change", written, ")");
   }
   return absl::StrCat(invariant.name(), ": ", verdict, ", `", invariant.sql(), "` returned ",
-                      invariant.after(), " after the load (must be ", invariant.expect(), ")");
+                      invariant.after(), " after the load (must be ", invariant.expect(), written,
+                      ")");
 }
 
 absl::Status InvariantViolations(const v1::RunReport& report) {

@@ -60,7 +60,10 @@ absl::Status ValidateWorkloadData(const v1::WorkloadSpec& spec, Session& session
   for (const v1::Check& check : spec.checks()) {
     absl::StatusOr<std::string> sql = SqlFor(check.sql(), dialect, check.name());
     if (!sql.ok()) continue;  // a check for the other dialect
-    expect(check.name(), *sql, check.expect());
+    // Named with where it is written: its SQL ran only now, on the server.
+    expect(check.source().empty() ? check.name()
+                                  : absl::StrCat(check.source(), ": check ", check.name()),
+           *sql, check.expect());
   }
   if (failures.empty()) return absl::OkStatus();
   return absl::DataLossError(absl::StrCat("validation of workload ", spec.name(),

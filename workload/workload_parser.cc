@@ -415,8 +415,15 @@ absl::Status Converter::ReadVariables(const YAML::Node& node, const std::string&
 }
 
 // A parameter written as a bare name of one of its query type's variables (`params: [amount]`)
-// binds that variable; any other bare scalar stays a constant. And each statement's source.
+// binds that variable; any other bare scalar stays a constant. And where each statement, check
+// and invariant is written.
 void ResolveVariablesAndSources(WorkloadSpec& spec, const Converter& converter) {
+  for (int c = 0; c < spec.checks_size(); ++c) {
+    spec.mutable_checks(c)->set_source(converter.Where(absl::StrCat("checks.", c, ".sql")));
+  }
+  for (int i = 0; i < spec.invariants_size(); ++i) {
+    spec.mutable_invariants(i)->set_source(converter.Where(absl::StrCat("invariants.", i, ".sql")));
+  }
   for (int s = 0; s < spec.scenarios_size(); ++s) {
     for (int q = 0; q < spec.scenarios(s).query_types_size(); ++q) {
       v1::QueryType& query_type = *spec.mutable_scenarios(s)->mutable_query_types(q);

@@ -215,8 +215,10 @@ TEST_P(TransactionsTest, TransfersKeepTheTotalAndEveryRetryIsOneTheServerCounted
   EXPECT_TRUE(report->invariants(0).holds());
   EXPECT_EQ(report->invariants(0).before(), absl::StrCat(kAccounts * kOpeningBalance));
   EXPECT_TRUE(report->invariants(1).holds());
+  // Named with where the workload writes it.
   EXPECT_THAT(text, HasSubstr("  total: holds, `SELECT SUM(balance) FROM bank_accounts` was 4000 "
-                              "before the load and 4000 after (must not change)\n"));
+                              "before the load and 4000 after (must not change, written at "));
+  EXPECT_THAT(report->invariants(0).source(), ::testing::MatchesRegex(".*bank.yaml:[0-9]+:[0-9]+"));
   ASSERT_EQ(testing::RunDbload({"cleanup", plan}).exit_code, 0);
 }
 

@@ -354,5 +354,26 @@ TEST(SqlTextTest, PlaceholdersOutsideQuotesAndComments) {
   EXPECT_EQ(CountRepeatMarks("x IN ({repeat}) AND y = '{repeat}'"), 1);
 }
 
+// Checks and invariants run on the server long after parsing: each keeps where it is written,
+// so that an error or a broken one can say so.
+TEST(WorkloadParserTest, ChecksAndInvariantsKeepWhereTheyAreWritten) {
+  absl::StatusOr<v1::WorkloadSpec> spec = Parse(R"(name: w
+checks:
+  - name: no_negative
+    sql: SELECT COUNT(*) FROM t WHERE v < 0
+    expect: 0
+invariants:
+  - name: total
+    sql: SELECT SUM(v) FROM t
+    unchanged: true
+scenarios:
+  - name: s
+    query_types: [{name: q, statements: [{sql: SELECT 1}]}]
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->checks(0).source(), "w.yaml:4:10");
+  EXPECT_EQ(spec->invariants(0).source(), "w.yaml:8:10");
+}
+
 }  // namespace
 }  // namespace dbload
