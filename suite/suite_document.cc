@@ -460,16 +460,42 @@ std::string RepetitionText(const v1::SuiteRun& run) {
   return run.discarded() || run.repetition() == 0 ? "warm-up" : absl::StrCat(run.repetition());
 }
 
-Table RunsTable(const v1::SuiteIndex& index, const SuiteTable& t) {
+// What a run's report says of the workload's invariants: "3 held", the broken ones by name,
+// why they were not read, or "" when the workload has none.
+std::string InvariantsText(const v1::RunReport& report) {
+  if (!report.invariants_not_checked().empty()) {
+    return absl::StrCat("not checked: ", report.invariants_not_checked());
+  }
+  std::vector<std::string> broken;
+  for (const v1::InvariantResult& invariant : report.invariants()) {
+    if (!invariant.holds()) broken.push_back(invariant.name());
+  }
+  if (!broken.empty()) return absl::StrCat("BROKEN: ", absl::StrJoin(broken, ", "));
+  if (report.invariants().empty()) return "";
+  return absl::StrCat(report.invariants_size(), " held");
+}
+
+Table RunsTable(const v1::SuiteIndex& index, const std::vector<v1::RunReport>& reports,
+                const SuiteTable& t) {
   Table table;
+  // The invariants column only for a suite whose workloads declare some.
+  std::vector<std::string> invariants;
+  for (int i = 0; i < index.runs_size(); ++i) {
+    invariants.push_back(static_cast<size_t>(i) < reports.size() ? InvariantsText(reports[i]) : "");
+  }
+  const bool any_invariants = std::any_of(invariants.begin(), invariants.end(),
+                                          [](const std::string& text) { return !text.empty(); });
   table.header = {"#", "target", "case", "point", "repetition", "status", "report"};
-  table.numeric = {true, false, false, false, false, false, false};
+  if (any_invariants) table.header.insert(table.header.end() - 1, "invariants");
+  table.numeric.assign(table.header.size(), false);
+  table.numeric[0] = true;
   table.generated.assign(table.header.size(), false);
   for (int i = 0; i < index.runs_size(); ++i) {
     const v1::SuiteRun& run = index.runs(i);
-    table.rows.push_back({absl::StrCat(i + 1), run.target(), run.case_name(),
-                          PointLabel(run, index), RepetitionText(run), t.runs[i].status,
-                          run.report()});
+    std::vector<std::string>& row = table.rows.emplace_back(std::vector<std::string>{
+        absl::StrCat(i + 1), run.target(), run.case_name(), PointLabel(run, index),
+        RepetitionText(run), t.runs[i].status, run.report()});
+    if (any_invariants) row.insert(row.end() - 1, invariants[static_cast<size_t>(i)]);
     table.row_css.push_back(t.runs[i].status.find("GENERATOR-LIMITED") != std::string::npos
                                 ? "generator-limited"
                             : t.runs[i].measured ? ""
@@ -514,7 +540,7 @@ SuiteDocument Document(const v1::SuiteIndex& index, const std::vector<v1::RunRep
   }
   d.summary = SummaryTable(SummaryRows(t, cases));
   d.counters = CountersTable(t, cases, &d.counters_few);
-  d.runs = RunsTable(index, t);
+  d.runs = RunsTable(index, reports, t);
   return d;
 }
 

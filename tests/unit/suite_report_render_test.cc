@@ -527,10 +527,20 @@ TEST(SuiteReportTest, ARunThatBrokeAnInvariantSaysWhich) {
   total.set_before("1000");
   total.set_after("1010");
   total.set_holds(false);
+  // The other target's run held both of its invariants.
+  for (const char* name : {"total", "nothing_negative"}) {
+    v1::InvariantResult& held = *b.reports()[0].add_invariants();
+    held.set_name(name);
+    held.set_holds(true);
+  }
   const std::string md = b.Render(SuiteFormat::kMarkdown);
   EXPECT_THAT(md, HasSubstr("| failed: an invariant of the workload is broken: total: BROKEN, "
                             "\\`SELECT SUM(stock + reserved) FROM inv\\_items\\` was 1000 "
-                            "before the load and 1010 after (must not change) | runs/2.json |"));
+                            "before the load and 1010 after (must not change) | BROKEN: total | "
+                            "runs/2.json |"));
+  // Each run's invariants in a column of their own.
+  EXPECT_THAT(md, HasSubstr("| status | invariants | report |"));
+  EXPECT_THAT(md, HasSubstr("| measured | 2 held | runs/1.json |"));
   EXPECT_THAT(md, Not(HasSubstr("5,555")));
 }
 
