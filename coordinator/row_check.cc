@@ -56,9 +56,11 @@ struct RowCheck::Counting {
       if (on_counted) on_counted();
     });
   }
-  // Whether a reading succeeded for what this check reads.
-  static bool Ok(const std::optional<Reading>& reading) {
-    return reading && reading->counts.ok() && reading->values.ok();
+  // Whether a reading gave anything that one after the load can be compared with: the rows'
+  // counts or the invariants' values. One that failed must not cost the other its check.
+  bool Comparable(const std::optional<Reading>& reading) const {
+    return reading && ((!tables.empty() && reading->counts.ok()) ||
+                       (!invariants.empty() && reading->values.ok()));
   }
 };
 
@@ -122,7 +124,7 @@ bool RowCheck::CountAfter() {
   {
     // Nothing to compare a count after the load with.
     std::lock_guard lock(counting_->mu);
-    if (!Counting::Ok(counting_->before)) return true;
+    if (!counting_->Comparable(counting_->before)) return true;
   }
   if (!counting_->after_started) {
     counting_->after_started = true;

@@ -253,12 +253,25 @@ TEST(RowCheckTest, InvariantsAreReadBeforeAndAfterTheLoadAndJudged) {
   }
 }
 
-TEST(RowCheckTest, InvariantsThatCannotBeReadSayWhy) {
+// WritePlan with one invariant: `SELECT 1` must return 1.
+v1::Plan WritePlanWithAnInvariant() {
   v1::Plan plan = WritePlan();
   v1::Invariant& total = *plan.mutable_workload_spec()->add_invariants();
   total.set_name("total");
   total.mutable_sql()->set_any("SELECT 1");
   total.set_expect("1");
+  return plan;
+}
+
+// A reader that reads `values`, or fails as they say.
+RowCheck::ReaderFactory Reading(absl::StatusOr<std::vector<std::string>> values) {
+  return [values](const v1::Plan&) -> absl::StatusOr<ValueReader> {
+    return ValueReader([values](const std::vector<std::string>&) { return values; });
+  };
+}
+
+TEST(RowCheckTest, InvariantsThatCannotBeReadSayWhy) {
+  const v1::Plan plan = WritePlanWithAnInvariant();
   GatedRowCounter counter;
   RowCheck refused =
       RowCheck::For(plan, Giving(counter), counter.on_counted(),
@@ -268,22 +281,42 @@ TEST(RowCheckTest, InvariantsThatCannotBeReadSayWhy) {
   v1::RunReport report = ReportOf(0);
   refused.FillReport(report).IgnoreError();
   EXPECT_EQ(report.invariants_not_checked(), "the coordinator refuses target db:5432");
-  RowCheck failing = RowCheck::For(plan, Giving(counter), counter.on_counted(),
-                                   [](const v1::Plan&) -> absl::StatusOr<ValueReader> {
-                                     return ValueReader([](const std::vector<std::string>&) {
-                                       return absl::StatusOr<std::vector<std::string>>(
-                                           absl::InternalError("`SELECT 1`: no row returned"));
-                                     });
-                                   });
+  RowCheck failing =
+      RowCheck::For(plan, Giving(counter), counter.on_counted(),
+                    Reading(absl::InternalError("`SELECT 1`: no row returned")));
   failing.CountBefore();
   counter.Answer(GatedRowCounter::Counts{{"orders", 1}});
   ASSERT_TRUE(counter.WaitCounted(1));
-  EXPECT_TRUE(failing.CountAfter());  // nothing to compare after
+  // The rows were counted: they are counted again after the load, and checked, all the same.
+  EXPECT_FALSE(failing.CountAfter());
+  counter.Answer(GatedRowCounter::Counts{{"orders", 1}});
+  ASSERT_TRUE(counter.WaitCounted(2));
+  EXPECT_TRUE(failing.CountAfter());
   report = ReportOf(0);
-  failing.FillReport(report).IgnoreError();
+  EXPECT_TRUE(failing.FillReport(report).ok());
   EXPECT_EQ(report.invariants_not_checked(),
             "reading before the load: `SELECT 1`: no row returned");
   EXPECT_EQ(report.invariants_size(), 0);
+  EXPECT_EQ(report.row_changes_not_checked(), "");
+  ASSERT_EQ(report.row_changes_size(), 1);
+}
+
+// The other way round: rows that cannot be counted leave the invariants their check.
+TEST(RowCheckTest, RowsThatCannotBeCountedLeaveTheInvariantsTheirCheck) {
+  GatedRowCounter counter;
+  RowCheck check = RowCheck::For(WritePlanWithAnInvariant(), Giving(counter),
+                                 counter.on_counted(), Reading(std::vector<std::string>{"1"}));
+  check.CountBefore();
+  counter.Answer(absl::UnavailableError("orders: connection refused"));
+  ASSERT_TRUE(counter.WaitCounted(1));
+  EXPECT_FALSE(check.CountAfter());
+  counter.Answer(absl::UnavailableError("orders: connection refused"));
+  ASSERT_TRUE(counter.WaitCounted(2));
+  v1::RunReport report = ReportOf(0);
+  EXPECT_TRUE(check.FillReport(report).ok());
+  EXPECT_THAT(report.row_changes_not_checked(), HasSubstr("connection refused"));
+  ASSERT_EQ(report.invariants_size(), 1);
+  EXPECT_TRUE(report.invariants(0).holds());
 }
 
 }  // namespace
