@@ -239,15 +239,22 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
   // is one of the policy's causes; it stays one transaction, timed from its intended start
   // through its last try. A stop ends the tries: the run is over, the transaction failed.
   const RetryPolicy& policy = retry_policies_[static_cast<size_t>(query_type)];
+  // The cause of a failed try that the policy retries (a lost connection never is: the
+  // transaction's fate at the server is the connection's).
+  const auto retried_cause = [&](const db::ExecOutcome& failed) -> std::optional<db::RetryCause> {
+    const std::optional<db::RetryCause> cause =
+        db::RetryCauseOf(driver_.dialect(), failed.error->code);
+    if (!cause || !policy.Retries(*cause) ||
+        failed.error->error_class == db::ErrorClass::kConnection) {
+      return std::nullopt;
+    }
+    return cause;
+  };
   uint32_t tries = 1;
   for (; !outcome.ok() && tries < policy.max_tries && !stopping_.load(std::memory_order_relaxed);
        ++tries) {
-    const std::optional<db::RetryCause> cause =
-        db::RetryCauseOf(driver_.dialect(), outcome.error->code);
-    if (!cause || !policy.Retries(*cause) ||
-        outcome.error->error_class == db::ErrorClass::kConnection) {
-      break;
-    }
+    const std::optional<db::RetryCause> cause = retried_cause(outcome);
+    if (!cause) break;
     recorder_.RecordRetry(query_type, *cause);
     outcome = scenario_worker.Retry(query_type, session);
   }
@@ -263,7 +270,11 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
     completed_.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
-  if (tries > 1) recorder_.RecordFailedAfterRetries(query_type);
+  // Out of tries: its last allowed one failed on a cause it would have retried. A retried
+  // transaction that then lost its connection, or met another error, failed for that reason.
+  if (tries > 1 && tries == policy.max_tries && retried_cause(outcome)) {
+    recorder_.RecordFailedAfterRetries(query_type);
+  }
   // An ignored error is sysbench's "ignored error": counted apart by code, its latency in no
   // histogram (it is not a transaction), and the client goes on with a new transaction with new
   // parameters, as sysbench's restarted event draws new ones.

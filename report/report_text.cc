@@ -413,17 +413,17 @@ std::string RenderReportText(const v1::RunReport& r) {
       }
     }
   }
-  if (std::any_of(r.query_types().begin(), r.query_types().end(),
-                  [](const v1::QueryTypeReport& q) { return !DescribeRetries(q).empty(); })) {
+  std::string retry_lines;
+  for (const auto& q : r.query_types()) {
+    if (const std::string retries = DescribeRetries(q); !retries.empty()) {
+      absl::StrAppend(&retry_lines, "  ", q.name(), ": ", retries, "\n");
+    }
+  }
+  if (!retry_lines.empty()) {
     absl::StrAppend(&out,
                     "Retries (tries again with the same values; latency runs through the last "
                     "try): ",
-                    r.retries(), "\n");
-    for (const auto& q : r.query_types()) {
-      if (const std::string retries = DescribeRetries(q); !retries.empty()) {
-        absl::StrAppend(&out, "  ", q.name(), ": ", retries, "\n");
-      }
-    }
+                    r.retries(), "\n", retry_lines);
   }
   if (r.wanted_rate() > 0) {
     absl::StrAppend(&out, "Wanted queries rate: ", absl::StrFormat("%.0f", r.wanted_rate()), "/s\n");

@@ -12,12 +12,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "report/invariants.h"
 #include "report/report.h"
 #include "tests/harness/child_process.h"
 #include "tests/harness/dbload_processes.h"
@@ -100,6 +102,10 @@ class TransactionsTest : public ::testing::TestWithParam<Backend> {
 
   // Closed loop, 12 clients over the agents, `queries` transactions.
   std::string WritePlan(int queries, const std::string& more = "") {
+    return WritePlanStopping(absl::StrCat("{queries: ", queries, ", duration: 120s}"), more);
+  }
+
+  std::string WritePlanStopping(const std::string& stop, const std::string& more = "") {
     const std::string path = dir_ + "/plan.yaml";
     std::ofstream out(path);
     out << "name: bank-test\ntarget:\n  driver: " << (pg() ? "postgresql" : "mysql")
@@ -107,7 +113,7 @@ class TransactionsTest : public ::testing::TestWithParam<Backend> {
         << "\n  user: bench\n  password_file: "
         << Servers().Get(pg() ? "PG_PASSWORD_FILE" : "MARIADB_PASSWORD_FILE")
         << "\n  database: bench\nworkload: bank.yaml\nscenario: transfer\n"
-        << "load: {closed: {clients: 12}}\nstop: {queries: " << queries << ", duration: 120s}\n"
+        << "load: {closed: {clients: 12}}\nstop: " << stop << "\n"
         << "probe: {enabled: false}\n"
         << more;
     return path;
@@ -276,6 +282,63 @@ TEST_P(TransactionsTest, AStatementTheServerRefusesIsNamedWhereItIsWritten) {
   EXPECT_EQ(missing.exit_code, 2) << missing.Describe();
   EXPECT_THAT(missing.err, HasSubstr("statement 1 of 4: ["));
   EXPECT_THAT(missing.err, HasSubstr("(has `dbload prepare` been run for this plan?)"));
+}
+
+// PostgreSQL restarted (fast shutdown, 1 s down) while twelve clients over two agents retry
+// their conflicts: the run survives it, the transactions the restart cut off are connection
+// errors (not retries, and not failures after retrying), and what the database holds is exactly
+// what the report says committed: one log row per executed transfer, the total unchanged.
+TEST_P(TransactionsTest, ARestartDuringRetriesLosesAndDoublesNoTransfer) {
+  if (!pg()) GTEST_SKIP() << "one server is enough: the retry loop is the same for both";
+  const std::string plan = WritePlanStopping("{duration: 6s}");
+  ASSERT_EQ(testing::RunDbload({"cleanup", plan}).exit_code, 0);
+  ASSERT_EQ(testing::RunDbload({"prepare", plan}).exit_code, 0);
+  const std::string report_path = dir_ + "/restart.json";
+  ProcessResult run;
+  std::thread load([&] {
+    run = testing::RunDbload({"run", plan, "--agents", "2", "--report", report_path},
+                             std::chrono::seconds(120));
+  });
+  // Once the twelve clients are connected (and retrying), the server goes down for a second.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (testing::ToInt(testing::Psql(Servers(), "postgres",
+                                      "SELECT count(*) FROM pg_stat_activity WHERE usename = "
+                                      "'bench' AND datname = 'bench'")) < 12 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const ProcessResult restart =
+      testing::RunProcess({"/bin/bash", TestServers::DbenvPath(), "restart", Servers().dir(),
+                           "postgres", "--down", "1"},
+                          std::chrono::seconds(60));
+  load.join();
+  ASSERT_EQ(restart.exit_code, 0) << restart.Describe();
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  absl::StatusOr<v1::RunReport> report = testing::LoadReport(report_path);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const v1::QueryTypeReport& transfer = report->query_types(0);
+  uint64_t connection_errors = 0;
+  for (const v1::ErrorCount& error : transfer.error_counts()) {
+    if (error.error_class() == "connection") connection_errors += error.count();
+  }
+  std::cout << "[postgresql restart during retries] executed " << report->executed() << ", errors "
+            << report->errors() << " (connection " << connection_errors << "), retries "
+            << report->retries() << ", failed after retrying " << transfer.failed_after_retries()
+            << std::endl;
+  EXPECT_GT(connection_errors, 0u) << "the restart cut transactions off";
+  EXPECT_GT(report->retries(), 0u);
+  EXPECT_EQ(transfer.failed_after_retries(), 0u) << "a lost connection is not a retry's failure";
+  // The database holds exactly the committed transfers, and the same total.
+  ASSERT_EQ(report->row_changes_size(), 1) << report->row_changes_not_checked();
+  const v1::RowChange& log = report->row_changes(0);
+  EXPECT_EQ(log.after() - log.before(), log.expected());
+  EXPECT_EQ(Sql("SELECT COUNT(*) FROM bank_log"), absl::StrCat(report->executed()));
+  ASSERT_EQ(report->invariants_size(), 2) << report->invariants_not_checked();
+  EXPECT_TRUE(report->invariants(0).holds()) << DescribeInvariant(report->invariants(0));
+  EXPECT_EQ(Sql("SELECT SUM(balance) FROM bank_accounts"),
+            absl::StrCat(kAccounts * kOpeningBalance));
+  ASSERT_EQ(testing::RunDbload({"cleanup", plan}).exit_code, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, TransactionsTest,

@@ -1,6 +1,7 @@
 #include "agent/load_runner.h"
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 #include "db/noop_driver.h"
@@ -14,8 +15,13 @@ namespace {
 // One query type that executes statement 0, ignoring the errors it is given.
 class SingleStatementScenario final : public Scenario {
  public:
-  explicit SingleStatementScenario(std::vector<std::string> ignored = {}, RetryPolicy retry = {})
-      : ignored_(std::move(ignored)), retry_(std::move(retry)) {}
+  // `make_worker`: workers of a test's own instead (what their transactions return).
+  using WorkerFactory = std::function<std::unique_ptr<ScenarioWorker>()>;
+  explicit SingleStatementScenario(std::vector<std::string> ignored = {}, RetryPolicy retry = {},
+                                   WorkerFactory make_worker = nullptr)
+      : ignored_(std::move(ignored)),
+        retry_(std::move(retry)),
+        make_worker_(std::move(make_worker)) {}
   const std::vector<std::string>& query_types() const override { return names_; }
   std::vector<RetryPolicy> RetryPolicies() const override { return {retry_}; }
   db::IgnoredErrors ErrorsToIgnore(db::Dialect) const override {
@@ -25,6 +31,7 @@ class SingleStatementScenario final : public Scenario {
     return {{"q", "SELECT 1"}};
   }
   std::unique_ptr<ScenarioWorker> NewWorker(const WorkerSlot&) const override {
+    if (make_worker_) return make_worker_();
     return std::make_unique<Worker>();
   }
 
@@ -36,6 +43,7 @@ class SingleStatementScenario final : public Scenario {
   std::vector<std::string> names_ = {"q"};
   std::vector<std::string> ignored_;
   RetryPolicy retry_;
+  WorkerFactory make_worker_;
 };
 
 // Two query types, drawn in turn: "point", one statement outside a transaction, and "txn",
@@ -502,6 +510,41 @@ TEST_F(LoadRunnerTest, ATransactionThatFailsEveryTryFailsOnceAfterItsLastTry) {
   EXPECT_THAT(retry.retries, testing::ElementsAre(testing::Pair(db::RetryCause::kDeadlock, 20u)));
   EXPECT_EQ(retry.failed_after_retries, 10u);
   EXPECT_TRUE(retry.committed_by_tries.empty());
+}
+
+// A transaction retried on a conflict whose retry then lost its connection failed for that
+// reason: one connection error, not a failure after retrying (it had tries left).
+struct ConflictThenLostConnectionWorker final : ScenarioWorker {
+  int NextQueryType() override { return 0; }
+  db::ExecOutcome Run(int, db::Session& session) override {
+    return Failed(session, {db::ErrorClass::kRetryable, "40001", "could not serialize"});
+  }
+  db::ExecOutcome Retry(int, db::Session& session) override {
+    return Failed(session, {db::ErrorClass::kConnection, "57P01", "terminating connection"});
+  }
+  static db::ExecOutcome Failed(db::Session& session, db::DbError error) {
+    db::ExecOutcome outcome = session.Execute(0, {});
+    outcome.error = std::move(error);
+    return outcome;
+  }
+};
+
+TEST_F(LoadRunnerTest, ARetryThatLosesItsConnectionIsAConnectionErrorNotOutOfTries) {
+  db::NoopDriver driver({.fixed_latency = kMillisecond}, clock_);
+  const SingleStatementScenario scenario(
+      {}, {.max_tries = 5, .on = {db::RetryCause::kSerialization}},
+      [] { return std::make_unique<ConflictThenLostConnectionWorker>(); });
+  LoadRunner runner(driver, scenario, recorder_, clock_, {});
+  runner.SetStartLimit(4);
+  ASSERT_TRUE(runner.Connect(1).ok());
+  runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
+  runner.Wait();
+  const IntervalSnapshot got = DrainAll();
+  EXPECT_EQ(got.Errors(), 4u);
+  const RetryTally& retry = got.query_types[0].retry;
+  EXPECT_THAT(retry.retries,
+              testing::ElementsAre(testing::Pair(db::RetryCause::kSerialization, 4u)));
+  EXPECT_EQ(retry.failed_after_retries, 0u);
 }
 
 TEST_F(LoadRunnerTest, OnlyThePolicysCausesAreTriedAgain) {
