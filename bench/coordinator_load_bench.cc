@@ -8,6 +8,7 @@
 // from /proc without the load generator's share:
 //
 //   coordinator_load_bench serve --listen 127.0.0.1:0 [--metrics 127.0.0.1:0]
+//       [--metrics-buckets default|fine|LIST]
 //       The real CoordinatorService and CoordinatorServer (coordinator/coordinator_service.cc),
 //       exactly as dbload-coordinator builds them (same options; MetricsExporter published into
 //       when --metrics is given, as dbload-coordinator does), in this process. The one
@@ -170,8 +171,13 @@ std::string WithPort(const std::string& address, int port) {
   return absl::StrCat(address.substr(0, colon), ":", port);
 }
 
-int Serve(const std::string& listen, const std::string& metrics) {
-  auto exporter = std::make_shared<dbload::MetricsExporter>();
+int Serve(const std::string& listen, const std::string& metrics, const std::string& buckets) {
+  absl::StatusOr<std::vector<double>> bounds = dbload::ParseBucketBounds(buckets);
+  if (!bounds.ok()) {
+    std::fprintf(stderr, "--metrics-buckets: %s\n", std::string(bounds.status().message()).c_str());
+    return 2;
+  }
+  auto exporter = std::make_shared<dbload::MetricsExporter>(10, *std::move(bounds));
   std::unique_ptr<prometheus::Exposer> exposer;
   if (!metrics.empty()) {
     exposer = std::make_unique<prometheus::Exposer>(metrics, /*num_threads=*/1);
@@ -607,7 +613,10 @@ int main(int argc, char** argv) {
     auto it = flags.find(k);
     return it == flags.end() ? d : it->second;
   };
-  if (role == "serve") return Serve(get("--listen", "127.0.0.1:0"), get("--metrics", ""));
+  if (role == "serve") {
+    return Serve(get("--listen", "127.0.0.1:0"), get("--metrics", ""),
+                 get("--metrics-buckets", "default"));
+  }
   if (role == "agents") {
     Options o;
     o.coordinator = get("--coordinator", "");

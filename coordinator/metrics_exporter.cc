@@ -4,8 +4,11 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace dbload {
 
@@ -15,27 +18,23 @@ using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
-constexpr double kFirstBound_s = 50e-6;
-constexpr double kLastBound_s = 60.0;
-constexpr double kGrowth = 1.05;
+constexpr double kFineFirstBound_s = 50e-6;
+constexpr double kFineLastBound_s = 60.0;
+constexpr double kFineGrowth = 1.05;
 constexpr double kWindowQuantiles[] = {0.5, 0.9, 0.99, 0.999};
 
 // For every index of the dbload histogram layout, the Prometheus bucket its samples fall in:
 // the first bound at or above the bucket's highest value (so a sample is never counted below
-// its true value), or the +Inf bucket past the last bound.
-const std::vector<int>& BucketOfIndex() {
-  static const std::vector<int> table = [] {
-    const std::vector<double>& bounds = MetricsExporter::BucketBounds();
-    std::vector<int> result(histogram_layout::kBucketCount);
-    size_t bucket = 0;
-    for (int i = 0; i < histogram_layout::kBucketCount; ++i) {
-      const double highest_s = static_cast<double>(histogram_layout::HighestValueAt(i)) / 1e9;
-      while (bucket < bounds.size() && bounds[bucket] < highest_s) ++bucket;
-      result[i] = static_cast<int>(bucket);  // == bounds.size() means +Inf
-    }
-    return result;
-  }();
-  return table;
+// its true value), or the +Inf bucket past the last bound (== bounds.size()).
+std::vector<int> BucketOfIndex(const std::vector<double>& bounds) {
+  std::vector<int> result(histogram_layout::kBucketCount);
+  size_t bucket = 0;
+  for (int i = 0; i < histogram_layout::kBucketCount; ++i) {
+    const double highest_s = static_cast<double>(histogram_layout::HighestValueAt(i)) / 1e9;
+    while (bucket < bounds.size() && bounds[bucket] < highest_s) ++bucket;
+    result[i] = static_cast<int>(bucket);
+  }
+  return result;
 }
 
 ClientMetric::Label L(std::string name, std::string value) {
@@ -74,23 +73,53 @@ Histogram MergeWindow(const std::deque<std::vector<std::pair<int, uint64_t>>>& w
 
 }  // namespace
 
-const std::vector<double>& MetricsExporter::BucketBounds() {
-  static const std::vector<double> bounds = [] {
-    std::vector<double> result;
-    for (double bound = kFirstBound_s; bound < kLastBound_s * kGrowth; bound *= kGrowth) {
-      // Rounded to 4 significant digits so the `le` labels read well and stay stable.
-      const double scale = std::pow(10.0, 3 - static_cast<int>(std::floor(std::log10(bound))));
-      result.push_back(std::round(bound * scale) / scale);
+std::vector<double> DefaultBucketBounds() {
+  return {50e-6, 100e-6, 200e-6, 500e-6, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1, 10};
+}
+
+std::vector<double> FineBucketBounds() {
+  std::vector<double> result;
+  for (double bound = kFineFirstBound_s; bound < kFineLastBound_s * kFineGrowth;
+       bound *= kFineGrowth) {
+    // Rounded to 4 significant digits so the `le` labels read well and stay stable.
+    const double scale = std::pow(10.0, 3 - static_cast<int>(std::floor(std::log10(bound))));
+    result.push_back(std::round(bound * scale) / scale);
+  }
+  return result;
+}
+
+absl::StatusOr<std::vector<double>> ParseBucketBounds(std::string_view spec) {
+  const absl::string_view text(spec.data(), spec.size());
+  if (text == "default") return DefaultBucketBounds();
+  if (text == "fine") return FineBucketBounds();
+  std::vector<double> bounds;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    double bound = 0;
+    if (!absl::SimpleAtod(absl::StripAsciiWhitespace(part), &bound) || !std::isfinite(bound) ||
+        bound <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bucket bound '", part,
+                       "': expected a positive number of seconds (or the whole value "
+                       "'default' or 'fine')"));
     }
-    return result;
-  }();
+    if (!bounds.empty() && bound <= bounds.back()) {
+      return absl::InvalidArgumentError(absl::StrCat("bucket bound ", part,
+                                                     " is not above the one before it (",
+                                                     bounds.back(), "): bounds go up"));
+    }
+    bounds.push_back(bound);
+  }
+  if (bounds.size() > kMaxBucketBounds) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(bounds.size(), " bucket bounds; at most ", kMaxBucketBounds));
+  }
   return bounds;
 }
 
-MetricsExporter::MetricsExporter(int window_intervals)
-    : window_intervals_(static_cast<size_t>(std::max(1, window_intervals))) {
-  BucketOfIndex();  // build the table now, not on the first scrape
-}
+MetricsExporter::MetricsExporter(int window_intervals, std::vector<double> bucket_bounds)
+    : window_intervals_(static_cast<size_t>(std::max(1, window_intervals))),
+      bounds_(std::move(bucket_bounds)),
+      bucket_of_index_(BucketOfIndex(bounds_)) {}
 
 MetricsExporter::RunSeries& MetricsExporter::SeriesFor(const std::string& run_id,
                                                        const std::string& scenario) {
@@ -111,8 +140,8 @@ MetricsExporter::RunSeries& MetricsExporter::SeriesFor(const std::string& run_id
 
 void MetricsExporter::AddDistribution(const Histogram& histogram, Distribution& into) const {
   if (histogram.Empty()) return;
-  const std::vector<int>& bucket_of = BucketOfIndex();
-  into.buckets.resize(BucketBounds().size() + 1, 0);
+  const std::vector<int>& bucket_of = bucket_of_index_;
+  into.buckets.resize(bounds_.size() + 1, 0);
   for (int i = 0; i < histogram_layout::kBucketCount; ++i) {
     const uint64_t count = histogram.CountAtIndex(i);
     if (count == 0) continue;
@@ -297,7 +326,7 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
                                  MetricType::Gauge);
   agents.metric.push_back(Gauge({}, agents_connected_));
 
-  const std::vector<double>& bounds = BucketBounds();
+  const std::vector<double>& bounds = bounds_;
   auto histogram_metric = [&](std::vector<ClientMetric::Label> labels, const Distribution& d) {
     ClientMetric metric;
     metric.label = std::move(labels);

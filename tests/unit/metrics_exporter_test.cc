@@ -1,9 +1,12 @@
 #include "coordinator/metrics_exporter.h"
 
+#include <iostream>
 #include <map>
 #include <random>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prometheus/text_serializer.h"
@@ -160,13 +163,113 @@ TEST(MetricsExporterTest, OnlyTheNewestRunsAreKeptAndTheTextFormatIsValid) {
   EXPECT_THAT(text, testing::Not(testing::HasSubstr("run=\"run0\"")));
 }
 
-TEST(MetricsExporterTest, BucketsGrowByFivePercentFromFiftyMicrosecondsToAMinute) {
-  const auto& bounds = MetricsExporter::BucketBounds();
+TEST(MetricsExporterTest, TheFineBucketsGrowByFivePercentFromFiftyMicrosecondsToAMinute) {
+  const std::vector<double> bounds = FineBucketBounds();
+  EXPECT_EQ(bounds.size(), 288u);  // 289 buckets with +Inf
   EXPECT_DOUBLE_EQ(bounds.front(), 50e-6);
   EXPECT_GE(bounds.back(), 60.0);
   for (size_t i = 1; i < bounds.size(); ++i) {
     EXPECT_NEAR(bounds[i] / bounds[i - 1], 1.05, 0.002) << i;
   }
+}
+
+TEST(MetricsExporterTest, TheDefaultBucketsAreFewAndCloseWhereDatabasesAnswer) {
+  const std::vector<double> bounds = DefaultBucketBounds();
+  EXPECT_EQ(bounds.size(), 14u);
+  EXPECT_DOUBLE_EQ(bounds.front(), 50e-6);
+  EXPECT_DOUBLE_EQ(bounds.back(), 10.0);
+  // At most 2.5x apart up to 100 ms, 5x up to 1 s, 10x up to 10 s.
+  for (size_t i = 1; i < bounds.size(); ++i) {
+    const double most = bounds[i] <= 0.1 ? 2.5 : bounds[i] <= 1 ? 5 : 10;
+    EXPECT_LE(bounds[i] / bounds[i - 1], most + 1e-9) << bounds[i];
+  }
+}
+
+// What Prometheus pays for one run of 20 query types (issue 20: at most 1,000 series and 100 KB
+// per scrape by default), after a second of load with errors of two codes in every query type.
+TEST(MetricsExporterTest, ARunOfTwentyQueryTypesStaysUnderAThousandSeriesByDefault) {
+  std::vector<std::string> names;
+  for (int q = 0; q < 20; ++q) names.push_back("query_type_" + std::to_string(q));
+  std::mt19937_64 random(5);
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(names.size());
+  std::lognormal_distribution<double> latency(13.0, 1.5);
+  for (QueryTypeInterval& q : snapshot.query_types) {
+    for (int i = 0; i < 2'000; ++i) {
+      const auto value = static_cast<int64_t>(latency(random));
+      q.response_time.Record(value);
+      q.service_time.Record(value / 2);
+    }
+    q.errors[{db::ErrorClass::kRetryable, "40001"}] = 3;
+    q.errors[{db::ErrorClass::kRetryable, "40P01"}] = 1;
+    q.statements = 2'004;
+  }
+  snapshot.schedule_lag.Record(1'000);
+  struct Exported {
+    size_t series = 0;
+    size_t bytes = 0;
+  };
+  const auto exported = [&](std::vector<double> bounds) {
+    MetricsExporter exporter(10, std::move(bounds));
+    exporter.SetAgentsConnected(3);
+    exporter.OnInterval({.run_id = "r1",
+                         .scenario = "mixed",
+                         .query_types = names,
+                         .merged = &snapshot,
+                         .length_s = 1,
+                         .clients = 64});
+    const std::string text = prometheus::TextSerializer().Serialize(exporter.Collect());
+    Exported result{.series = 0, .bytes = text.size()};
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      if (!line.empty() && line[0] != '#') ++result.series;
+    }
+    return result;
+  };
+  const Exported small = exported(DefaultBucketBounds());
+  const Exported fine = exported(FineBucketBounds());
+  std::cout << "[20 query types] default buckets: " << small.series << " series, " << small.bytes
+            << " bytes; fine buckets: " << fine.series << " series, " << fine.bytes << " bytes"
+            << std::endl;
+  EXPECT_LE(small.series, 1'000u);
+  EXPECT_LE(small.bytes, 100'000u);
+  EXPECT_GT(fine.series, 10 * small.series);  // what the issue measured: 11,781
+}
+
+TEST(MetricsExporterTest, BucketSpecsAreReadOrRefusedNamingTheBound) {
+  EXPECT_EQ(*ParseBucketBounds("default"), DefaultBucketBounds());
+  EXPECT_EQ(*ParseBucketBounds("fine"), FineBucketBounds());
+  EXPECT_EQ(*ParseBucketBounds("0.001, 0.01,1"), (std::vector<double>{0.001, 0.01, 1}));
+  EXPECT_THAT(ParseBucketBounds("0.001,fast").status().message(),
+              testing::HasSubstr("bucket bound 'fast': expected a positive number of seconds"));
+  EXPECT_THAT(ParseBucketBounds("0.01,0.001").status().message(),
+              testing::HasSubstr("bucket bound 0.001 is not above the one before it (0.01)"));
+  EXPECT_FALSE(ParseBucketBounds("0,1").ok());
+  EXPECT_FALSE(ParseBucketBounds("").ok());
+  std::string many;
+  for (int i = 1; i <= 1'001; ++i) absl::StrAppend(&many, i == 1 ? "" : ",", i);
+  EXPECT_THAT(ParseBucketBounds(many).status().message(),
+              testing::HasSubstr("1001 bucket bounds; at most 1000"));
+}
+
+// A histogram exported with the caller's bounds: each sample in the first bucket at or above it.
+TEST(MetricsExporterTest, TheHistogramUsesTheBoundsItWasGiven) {
+  MetricsExporter exporter(10, {0.001, 0.01});
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(1);
+  snapshot.query_types[0].response_time.Record(500'000);     // 0.5 ms
+  snapshot.query_types[0].response_time.Record(5'000'000);   // 5 ms
+  snapshot.query_types[0].response_time.Record(50'000'000);  // 50 ms
+  exporter.OnInterval(
+      {.run_id = "r1", .scenario = "s", .query_types = {"q"}, .merged = &snapshot, .length_s = 1});
+  const std::vector<MetricFamily> families = exporter.Collect();
+  const auto& response = FamilyNamed(families, "dbload_response_time_seconds");
+  ASSERT_EQ(response.metric.size(), 1u);
+  const auto& buckets = response.metric[0].histogram.bucket;
+  ASSERT_EQ(buckets.size(), 3u);
+  EXPECT_EQ(buckets[0].cumulative_count, 1u);
+  EXPECT_EQ(buckets[1].cumulative_count, 2u);
+  EXPECT_EQ(buckets[2].cumulative_count, 3u);
+  EXPECT_EQ(exporter.bucket_bounds(), (std::vector<double>{0.001, 0.01}));
 }
 
 }  // namespace
