@@ -159,7 +159,7 @@ void Histogram::ToProto(dbload::v1::Histogram* out) const {
   }
 }
 
-absl::StatusOr<Histogram> Histogram::FromProto(const dbload::v1::Histogram& proto) {
+absl::StatusOr<uint64_t> Histogram::CheckProto(const dbload::v1::Histogram& proto) {
   if (proto.layout() != layout::kVersion) {
     return absl::InvalidArgumentError(absl::StrCat("histogram layout ", proto.layout(),
                                                    " is not supported (expected ",
@@ -170,9 +170,7 @@ absl::StatusOr<Histogram> Histogram::FromProto(const dbload::v1::Histogram& prot
                                                    " bucket indices but ", proto.counts_size(),
                                                    " counts"));
   }
-  // First pass validates and finds the span; the second writes into it, zeroed once.
   int64_t index = 0;
-  int64_t first = -1;
   uint64_t total = 0;
   for (int k = 0; k < proto.counts_size(); ++k) {
     const uint32_t gap = proto.index_gaps(k);
@@ -186,7 +184,6 @@ absl::StatusOr<Histogram> Histogram::FromProto(const dbload::v1::Histogram& prot
                                                      ", beyond the last (",
                                                      layout::kBucketCount - 1, ")"));
     }
-    if (k == 0) first = index;
     const uint64_t count = proto.counts(k);
     if (count == 0) {
       return absl::InvalidArgumentError(absl::StrCat("histogram bucket #", k, " has count 0"));
@@ -196,15 +193,30 @@ absl::StatusOr<Histogram> Histogram::FromProto(const dbload::v1::Histogram& prot
     }
     total += count;
   }
-  Histogram result;
-  if (proto.counts_size() == 0) return result;
-  result.Widen(static_cast<int>(first), static_cast<int>(index));
-  index = 0;
-  for (int k = 0; k < proto.counts_size(); ++k) {
-    index += proto.index_gaps(k);
-    result.counts_[index] = proto.counts(k);
+  return total;
+}
+
+void Histogram::AddProto(const dbload::v1::Histogram& proto) {
+  const int buckets = proto.counts_size();
+  if (buckets == 0) return;
+  // The gaps are ascending from the first index: the last index is their sum.
+  int last = 0;
+  for (int k = 0; k < buckets; ++k) last += static_cast<int>(proto.index_gaps(k));
+  Widen(static_cast<int>(proto.index_gaps(0)), last);
+  int index = 0;
+  for (int k = 0; k < buckets; ++k) {
+    index += static_cast<int>(proto.index_gaps(k));
+    counts_[index] += proto.counts(k);
+    total_count_ += proto.counts(k);
   }
-  result.total_count_ = total;
+}
+
+absl::StatusOr<Histogram> Histogram::FromProto(const dbload::v1::Histogram& proto) {
+  if (absl::StatusOr<uint64_t> checked = CheckProto(proto); !checked.ok()) {
+    return checked.status();
+  }
+  Histogram result;
+  result.AddProto(proto);
   return result;
 }
 

@@ -108,6 +108,12 @@ class Histogram {
   // Rejects anything malformed (wrong layout, unsorted or out-of-range buckets, zero counts,
   // mismatched lengths, overflowing totals) with an error saying what.
   static absl::StatusOr<Histogram> FromProto(const dbload::v1::Histogram& proto);
+  // FromProto's checks alone; the total count of a well-formed encoding.
+  static absl::StatusOr<uint64_t> CheckProto(const dbload::v1::Histogram& proto);
+  // Adds an encoding that CheckProto accepted straight into this histogram (lossless, like
+  // Add): the cost is the buckets it lists, with no histogram decoded on the way. This is how
+  // the coordinator merges agents' reports.
+  void AddProto(const dbload::v1::Histogram& proto);
 
   bool operator==(const Histogram& other) const;
 

@@ -85,16 +85,18 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
         "agent ", agent, ": report ", report.sequence(), " follows report ", progress.last_sequence,
         ": reports ", progress.last_sequence + 1, " to ", report.sequence() - 1, " are missing"));
   }
-  absl::StatusOr<IntervalSnapshot> snapshot = SnapshotFromReport(report, query_type_count_);
-  if (!snapshot.ok()) {
-    return absl::Status(snapshot.status().code(),
+  // Checked whole before anything is counted; its histograms are then added straight from the
+  // report (interval/interval_snapshot.h CheckedReport), none decoded on the way.
+  absl::StatusOr<CheckedReport> checked = CheckReport(report, query_type_count_);
+  if (!checked.ok()) {
+    return absl::Status(checked.status().code(),
                         absl::StrCat("agent ", agent, ": report ", report.sequence(), ": ",
-                                     snapshot.status().message()));
+                                     checked.status().message()));
   }
-  const uint64_t executed = snapshot->Executed();
-  const uint64_t errors = snapshot->Errors();
+  const uint64_t executed = checked->executed;
+  const uint64_t errors = checked->counts.Errors();
   // Transactions that ended in an ignored error took their starts from the budget too.
-  const uint64_t completed = snapshot->Completed();
+  const uint64_t completed = checked->Completed();
   // The agent completes exactly its share of a count (stop.queries after the warm-up, or a
   // stage's); more means something upstream broke the promise that the coordinator never asks
   // for more than the plan.
@@ -142,14 +144,14 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
   } else {
     progress.executed += executed;
     progress.errors += errors;
-    for (const QueryTypeInterval& q : snapshot->query_types) progress.response_time.Add(q.response_time);
+    checked->AddResponseTimesTo(progress.response_time);
   }
   const uint32_t stage = staged_ ? std::max<uint32_t>(report.stage(), 1) : 0;
   Pending& pending = pending_[{.measured = !report.warmup(), .stage = stage}];
   if (pending.snapshot.query_types.empty()) {
     pending.snapshot.query_types.resize(query_type_count_);
   }
-  pending.snapshot.Add(*snapshot);
+  checked->AddTo(pending.snapshot);
   if (staged_) {
     // A final report carries no interval (and no target): it must not zero the agent's.
     if (!empty) pending.agent_target[agent] = {report.target_rate(), report.clients()};
@@ -161,7 +163,7 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
       agent_seconds += report.interval_s();
       tally.executed += executed;
       tally.errors += errors;
-      for (const QueryTypeInterval& q : snapshot->query_types) tally.response.Add(q.response_time);
+      checked->AddResponseTimesTo(tally.response);
     }
   }
   pending.any = true;

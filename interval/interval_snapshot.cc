@@ -1,5 +1,6 @@
 #include "interval/interval_snapshot.h"
 
+#include <limits>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -153,22 +154,28 @@ std::optional<db::RetryCause> RetryCauseFromProto(int cause) {
   return std::nullopt;
 }
 
-absl::StatusOr<Histogram> DecodeHistogram(const v1::Histogram& proto, const std::string& what) {
+// The total count of an encoded histogram, or what is wrong with it.
+absl::StatusOr<uint64_t> CheckHistogram(const v1::Histogram& proto) {
   // An empty histogram may arrive without a layout (nothing set at all).
   if (proto.layout() == 0 && proto.counts_size() == 0 && proto.index_gaps_size() == 0) {
-    return Histogram();
+    return 0;
   }
-  absl::StatusOr<Histogram> histogram = Histogram::FromProto(proto);
-  if (!histogram.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": ", histogram.status().message()));
-  }
-  return histogram;
+  return Histogram::CheckProto(proto);
+}
+
+// `status` with what it is about in front (built only for an error: the good path of a report
+// of twenty query types would otherwise build forty strings).
+absl::Status About(const absl::Status& status, absl::string_view what, int index = -1) {
+  return absl::InvalidArgumentError(
+      index < 0 ? absl::StrCat(what, ": ", status.message())
+                : absl::StrCat("query type ", index, " ", what, ": ", status.message()));
 }
 }  // namespace
 
-absl::StatusOr<IntervalSnapshot> SnapshotFromReport(const v1::AgentReport& report,
-                                                    int query_type_count) {
-  IntervalSnapshot snapshot;
+absl::StatusOr<CheckedReport> CheckReport(const v1::AgentReport& report, int query_type_count) {
+  CheckedReport checked;
+  checked.report = &report;
+  IntervalSnapshot& snapshot = checked.counts;
   snapshot.query_types.resize(query_type_count);
   std::vector<bool> seen(query_type_count, false);
   for (const v1::QueryTypeDelta& delta : report.query_types()) {
@@ -182,14 +189,16 @@ absl::StatusOr<IntervalSnapshot> SnapshotFromReport(const v1::AgentReport& repor
     }
     seen[index] = true;
     QueryTypeInterval& q = snapshot.query_types[index];
-    absl::StatusOr<Histogram> response =
-        DecodeHistogram(delta.response_time(), absl::StrCat("query type ", index, " response time"));
-    if (!response.ok()) return response.status();
-    absl::StatusOr<Histogram> service =
-        DecodeHistogram(delta.service_time(), absl::StrCat("query type ", index, " service time"));
-    if (!service.ok()) return service.status();
-    q.response_time = *std::move(response);
-    q.service_time = *std::move(service);
+    const int named = static_cast<int>(index);
+    absl::StatusOr<uint64_t> response = CheckHistogram(delta.response_time());
+    if (!response.ok()) return About(response.status(), "response time", named);
+    absl::StatusOr<uint64_t> service = CheckHistogram(delta.service_time());
+    if (!service.ok()) return About(service.status(), "service time", named);
+    // Each report's count is bounded (a uint64 total), but the sum of twenty must not wrap.
+    if (*response > std::numeric_limits<uint64_t>::max() - checked.executed) {
+      return absl::InvalidArgumentError("the report's executed transactions overflow 64 bits");
+    }
+    checked.executed += *response;
     // A trillion statements in one interval is garbage, and sums of such would wrap.
     if (delta.statements() > kMaxStatementsPerReport) {
       return absl::InvalidArgumentError(absl::StrCat("query type ", index, ": ",
@@ -231,12 +240,12 @@ absl::StatusOr<IntervalSnapshot> SnapshotFromReport(const v1::AgentReport& repor
       q.retry.committed_by_tries[committed.tries()] += committed.count();
     }
   }
-  absl::StatusOr<Histogram> lag = DecodeHistogram(report.schedule_lag(), "schedule lag");
-  if (!lag.ok()) return lag.status();
-  snapshot.schedule_lag = *std::move(lag);
-  absl::StatusOr<Histogram> dispatch = DecodeHistogram(report.dispatch_lag(), "dispatch lag");
-  if (!dispatch.ok()) return dispatch.status();
-  snapshot.dispatch_lag = *std::move(dispatch);
+  if (absl::StatusOr<uint64_t> lag = CheckHistogram(report.schedule_lag()); !lag.ok()) {
+    return About(lag.status(), "schedule lag");
+  }
+  if (absl::StatusOr<uint64_t> dispatch = CheckHistogram(report.dispatch_lag()); !dispatch.ok()) {
+    return About(dispatch.status(), "dispatch lag");
+  }
   const v1::ConnectionTime& time = report.connection_time();
   for (double seconds :
        {time.in_db_call_s(), time.connecting_s(), time.idle_s(), time.in_agent_s()}) {
@@ -251,6 +260,33 @@ absl::StatusOr<IntervalSnapshot> SnapshotFromReport(const v1::AgentReport& repor
                               .connecting = nanos(time.connecting_s()),
                               .idle = nanos(time.idle_s()),
                               .in_agent = nanos(time.in_agent_s())};
+  return checked;
+}
+
+void CheckedReport::AddResponseTimesTo(Histogram& into) const {
+  for (const v1::QueryTypeDelta& delta : report->query_types()) {
+    into.AddProto(delta.response_time());
+  }
+}
+
+void CheckedReport::AddTo(IntervalSnapshot& into) const {
+  into.Add(counts);
+  for (const v1::QueryTypeDelta& delta : report->query_types()) {
+    QueryTypeInterval& q = into.query_types[delta.query_type()];
+    q.response_time.AddProto(delta.response_time());
+    q.service_time.AddProto(delta.service_time());
+  }
+  into.schedule_lag.AddProto(report->schedule_lag());
+  into.dispatch_lag.AddProto(report->dispatch_lag());
+}
+
+absl::StatusOr<IntervalSnapshot> SnapshotFromReport(const v1::AgentReport& report,
+                                                    int query_type_count) {
+  absl::StatusOr<CheckedReport> checked = CheckReport(report, query_type_count);
+  if (!checked.ok()) return checked.status();
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(static_cast<size_t>(query_type_count));
+  checked->AddTo(snapshot);
   return snapshot;
 }
 

@@ -99,8 +99,25 @@ void ConnectionTimeToProto(const ConnectionTime& time, dbload::v1::ConnectionTim
 
 // The wire form of a snapshot, in an agent's report: only non-empty query types travel.
 void SnapshotToReport(const IntervalSnapshot& snapshot, dbload::v1::AgentReport* report);
+// An agent's report checked against its scenario, ready to be merged: its small counts decoded
+// (errors, statements, retries, connection time) and its histograms checked but left encoded
+// in the report, to be added straight from there. The coordinator merges hundreds of reports a
+// second this way; decoding each histogram first zeroed, filled and walked its whole span.
+struct CheckedReport {
+  IntervalSnapshot counts;  // everything but the histograms, which are empty here
+  uint64_t executed = 0;    // the response-time histograms' totals
+  const dbload::v1::AgentReport* report = nullptr;  // must outlive this
+  uint64_t Completed() const { return executed + counts.Errors() + counts.Ignored(); }
+  // Adds everything the report holds to `into` (sized for the scenario's query types).
+  void AddTo(IntervalSnapshot& into) const;
+  // Every query type's response times, into one histogram.
+  void AddResponseTimesTo(Histogram& into) const;
+};
 // Rejects a report that does not fit a scenario of `query_type_count` query types (an index out
 // of range, a repeated query type, an unknown error class, a malformed histogram).
+absl::StatusOr<CheckedReport> CheckReport(const dbload::v1::AgentReport& report,
+                                          int query_type_count);
+// CheckReport, then the report decoded into a snapshot of its own.
 absl::StatusOr<IntervalSnapshot> SnapshotFromReport(const dbload::v1::AgentReport& report,
                                                     int query_type_count);
 

@@ -137,6 +137,27 @@ TEST(HistogramTest, ProtoRoundTripIsLosslessAndSparse) {
   EXPECT_LT(proto.ByteSizeLong(), 40u);
 }
 
+// Adding an encoding straight into a histogram is the same as decoding it and adding that:
+// below, inside and above the span the histogram already has.
+TEST(HistogramTest, AddingAnEncodingEqualsAddingItsDecodedHistogram) {
+  std::mt19937_64 random(11);
+  std::lognormal_distribution<double> latency(13.0, 2.0);
+  Histogram into;
+  Histogram expected;
+  for (int round = 0; round < 5; ++round) {
+    Histogram delta;
+    for (int i = 0; i < 500; ++i) delta.Record(static_cast<int64_t>(latency(random)) >> round);
+    dbload::v1::Histogram proto;
+    delta.ToProto(&proto);
+    ASSERT_EQ(Histogram::CheckProto(proto).value(), delta.TotalCount());
+    into.AddProto(proto);
+    expected.Add(delta);
+    EXPECT_EQ(into, expected) << "round " << round;
+  }
+  into.AddProto(dbload::v1::Histogram());  // an empty encoding adds nothing
+  EXPECT_EQ(into, expected);
+}
+
 TEST(HistogramTest, DecoderRejectsMalformedInputWithAReason) {
   dbload::v1::Histogram proto;
   proto.set_layout(7);
