@@ -4,6 +4,8 @@
 
 #include <ctime>
 
+#include "base/fiber_loop.h"
+
 namespace dbload {
 
 namespace {
@@ -21,6 +23,11 @@ Nanos SteadyClock::Now() {
 }
 
 void SteadyClock::SleepUntil(Nanos deadline) {
+  if (OnFiber()) {
+    while (!FiberSleepUntil(deadline)) {
+    }
+    return;
+  }
   // The kernel's default timer slack (50 µs) would be added to every wake-up and show up as
   // schedule lag: ask for the smallest, once per thread.
   thread_local bool slack_reduced = false;
@@ -44,8 +51,18 @@ Nanos SimulatedClock::Now() {
 }
 
 void SimulatedClock::SleepUntil(Nanos deadline) {
+  if (OnFiber()) {  // the fiber's loop sleeps for it (its thread is the one attached)
+    while (!FiberSleepUntil(deadline)) {
+    }
+    return;
+  }
+  static const std::atomic<bool> kNever{false};
+  SleepUntilOrInterrupted(deadline, kNever);
+}
+
+void SimulatedClock::SleepUntilOrInterrupted(Nanos deadline, const std::atomic<bool>& interrupted) {
   std::unique_lock lock(mu_);
-  if (deadline <= now_) return;
+  if (deadline <= now_ || interrupted.load()) return;
   if (attached_ == 0) {
     now_ = deadline;
     return;
@@ -53,9 +70,14 @@ void SimulatedClock::SleepUntil(Nanos deadline) {
   auto it = deadlines_.emplace(deadline, 0);
   ++sleeping_;
   MaybeAdvanceLocked();
-  wake_.wait(lock, [&] { return now_ >= deadline; });
+  wake_.wait(lock, [&] { return now_ >= deadline || interrupted.load(); });
   deadlines_.erase(it);
   --sleeping_;
+}
+
+void SimulatedClock::Interrupt() {
+  std::lock_guard lock(mu_);
+  wake_.notify_all();
 }
 
 void SimulatedClock::AttachThread() {

@@ -1,6 +1,7 @@
 #ifndef DBLOAD_BASE_CLOCK_H_
 #define DBLOAD_BASE_CLOCK_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -49,6 +50,10 @@ class SimulatedClock final : public Clock {
   void DetachThread() override;
   // Moves time forward by hand (tests of single-threaded logic).
   void Advance(Nanos delta);
+  // For an event loop's thread (base/fiber_loop.h): SleepUntil that also returns, early, once
+  // `interrupted` is true and Interrupt() was called after it became so.
+  void SleepUntilOrInterrupted(Nanos deadline, const std::atomic<bool>& interrupted);
+  void Interrupt();
 
  private:
   void MaybeAdvanceLocked();

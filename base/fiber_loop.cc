@@ -1,0 +1,368 @@
+#include "base/fiber_loop.h"
+
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+// Fibers switch stacks behind the sanitizers' backs unless told: ASan would take one fiber's
+// frames for another's, and TSan would see one thread's accesses as another's.
+#if defined(__SANITIZE_ADDRESS__)
+#define DBLOAD_ASAN_FIBERS 1
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define DBLOAD_TSAN_FIBERS 1
+#endif
+#if defined(__has_feature)  // clang
+#if __has_feature(address_sanitizer)
+#define DBLOAD_ASAN_FIBERS 1
+#endif
+#if __has_feature(thread_sanitizer)
+#define DBLOAD_TSAN_FIBERS 1
+#endif
+#endif
+#ifdef DBLOAD_ASAN_FIBERS
+#include <sanitizer/common_interface_defs.h>
+#endif
+#ifdef DBLOAD_TSAN_FIBERS
+extern "C" {
+void* __tsan_get_current_fiber(void);
+void* __tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void* fiber);
+void __tsan_switch_to_fiber(void* fiber, unsigned flags);
+}
+#endif
+
+namespace dbload {
+
+namespace {
+// On simulated time, a loop with no timer sleeps on its clock this long at a time.
+constexpr Nanos kIdleSlice = kMillisecond;
+// Timer wake-ups from epoll are late by tens of microseconds: the last stretch before a timer
+// is spent looking at the sockets without sleeping, as SteadyClock spins.
+constexpr Nanos kSpinBelow = 20 * kMicrosecond;
+constexpr int kEventsPerPoll = 256;
+
+[[noreturn]] void Die(const char* what) {
+  std::perror(what);
+  std::abort();
+}
+}  // namespace
+
+struct Fiber {
+  ucontext_t context;
+  void* mapping = nullptr;  // guard page, then the stack
+  size_t mapping_bytes = 0;
+  std::function<void()> body;
+  FiberLoop* loop = nullptr;
+  bool done = false;
+  void* asan_fake_stack = nullptr;
+  void* tsan_fiber = nullptr;
+};
+
+namespace {
+thread_local FiberLoop* t_loop = nullptr;  // the loop this thread runs, if any
+thread_local Fiber* t_fiber = nullptr;     // the fiber running now, if any
+}  // namespace
+
+// The free functions below reach the loop's private parts through this.
+struct FiberAccess {
+  static void Main();
+  static void SwitchToLoop(Fiber* fiber) { fiber->loop->SwitchToLoop(fiber); }
+  static bool Sleep(Fiber* fiber, Nanos deadline) {
+    FiberLoop& loop = *fiber->loop;
+    loop.timers_.push({deadline, loop.timer_order_++, fiber});
+    loop.SwitchToLoop(fiber);
+    return loop.clock_.Now() >= deadline;
+  }
+  static void WaitForSocket(Fiber* fiber, int fd, bool for_write) {
+    FiberLoop& loop = *fiber->loop;
+    epoll_event event{};
+    event.events = (for_write ? EPOLLOUT : EPOLLIN) | EPOLLONESHOT;
+    event.data.ptr = fiber;
+    // A descriptor stays registered (disarmed) between waits; a closed one leaves epoll by
+    // itself, and its number may come back as another connection's.
+    if (epoll_ctl(loop.epoll_fd_, EPOLL_CTL_MOD, fd, &event) != 0 &&
+        (errno != ENOENT || epoll_ctl(loop.epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0)) {
+      // Not a pollable descriptor: let poll() say what it has.
+      pollfd one{.fd = fd, .events = static_cast<short>(for_write ? POLLOUT : POLLIN)};
+      poll(&one, 1, -1);
+      return;
+    }
+    ++loop.socket_waiters_;
+    loop.SwitchToLoop(fiber);
+  }
+  static void Park(Fiber* fiber) {
+    // Held while it waits, as a thread blocked on a condition holds simulated time.
+    fiber->loop->clock_.AttachThread();
+    fiber->loop->SwitchToLoop(fiber);
+  }
+  static void Wake(Fiber* fiber) {
+    if (t_loop == fiber->loop) {
+      fiber->loop->ready_.push_back(fiber);
+      fiber->loop->clock_.DetachThread();
+    } else {
+      fiber->loop->Post(fiber);
+    }
+  }
+};
+
+FiberLoop::FiberLoop(Clock& clock, size_t stack_bytes)
+    : clock_(clock), simulated_(dynamic_cast<SimulatedClock*>(&clock)), stack_bytes_(stack_bytes) {
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (epoll_fd_ < 0 || event_fd_ < 0) Die("dbload: event loop");
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.ptr = nullptr;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &event) != 0) Die("dbload: event loop");
+  loop_context_ = new ucontext_t;
+  // Attached before the thread exists, so that a simulated clock cannot move on without it.
+  clock_.AttachThread();
+  thread_ = std::thread([this] { Run(); });
+}
+
+FiberLoop::~FiberLoop() {
+  Finish();
+  close(event_fd_);
+  close(epoll_fd_);
+  delete static_cast<ucontext_t*>(loop_context_);
+}
+
+void FiberLoop::Spawn(std::function<void()> body) {
+  auto* fiber = new Fiber;
+  fiber->body = std::move(body);
+  fiber->loop = this;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  fiber->mapping_bytes = stack_bytes_ + page;
+  fiber->mapping = mmap(nullptr, fiber->mapping_bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  if (fiber->mapping == MAP_FAILED) Die("dbload: fiber stack");
+  // An overflow faults on the guard page instead of writing over another fiber's stack.
+  if (mprotect(fiber->mapping, page, PROT_NONE) != 0) Die("dbload: fiber stack guard");
+  if (getcontext(&fiber->context) != 0) Die("dbload: fiber context");
+  fiber->context.uc_stack.ss_sp = static_cast<char*>(fiber->mapping) + page;
+  fiber->context.uc_stack.ss_size = stack_bytes_;
+  fiber->context.uc_link = nullptr;  // FiberAccess::Main never returns
+  makecontext(&fiber->context, &FiberAccess::Main, 0);
+#ifdef DBLOAD_TSAN_FIBERS
+  fiber->tsan_fiber = __tsan_create_fiber(0);
+#endif
+  // Held until the loop takes the fiber, as a thread attaches before it exists.
+  clock_.AttachThread();
+  Post(fiber);
+}
+
+void FiberLoop::InterruptSleeps() {
+  interrupt_sleeps_.store(true);
+  Signal();
+}
+
+void FiberLoop::Finish() {
+  {
+    std::lock_guard lock(posted_mu_);
+    finishing_ = true;
+  }
+  Signal();
+  if (thread_.joinable()) thread_.join();
+}
+
+void FiberLoop::Post(Fiber* fiber) {
+  {
+    std::lock_guard lock(posted_mu_);
+    posted_.push_back(fiber);
+  }
+  Signal();
+}
+
+void FiberLoop::Signal() {
+  signaled_.store(true);
+  const uint64_t one = 1;
+  // Only fails when the counter is full, and then the loop has a wake-up to read anyway.
+  (void)!write(event_fd_, &one, sizeof(one));
+  if (simulated_ != nullptr) simulated_->Interrupt();
+}
+
+void FiberLoop::Run() {
+  t_loop = this;
+  // The kernel's default timer slack (50 µs) would be added to every wake-up.
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+#ifdef DBLOAD_TSAN_FIBERS
+  loop_tsan_fiber_ = __tsan_get_current_fiber();
+#endif
+  for (;;) {
+    TakePosted();
+    FireTimers(clock_.Now(), interrupt_sleeps_.exchange(false));
+    if (socket_waiters_ > 0) PollSockets(0);
+    if (ready_.empty()) {
+      bool done = false;
+      {
+        std::lock_guard lock(posted_mu_);
+        done = finishing_ && live_fibers_ == 0 && posted_.empty();
+        if (!posted_.empty()) continue;
+      }
+      if (done) break;
+      Idle(clock_.Now());
+      continue;
+    }
+    // Runs the fibers ready now; those they make ready wait for the next round, after the
+    // sockets and timers have had their look.
+    running_.swap(ready_);
+    for (Fiber* fiber : running_) Resume(fiber);
+    running_.clear();
+  }
+  t_loop = nullptr;
+  clock_.DetachThread();
+}
+
+void FiberLoop::TakePosted() {
+  std::lock_guard lock(posted_mu_);
+  signaled_.store(false);
+  ready_.insert(ready_.end(), posted_.begin(), posted_.end());
+  for (size_t i = 0; i < posted_.size(); ++i) clock_.DetachThread();  // see Spawn, Park
+  posted_.clear();
+}
+
+void FiberLoop::FireTimers(Nanos now, bool all) {
+  while (!timers_.empty() && (all || timers_.top().deadline <= now)) {
+    ready_.push_back(timers_.top().fiber);
+    timers_.pop();
+  }
+}
+
+void FiberLoop::PollSockets(Nanos timeout) {
+  epoll_event events[kEventsPerPoll];
+  const timespec wait{.tv_sec = timeout / kSecond, .tv_nsec = timeout % kSecond};
+  const int count =
+      epoll_pwait2(epoll_fd_, events, kEventsPerPoll, timeout < 0 ? nullptr : &wait, nullptr);
+  for (int i = 0; i < count; ++i) {
+    auto* fiber = static_cast<Fiber*>(events[i].data.ptr);
+    if (fiber == nullptr) {
+      uint64_t value = 0;
+      (void)!read(event_fd_, &value, sizeof(value));
+      continue;
+    }
+    --socket_waiters_;
+    ready_.push_back(fiber);
+  }
+}
+
+void FiberLoop::Idle(Nanos now) {
+  if (simulated_ == nullptr) {
+    // Sockets, another thread's post and time, whichever comes first. The last few
+    // microseconds before a timer are spent looking, not sleeping: at the sockets when some
+    // fiber waits on one, else at the clock alone (a system call per look would cost more than
+    // the wait).
+    if (timers_.empty()) {
+      PollSockets(-1);
+      return;
+    }
+    const Nanos until_timer = timers_.top().deadline - now;
+    if (until_timer <= kSpinBelow && socket_waiters_ == 0) {
+      while (clock_.Now() < timers_.top().deadline) {
+      }
+      return;
+    }
+    PollSockets(std::max<Nanos>(0, until_timer - kSpinBelow));
+    return;
+  }
+  // Simulated time moves only while every attached thread sleeps on the clock: this one
+  // sleeps until its next timer, and a post (which holds time itself) cuts the sleep short.
+  // With no fiber at all it has nothing to wait for and holds nothing, as threads that ended.
+  if (timers_.empty() && live_fibers_ == 0) {
+    clock_.DetachThread();
+    PollSockets(-1);
+    clock_.AttachThread();
+    return;
+  }
+  simulated_->SleepUntilOrInterrupted(timers_.empty() ? now + kIdleSlice : timers_.top().deadline,
+                                      signaled_);
+}
+
+void FiberLoop::Resume(Fiber* fiber) {
+  t_fiber = fiber;
+#ifdef DBLOAD_ASAN_FIBERS
+  void* fake_stack = nullptr;
+  __sanitizer_start_switch_fiber(&fake_stack, static_cast<char*>(fiber->context.uc_stack.ss_sp),
+                                 fiber->context.uc_stack.ss_size);
+#endif
+#ifdef DBLOAD_TSAN_FIBERS
+  __tsan_switch_to_fiber(fiber->tsan_fiber, 0);
+#endif
+  if (swapcontext(static_cast<ucontext_t*>(loop_context_), &fiber->context) != 0) {
+    Die("dbload: fiber switch");
+  }
+#ifdef DBLOAD_ASAN_FIBERS
+  __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+#endif
+  t_fiber = nullptr;
+  if (!fiber->done) return;
+  --live_fibers_;
+#ifdef DBLOAD_TSAN_FIBERS
+  __tsan_destroy_fiber(fiber->tsan_fiber);
+#endif
+  munmap(fiber->mapping, fiber->mapping_bytes);
+  delete fiber;
+}
+
+void FiberLoop::SwitchToLoop(Fiber* fiber) {
+#ifdef DBLOAD_ASAN_FIBERS
+  // A finished fiber's frames are gone for good: no fake stack to keep.
+  __sanitizer_start_switch_fiber(fiber->done ? nullptr : &fiber->asan_fake_stack,
+                                 loop_stack_bottom_, loop_stack_size_);
+#endif
+#ifdef DBLOAD_TSAN_FIBERS
+  __tsan_switch_to_fiber(loop_tsan_fiber_, 0);
+#endif
+  if (swapcontext(&fiber->context, static_cast<ucontext_t*>(loop_context_)) != 0) {
+    Die("dbload: fiber switch");
+  }
+#ifdef DBLOAD_ASAN_FIBERS
+  __sanitizer_finish_switch_fiber(fiber->asan_fake_stack, &loop_stack_bottom_, &loop_stack_size_);
+#endif
+}
+
+void FiberAccess::Main() {
+  Fiber* fiber = t_fiber;
+  FiberLoop& loop = *fiber->loop;
+#ifdef DBLOAD_ASAN_FIBERS
+  __sanitizer_finish_switch_fiber(nullptr, &loop.loop_stack_bottom_, &loop.loop_stack_size_);
+#endif
+  ++loop.live_fibers_;  // from its first run: the loop looks at the count between rounds only
+  fiber->body();
+  fiber->body = nullptr;  // what it captured goes now, on its own stack
+  fiber->done = true;
+  loop.SwitchToLoop(fiber);
+  std::abort();  // a finished fiber is never resumed
+}
+
+bool OnFiber() { return t_fiber != nullptr; }
+
+bool FiberSleepUntil(Nanos deadline) { return FiberAccess::Sleep(t_fiber, deadline); }
+
+void WaitForSocket(int fd, bool for_write) {
+  if (t_fiber != nullptr) {
+    FiberAccess::WaitForSocket(t_fiber, fd, for_write);
+    return;
+  }
+  pollfd one{.fd = fd, .events = static_cast<short>(for_write ? POLLOUT : POLLIN)};
+  while (poll(&one, 1, -1) < 0 && errno == EINTR) {
+  }
+}
+
+Fiber* CurrentFiber() { return t_fiber; }
+
+void ParkCurrentFiber() { FiberAccess::Park(t_fiber); }
+
+void WakeFiber(Fiber* fiber) { FiberAccess::Wake(fiber); }
+
+}  // namespace dbload

@@ -1,0 +1,128 @@
+#ifndef DBLOAD_BASE_FIBER_LOOP_H_
+#define DBLOAD_BASE_FIBER_LOOP_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <queue>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+
+namespace dbload {
+
+struct Fiber;
+
+// One thread running many fibers: functions on stacks of their own that each run until they
+// wait (for a socket, for a time, or to be woken) and then give the thread to the next fiber
+// that is ready. This is how one agent thread drives hundreds or thousands of connections, as
+// each pgbench thread multiplexes its clients: a connection's code stays the plain blocking
+// sequence it is on a thread of its own, and only its waits differ (WaitForSocket,
+// Clock::SleepUntil and ParkCurrentFiber park the fiber instead of the thread).
+//
+// An idle loop waits in epoll: for its fibers' sockets, for another thread's post, and for its
+// next timer. On a SimulatedClock (tests of pacing with the noop driver: fibers that wait on time
+// only) it sleeps on the clock instead, its thread attached to it, and a fiber holds time as its
+// thread would have (from Spawn until it first runs, and while parked); sockets need the real
+// clock.
+class FiberLoop {
+ public:
+  // Enough for libpq's connect (name resolution included) and a workload's transaction; only
+  // the pages a fiber touches take memory.
+  static constexpr size_t kDefaultStackBytes = 256 << 10;
+
+  explicit FiberLoop(Clock& clock, size_t stack_bytes = kDefaultStackBytes);
+  // Finish().
+  ~FiberLoop();
+  FiberLoop(const FiberLoop&) = delete;
+  FiberLoop& operator=(const FiberLoop&) = delete;
+
+  // Runs `body` on a new fiber of this loop. Any thread; not after Finish().
+  void Spawn(std::function<void()> body);
+  // Fibers sleeping on time wake now (their sleep returns early, so its caller must look
+  // again): a stop is then noticed at once rather than at the end of each fiber's sleep. Any
+  // thread.
+  void InterruptSleeps();
+  // Lets the thread end once every fiber has returned, and joins it.
+  void Finish();
+
+ private:
+  friend struct FiberAccess;
+  struct Timer {
+    Nanos deadline;
+    uint64_t order;  // ties wake in the order they slept
+    Fiber* fiber;
+    bool operator>(const Timer& other) const {
+      return deadline != other.deadline ? deadline > other.deadline : order > other.order;
+    }
+  };
+
+  void Run();
+  void TakePosted();
+  void FireTimers(Nanos now, bool all);
+  // Moves fibers whose sockets are ready (or the wake-up event) along, waiting at most
+  // `timeout` (0: just looks).
+  void PollSockets(Nanos timeout);
+  void Idle(Nanos now);
+  void Resume(Fiber* fiber);
+  // From a fiber of this loop: back to the loop, until something makes the fiber ready again.
+  void SwitchToLoop(Fiber* fiber);
+  void Post(Fiber* fiber);  // any thread
+  void Signal();
+
+  Clock& clock_;
+  // The clock when it is a SimulatedClock (time moves only while attached threads sleep).
+  SimulatedClock* const simulated_;
+  const size_t stack_bytes_;
+  int epoll_fd_ = -1;
+  int event_fd_ = -1;  // in epoll_fd_: another thread posted work
+  std::thread thread_;
+
+  std::mutex posted_mu_;
+  std::vector<Fiber*> posted_;  // spawned or woken by any thread
+  bool finishing_ = false;
+  std::atomic<bool> interrupt_sleeps_{false};
+  std::atomic<bool> signaled_{false};  // by Signal(), since the loop last took its posts
+
+  // The loop's thread only.
+  void* loop_context_ = nullptr;  // ucontext_t of Run()
+  std::vector<Fiber*> ready_;
+  std::vector<Fiber*> running_;  // the round in progress (ready_ swapped in)
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  uint64_t timer_order_ = 0;
+  int live_fibers_ = 0;
+  int socket_waiters_ = 0;
+  // Sanitizers' bookkeeping of the loop's own stack and fiber (see fiber_loop.cc).
+  [[maybe_unused]] const void* loop_stack_bottom_ = nullptr;
+  [[maybe_unused]] size_t loop_stack_size_ = 0;
+  [[maybe_unused]] void* loop_tsan_fiber_ = nullptr;
+};
+
+// Whether the calling code runs on a fiber of some FiberLoop.
+bool OnFiber();
+
+// From a fiber: parks it until its loop's clock reaches `deadline`, or InterruptSleeps: false
+// then (its caller looks at why, and sleeps again if it must). Clocks called on a fiber sleep
+// here, again until the deadline.
+bool FiberSleepUntil(Nanos deadline);
+
+// Waits until `fd` is readable (`for_write`: writable), or has an error or hang-up to report.
+// On a fiber the fiber parks and its loop runs others; elsewhere the thread polls.
+void WaitForSocket(int fd, bool for_write);
+
+// From a fiber: the fiber, for WakeFiber.
+Fiber* CurrentFiber();
+// From a fiber: parks it until some thread calls WakeFiber for it. The usual shape: take a
+// lock, look at a condition, record CurrentFiber() where the waker will find it, release the
+// lock, park, and look again. A wake that comes before the fiber has parked waits for it: the
+// loop runs nothing else of its own until the fiber is off its stack.
+void ParkCurrentFiber();
+// Makes a fiber parked by ParkCurrentFiber ready. Any thread; once per park.
+void WakeFiber(Fiber* fiber);
+
+}  // namespace dbload
+
+#endif  // DBLOAD_BASE_FIBER_LOOP_H_

@@ -1,0 +1,134 @@
+#include "base/fiber_loop.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dbload {
+namespace {
+
+TEST(FiberLoopTest, SleepersWakeAtTheirTimesInOrderOnSimulatedTime) {
+  SimulatedClock clock(0);
+  std::mutex mu;
+  std::vector<std::pair<int, Nanos>> woke;  // fiber, when
+  {
+    FiberLoop loop(clock);
+    {
+      ClockThread spawning(clock);  // time stands still until every fiber is there
+      // Fibers 0…99 sleep until 100 - i ms, then until twice that.
+      for (int i = 0; i < 100; ++i) {
+        loop.Spawn([&, i] {
+          EXPECT_TRUE(OnFiber());
+          for (int round = 1; round <= 2; ++round) {
+            clock.SleepUntil(round * (100 - i) * kMillisecond);
+            std::lock_guard lock(mu);
+            woke.emplace_back(i, clock.Now());
+          }
+        });
+      }
+    }
+  }  // Finish: every fiber has returned
+  ASSERT_EQ(woke.size(), 200u);
+  for (const auto& [fiber, when] : woke) {
+    // Each fiber's first wake-up at 100 - i ms, its second at twice that.
+    EXPECT_TRUE(when == (100 - fiber) * kMillisecond || when == 2 * (100 - fiber) * kMillisecond)
+        << "fiber " << fiber << " woke at " << when;
+  }
+  for (size_t i = 1; i < woke.size(); ++i) EXPECT_LE(woke[i - 1].second, woke[i].second);
+  EXPECT_FALSE(OnFiber());
+}
+
+TEST(FiberLoopTest, AFiberWaitingOnASocketLetsTheOthersRun) {
+  SteadyClock clock;
+  int sockets[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sockets), 0);
+  std::atomic<int> ticks = 0;
+  std::atomic<bool> read_done = false;
+  std::string got;
+  {
+    FiberLoop loop(clock);
+    loop.Spawn([&] {
+      WaitForSocket(sockets[0], /*for_write=*/false);
+      char buffer[16] = {};
+      const ssize_t n = read(sockets[0], buffer, sizeof(buffer));
+      got.assign(buffer, n > 0 ? static_cast<size_t>(n) : 0);
+      read_done = true;
+    });
+    // The same loop's other fiber keeps running while the first waits.
+    loop.Spawn([&] {
+      while (!read_done) {
+        ++ticks;
+        clock.SleepUntil(clock.Now() + kMillisecond);
+      }
+    });
+    while (ticks < 20) clock.SleepUntil(clock.Now() + kMillisecond);
+    EXPECT_FALSE(read_done);
+    ASSERT_EQ(write(sockets[1], "ready", 5), 5);
+  }
+  EXPECT_EQ(got, "ready");
+  EXPECT_GE(ticks.load(), 20);
+  close(sockets[0]);
+  close(sockets[1]);
+}
+
+TEST(FiberLoopTest, AParkedFiberRunsOnceWokenFromAnotherThread) {
+  SteadyClock clock;
+  std::mutex mu;
+  Fiber* parked = nullptr;
+  bool go = false;
+  std::atomic<bool> ran_after = false;
+  FiberLoop loop(clock);
+  loop.Spawn([&] {
+    std::unique_lock lock(mu);
+    while (!go) {
+      parked = CurrentFiber();
+      lock.unlock();
+      ParkCurrentFiber();
+      lock.lock();
+    }
+    ran_after = true;
+  });
+  for (;;) {
+    std::lock_guard lock(mu);
+    if (parked != nullptr) break;
+  }
+  clock.SleepUntil(clock.Now() + 5 * kMillisecond);
+  EXPECT_FALSE(ran_after);
+  Fiber* to_wake = nullptr;
+  {
+    std::lock_guard lock(mu);
+    go = true;
+    std::swap(to_wake, parked);
+  }
+  WakeFiber(to_wake);
+  loop.Finish();
+  EXPECT_TRUE(ran_after);
+}
+
+TEST(FiberLoopTest, InterruptedSleepsReturnEarlyAndSaySo) {
+  SteadyClock clock;
+  std::atomic<int> reached = -1;
+  std::atomic<bool> sleeping = false;
+  const Nanos start = clock.Now();
+  FiberLoop loop(clock);
+  loop.Spawn([&] {
+    sleeping = true;
+    reached = FiberSleepUntil(clock.Now() + 60 * kSecond) ? 1 : 0;
+  });
+  while (!sleeping) clock.SleepUntil(clock.Now() + kMillisecond);
+  clock.SleepUntil(clock.Now() + 2 * kMillisecond);
+  loop.InterruptSleeps();
+  loop.Finish();
+  EXPECT_EQ(reached.load(), 0);
+  EXPECT_LT(clock.Now() - start, 10 * kSecond);
+}
+
+}  // namespace
+}  // namespace dbload
