@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -122,6 +123,7 @@ HostLimits ReadHostLimits() {
 
 AgentResources ComputeAgentResources(const HostLimits& limits) {
   AgentResources resources;
+  resources.cores = std::thread::hardware_concurrency();
   bool threads_known = false;
   const uint64_t in_use = limits.tasks_in_use.value_or(0);
   if (limits.threads_max) {

@@ -70,11 +70,28 @@ void LoadRunner::StartClosedLoop(Nanos think_time, Nanos deadline) {
 }
 
 void LoadRunner::OpenGate() {
+  std::vector<Fiber*> waiting;
   {
     std::lock_guard lock(gate_mu_);
     gate_open_ = true;
+    waiting.swap(gate_fibers_);
   }
   gate_cv_.notify_all();
+  for (Fiber* fiber : waiting) WakeFiber(fiber);
+}
+
+bool LoadRunner::WaitAtGate(std::unique_lock<std::mutex>& gate_lock) {
+  if (!OnFiber()) {
+    gate_cv_.wait(gate_lock, [&] { return gate_open_ || stopping_.load(); });
+  }
+  while (!gate_open_ && !stopping_.load()) {
+    // OpenGate or Stop takes the list, and wakes each fiber on it once.
+    gate_fibers_.push_back(CurrentFiber());
+    gate_lock.unlock();
+    ParkCurrentFiber();
+    gate_lock.lock();
+  }
+  return gate_open_ && !stopping_;
 }
 
 absl::Status LoadRunner::StartWorkers(int count) {
@@ -99,10 +116,18 @@ absl::Status LoadRunner::StartWorkers(int count) {
         slot = options_.first_slot + own_slots_used_++;
       }
       worker->slot = {options_.seed, slot, std::max(slots, slot + 1)};
-      // Attached here, before the thread exists, so a simulated clock cannot move on without it.
-      clock_.AttachThread();
       ++live_workers_;
-      worker->thread = std::thread([this, w = worker.get()] { WorkerMain(*w); });
+      if (options_.event_loops > 0) {
+        // Worker i on loop i mod event_loops; a loop starts with its first worker.
+        const size_t loop = workers_.size() % static_cast<size_t>(options_.event_loops);
+        if (loop == loops_.size()) loops_.push_back(std::make_unique<FiberLoop>(clock_));
+        loops_[loop]->Spawn([this, w = worker.get()] { WorkerMain(*w); });
+      } else {
+        // Attached here, before the thread exists, so a simulated clock cannot move on without
+        // it. (A loop's thread is attached by the loop.)
+        clock_.AttachThread();
+        worker->thread = std::thread([this, w = worker.get()] { WorkerMain(*w); });
+      }
       workers_.push_back(std::move(worker));
     }
     expected = static_cast<int>(workers_.size());
@@ -146,10 +171,7 @@ void LoadRunner::WorkerMain(Worker& worker) {
       first_connect_error_ = status;
     }
     gate_cv_.notify_all();
-    if (status.ok()) {
-      gate_cv_.wait(lock, [&] { return gate_open_ || stopping_.load(); });
-      proceed = gate_open_ && !stopping_;
-    }
+    if (status.ok()) proceed = WaitAtGate(lock);
   }
   if (proceed) {
     std::unique_ptr<ScenarioWorker> scenario_worker = scenario_.NewWorker(worker.slot);
@@ -170,7 +192,7 @@ void LoadRunner::WorkerMain(Worker& worker) {
   driver_.ThreadEnd();
   worker.exited = true;
   --live_workers_;
-  clock_.DetachThread();
+  if (options_.event_loops == 0) clock_.DetachThread();  // see StartWorkers
 }
 
 // Both loops read the clock twice per transaction (a read costs ~17 ns here, and at millions of
@@ -359,7 +381,11 @@ bool LoadRunner::SleepUntilOrStopped(Nanos deadline, Nanos& now) {
     if (stopping_.load(std::memory_order_relaxed)) return false;
     now = clock_.Now();
     if (now >= deadline) return true;
-    clock_.SleepUntil(std::min(deadline, now + kStopCheckSlice));
+    if (OnFiber()) {
+      FiberSleepUntil(deadline);  // Stop() interrupts it
+    } else {
+      clock_.SleepUntil(std::min(deadline, now + kStopCheckSlice));
+    }
   }
 }
 
@@ -407,8 +433,15 @@ void LoadRunner::SetDeadline(Nanos deadline) { deadline_ = deadline; }
 
 void LoadRunner::Stop() {
   stopping_ = true;
-  std::lock_guard lock(gate_mu_);
-  gate_cv_.notify_all();
+  std::vector<Fiber*> waiting;
+  {
+    std::lock_guard lock(gate_mu_);
+    gate_cv_.notify_all();
+    waiting.swap(gate_fibers_);
+  }
+  for (Fiber* fiber : waiting) WakeFiber(fiber);
+  std::lock_guard lock(workers_mu_);
+  for (auto& loop : loops_) loop->InterruptSleeps();
 }
 
 void LoadRunner::Wait() {
@@ -420,6 +453,13 @@ void LoadRunner::Wait() {
     }
   }
   for (auto& thread : threads) thread.join();
+  // A loop's thread ends once its fibers have.
+  std::vector<FiberLoop*> loops;
+  {
+    std::lock_guard lock(workers_mu_);
+    for (auto& loop : loops_) loops.push_back(loop.get());
+  }
+  for (FiberLoop* loop : loops) loop->Finish();
   CountNotStarted();
 }
 

@@ -16,6 +16,7 @@
 #include "agent/interval_recorder.h"
 #include "agent/pacer.h"
 #include "base/clock.h"
+#include "base/fiber_loop.h"
 #include "db/driver.h"
 #include "workload/workload.h"
 
@@ -38,6 +39,10 @@ class LoadRunner {
     uint32_t total_slots = 0;  // 0: just this runner's workers
     Nanos reconnect_backoff_min = 100 * kMillisecond;
     Nanos reconnect_backoff_max = 5 * kSecond;
+    // 0: a thread per worker, blocking in its session. Else this many FiberLoops run the
+    // workers as fibers, spread evenly: for drivers whose sessions wait through WaitForSocket
+    // and the clock (PostgreSQL, noop), never for one that blocks its thread (MySQL).
+    int event_loops = 0;
   };
 
   LoadRunner(db::Driver& driver, const Scenario& scenario, IntervalRecorder& recorder,
@@ -100,6 +105,8 @@ class LoadRunner {
 
   absl::Status StartWorkers(int count);
   void OpenGate();
+  // The worker (connected) waits until the gate opens or the run stops; true if it opened.
+  bool WaitAtGate(std::unique_lock<std::mutex>& gate_lock);
   void WorkerMain(Worker& worker);
   void RunOpenLoop(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker);
   void RunClosedLoop(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker);
@@ -111,7 +118,8 @@ class LoadRunner {
   // `now`: a recent clock reading (the caller's last), for the deadline check.
   Ticket TakeTicket(Nanos now);
   bool TakeBudget();
-  // Sleeps in slices so that Stop() is noticed; false if stopped first. `now` is set to the
+  // Sleeps (a thread in slices, a fiber until Stop() interrupts it) so that Stop() is noticed;
+  // false if stopped first. `now` is set to the
   // last clock reading (>= deadline when it returns true).
   bool SleepUntilOrStopped(Nanos deadline, Nanos& now);
   // The worker starts waiting (for an arrival's time, think time, a pause); sets `now`.
@@ -156,9 +164,11 @@ class LoadRunner {
   int failed_ = 0;
   absl::Status first_connect_error_;
   bool gate_open_ = false;
+  std::vector<Fiber*> gate_fibers_;  // workers on fibers waiting for the gate (or a stop)
 
   mutable std::mutex workers_mu_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::unique_ptr<FiberLoop>> loops_;  // Options::event_loops of them, or none
   uint32_t own_slots_used_ = 0;       // of first_slot, first_slot + 1 …
   std::deque<uint32_t> extra_slots_;  // AddSlots, taken first
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -10,6 +11,7 @@
 #include "agent/load_runner.h"
 #include "agent/plan_capture.h"
 #include "base/random.h"
+#include "plan/plan_limits.h"
 #include "plan/stage_program.h"
 
 namespace dbload {
@@ -128,7 +130,11 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   const double setup_s = absl::ToDoubleSeconds(absl::Now() - setup_start);
   IntervalRecorder recorder(static_cast<int>(scenario.query_types().size()));
   LoadRunner runner(driver, scenario, recorder, clock,
-                    {.seed = plan.seed(), .first_slot = share.first_slot, .total_slots = share.total_slots});
+                    {.seed = plan.seed(),
+                     .first_slot = share.first_slot,
+                     .total_slots = share.total_slots,
+                     .event_loops = static_cast<int>(
+                         EventLoopsFor(plan.target(), std::thread::hardware_concurrency()))});
   ExecutionResult result;
   result.setup_s = setup_s;
   result.started_at = absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone());

@@ -23,6 +23,10 @@
 #                     accuracy, and client CPU per query of dbload / sysbench --rate /
 #                     pgbench --rate at that same rate
 #   OPEN_POOL=8       connections (threads, clients) of that test
+#   RATE_JOBS=        pgbench's threads (-j) in that test (empty: one per connection, as sysbench
+#                     and dbload's threads engine; 2: one per core, as dbload's event loops)
+#   RATE_ENGINES="threads event_loops"
+#                     dbload's engines (target.engine) measured in that test, each a row
 #   CO_RATE=2000 CO_DURATION=10 CO_STALL_AT=3 CO_STALL=1 CO_CONNS=8
 #                     coordinated-omission test: rate, length, when the stall starts, how long
 #                     every PostgreSQL process stays SIGSTOPped, connections per client
@@ -53,6 +57,8 @@ REPEATS=${REPEATS:-1}
 ROWS=${ROWS:-100000}
 OPEN_RATE=${OPEN_RATE:-10000}
 OPEN_POOL=${OPEN_POOL:-8}
+RATE_JOBS=${RATE_JOBS:-$OPEN_POOL}
+RATE_ENGINES=${RATE_ENGINES:-"threads event_loops"}
 CO_RATE=${CO_RATE:-2000}
 CO_DURATION=${CO_DURATION:-10}
 CO_STALL_AT=${CO_STALL_AT:-3}
@@ -88,7 +94,7 @@ for tool in sysbench pgbench jq /usr/bin/time awk; do
   command -v "$tool" >/dev/null || die "$tool not found"
 done
 [[ -x $DBLOAD ]] || die "dbload binary not found at $DBLOAD (build it, or set DBLOAD=...)"
-for v in REPEATS DURATION ROWS OPEN_RATE OPEN_POOL CO_RATE CO_DURATION CO_STALL_AT CO_STALL CO_CONNS WARMUP LOAD_WAIT RETRIES OTHER_MAX; do
+for v in REPEATS DURATION ROWS OPEN_RATE OPEN_POOL RATE_JOBS CO_RATE CO_DURATION CO_STALL_AT CO_STALL CO_CONNS WARMUP LOAD_WAIT RETRIES OTHER_MAX; do
   [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer, got '${!v}'"
 done
 ((DURATION >= 1 && DURATION <= 3600)) || die "DURATION must be 1..3600"
@@ -318,6 +324,7 @@ RATE_ROWS=()
 OPEN_JSONS=()
 OPEN_LOADS=()
 OPEN_CPU=()
+OPEN_ENGINES=()
 write_plan "$MY_PLAN" mysql "$MARIADB_PORT" "$MARIADB_USER" "$MARIADB_PASSWORD_FILE" "$MARIADB_DATABASE" "{closed: {clients: 4}}" "$DURATION"
 
 # Warm both servers' caches with every client before anything is measured.
@@ -387,14 +394,17 @@ for ((REP = 1; REP <= REPEATS; REP++)); do
   # Same fixed rate for every client (PostgreSQL): CPU per query when nobody runs flat out.
   want rate || continue
   note "fixed rate $OPEN_RATE/s, round $REP"
-  measure "rate-dbload-r$REP" postgres -- "$DBLOAD" run "$OPEN_PLAN" --set "target.pool=$OPEN_POOL" --report "$WORK/rate-dbload-r$REP.json"
-  add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|dbload open loop" "$(dbload_stats "$M_JSON")"
-  OPEN_JSONS+=("$M_JSON")
-  OPEN_LOADS+=("$M_LOAD")
-  OPEN_CPU+=("$M_CLIENT_S")
+  for engine in $RATE_ENGINES; do
+    measure "rate-dbload-$engine-r$REP" postgres -- "$DBLOAD" run "$OPEN_PLAN" --set "target.pool=$OPEN_POOL" --set "target.engine=$engine" --report "$WORK/rate-dbload-$engine-r$REP.json"
+    add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|dbload open loop, $engine" "$(dbload_stats "$M_JSON")"
+    OPEN_JSONS+=("$M_JSON")
+    OPEN_LOADS+=("$M_LOAD")
+    OPEN_CPU+=("$M_CLIENT_S")
+    OPEN_ENGINES+=("$engine")
+  done
 
-  measure "rate-pgbench-r$REP" postgres -- pgbench -n -S -M prepared -c "$OPEN_POOL" -j "$OPEN_POOL" -T "$DURATION" --rate="$OPEN_RATE" "${PGB_CONN[@]}"
-  add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|pgbench --rate" "$(pgbench_stats "$M_LOG")"
+  measure "rate-pgbench-r$REP" postgres -- pgbench -n -S -M prepared -c "$OPEN_POOL" -j "$RATE_JOBS" -T "$DURATION" --rate="$OPEN_RATE" "${PGB_CONN[@]}"
+  add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|pgbench --rate -j $RATE_JOBS" "$(pgbench_stats "$M_LOG")"
 
   measure "rate-sysbench-r$REP" postgres -- sysbench oltp_point_select "${SB_PG[@]}" --threads="$OPEN_POOL" --time="$DURATION" --rate="$OPEN_RATE" run
   add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|sysbench --rate" "$(sysbench_stats "$M_LOG")"
@@ -410,7 +420,7 @@ for i in "${!OPEN_JSONS[@]}"; do
   o_exec=$(jq -r '.executed|tonumber' "$OJ")
   o_pct=$(awk -v a="$o_actual" -v t="$OPEN_RATE" 'BEGIN { printf "%.2f", 100 * a / t }')
   o_within=$(awk -v p="$o_pct" 'BEGIN { print (p >= 99 && p <= 101) ? "yes" : "no" }')
-  OPEN_ROWS+=("| $((i + 1)) | $OPEN_RATE | $(awk -v a="$o_actual" 'BEGIN { printf "%.1f", a }') | $o_pct | $o_within | $(jqf .total_duration_s "$OJ") | $o_exec | $(jq -r '.intervals[0].executed|tonumber' "$OJ") | $(jq -r '(.not_started // 0)|tonumber' "$OJ") | $(jqf .schedule_lag.p99_ms "$OJ") | $(jqf .schedule_lag.max_ms "$OJ") | $(jqf .response_time.p99_ms "$OJ") | $(jqf .service_time.p99_ms "$OJ") | $(per_query_us "${OPEN_CPU[$i]}" "$o_exec") | ${OPEN_LOADS[$i]} |")
+  OPEN_ROWS+=("| $((i + 1)) | ${OPEN_ENGINES[$i]} | $OPEN_RATE | $(awk -v a="$o_actual" 'BEGIN { printf "%.1f", a }') | $o_pct | $o_within | $(jqf .total_duration_s "$OJ") | $o_exec | $(jq -r '.intervals[0].executed|tonumber' "$OJ") | $(jq -r '(.not_started // 0)|tonumber' "$OJ") | $(jqf .schedule_lag.p99_ms "$OJ") | $(jqf .schedule_lag.max_ms "$OJ") | $(jqf .dispatch_lag.p99_ms "$OJ") | $(jqf .response_time.p99_ms "$OJ") | $(jqf .service_time.p99_ms "$OJ") | $(per_query_us "${OPEN_CPU[$i]}" "$o_exec") | ${OPEN_LOADS[$i]} |")
 done
 
 # ---------------------------------------------------------------------------------------------
@@ -500,8 +510,8 @@ fi
     echo
     echo "### Open-loop accuracy: dbload at ${OPEN_RATE}/s, ${OPEN_POOL} connections, PostgreSQL, ${DURATION} s (the dbload rows above)"
     echo
-    echo "| round | target/s | achieved/s | achieved % | within 1 % | measured s | executed | in 1st second | not started | schedule lag p99 ms | lag max ms | response p99 ms | service p99 ms | client CPU/query µs | load before |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| run | engine | target/s | achieved/s | achieved % | within 1 % | measured s | executed | in 1st second | not started | schedule lag p99 ms | lag max ms | dispatch lag p99 ms | response p99 ms | service p99 ms | client CPU/query µs | load before |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${OPEN_ROWS[@]}"
     echo
   fi

@@ -60,7 +60,8 @@ absl::StatusOr<uint64_t> AdmitShares(const v1::Plan& plan, const std::vector<Age
     const AgentResources resources{.threads = room.threads(),
                                    .threads_bound = room.threads_bound(),
                                    .files = room.files(),
-                                   .files_bound = room.files_bound()};
+                                   .files_bound = room.files_bound(),
+                                   .cores = hellos[share.agent]->cores()};
     if (absl::Status fits =
             CheckAgentResources(plan, share.connections, explain, resources, names[share.agent]);
         !fits.ok()) {

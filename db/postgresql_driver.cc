@@ -13,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/fiber_loop.h"
 #include "db/server_session.h"
 
 namespace dbload::db {
@@ -197,8 +198,9 @@ class PostgreSqlSession final : public ServerSession {
     }
     BindParams(params);
     CountStatementSent();
-    Result result(PQexecPrepared(handle_, names_[id].c_str(), static_cast<int>(params.size()),
-                                 pointers_.data(), nullptr, nullptr, /*resultFormat=*/0));
+    Result result(
+        Await(PQsendQueryPrepared(handle_, names_[id].c_str(), static_cast<int>(params.size()),
+                                  pointers_.data(), nullptr, nullptr, /*resultFormat=*/0)));
     Fill(result.get(), capture_first_value, outcome);
     return outcome;
   }
@@ -268,7 +270,7 @@ class PostgreSqlSession final : public ServerSession {
   ExecOutcome RunCommit() override {
     ExecOutcome outcome;
     CountStatementSent();
-    Result result(PQexec(handle_, "COMMIT"));
+    Result result(Await(PQsendQuery(handle_, "COMMIT")));
     Fill(result.get(), false, outcome);
     if (outcome.ok() && std::strcmp(PQcmdStatus(result.get()), "ROLLBACK") == 0) {
       // PostgreSQL answers COMMIT of a failed transaction with ROLLBACK and no error: that is
@@ -432,10 +434,32 @@ class PostgreSqlSession final : public ServerSession {
     }
   }
 
+  // What PQexec does, with the wait for the answer in WaitForSocket: on an event loop's fiber,
+  // the loop runs other connections meanwhile; on a thread of its own, the thread polls as
+  // libpq's would. `sent`: what PQsend* returned. The last result, as PQexec's (a statement
+  // gives one); null when nothing could be sent, and then PQerrorMessage says why.
+  PGresult* Await(int sent) {
+    if (sent != 1) return nullptr;
+    // A blocking connection has sent everything by now (PQsend* flushes), unless the socket's
+    // buffer was full: then PQgetResult below finishes the sending, blocking.
+    PGresult* last = nullptr;
+    for (;;) {
+      while (PQisBusy(handle_) != 0) {
+        WaitForSocket(PQsocket(handle_), /*for_write=*/false);
+        // A failed read (the connection went) leaves the error for PQgetResult to report.
+        if (PQconsumeInput(handle_) == 0) break;
+      }
+      PGresult* next = PQgetResult(handle_);
+      if (next == nullptr) return last;
+      PQclear(last);
+      last = next;
+    }
+  }
+
   ExecOutcome Simple(const char* sql) {
     ExecOutcome outcome;
     CountStatementSent();
-    Result result(PQexec(handle_, sql));
+    Result result(Await(PQsendQuery(handle_, sql)));
     Fill(result.get(), true, outcome);
     return outcome;
   }

@@ -203,6 +203,21 @@ absl::Status PlanConverter::ConvertTarget(const YAML::Node& node, Target& target
       absl::StatusOr<uint32_t> pool = ReadInteger<uint32_t>(value, field_path, 1, kMaxPool);
       status = pool.status();
       if (pool.ok()) target.set_pool(*pool);
+    } else if (name == "engine") {
+      absl::StatusOr<std::string> text = ReadText(value, field_path, "threads or event_loops");
+      status = text.status();
+      if (text.ok() && *text == "threads") {
+        target.set_engine(dbload::v1::ENGINE_THREADS);
+      } else if (text.ok() && *text == "event_loops") {
+        target.set_engine(dbload::v1::ENGINE_EVENT_LOOPS);
+      } else if (text.ok()) {
+        return Error(value, field_path,
+                     absl::StrCat("expected threads or event_loops, got ", Quote(*text)));
+      }
+    } else if (name == "event_loops") {
+      absl::StatusOr<uint32_t> loops = ReadInteger<uint32_t>(value, field_path, 0, kMaxEventLoops);
+      status = loops.status();
+      if (loops.ok()) target.set_event_loops(*loops);
     } else if (name == "connect_timeout") {
       absl::StatusOr<int64_t> nanos = ReadDuration(value, field_path);
       status = nanos.status();

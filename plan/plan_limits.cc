@@ -1,5 +1,7 @@
 #include "plan/plan_limits.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "base/field_error.h"
 
@@ -135,17 +137,26 @@ std::string WorkersField(const v1::Plan& plan) {
   return plan.stages_size() > 0 ? "stages" : "load.closed.clients";
 }
 
+uint32_t EventLoopsFor(const v1::Target& target, uint32_t cores) {
+  if (target.engine() != v1::ENGINE_EVENT_LOOPS) return 0;
+  if (target.event_loops() > 0) return target.event_loops();
+  return std::max<uint32_t>(cores, 1);
+}
+
 absl::Status CheckAgentResources(const v1::Plan& plan, uint64_t workers, bool explain,
                                  const AgentResources& resources, const std::string& agent) {
   if (workers == 0) return absl::OkStatus();
   const std::string what = plan.load().has_open() ? "connections" : "clients";
-  const uint64_t threads = workers + kRunThreadsBesideWorkers;
+  const uint64_t loops = EventLoopsFor(plan.target(), resources.cores);
+  const uint64_t worker_threads = loops > 0 ? std::min<uint64_t>(loops, workers) : workers;
+  const uint64_t threads = worker_threads + kRunThreadsBesideWorkers;
   if (resources.threads > 0 && threads > resources.threads) {
     return FieldError(
         WorkersField(plan),
         absl::StrCat("agent ", agent, " cannot run ", workers, " ", what, ": they need ", threads,
-                     " threads (one each, plus ", kRunThreadsBesideWorkers, "), and it can start ",
-                     resources.threads, " more (", resources.threads_bound, "); use fewer ", what,
+                     loops > 0 ? " threads (their event loops" : " threads (one each", ", plus ",
+                     kRunThreadsBesideWorkers, "), and it can start ", resources.threads, " more (",
+                     resources.threads_bound, "); use fewer ", what,
                      " per agent (more agents), or raise "
                      "the limit"));
   }

@@ -70,14 +70,21 @@ struct AgentResources {
   std::string threads_bound;  // e.g. "RLIMIT_NPROC 200, 12 threads in use"
   uint64_t files = 0;         // more file descriptors it can open; 0: unknown
   std::string files_bound;    // e.g. "RLIMIT_NOFILE 64, 9 open"
+  uint32_t cores = 0;         // of its machine, for its number of event loops; 0: unknown
 };
+
+// How many event loops drive `target`'s connections on an agent with `cores` cores (0: a thread
+// per connection): Target.engine and event_loops, one loop per core by default (one when the
+// cores are unknown).
+uint32_t EventLoopsFor(const v1::Target& target, uint32_t cores);
 
 // The shape of a workload against the limits above; a FieldError (base/field_error.h) whose
 // field is relative to the workload ("scenarios.0.query_types").
 absl::Status CheckWorkloadLimits(const v1::WorkloadSpec& spec);
 
-// Whether `workers` workers of `plan` fit the agent's resources; `explain`: this agent also
-// opens the EXPLAIN connection. The error is a FieldError on the field that sets the workers
+// Whether `workers` workers of `plan` fit the agent's resources (a thread each, or the event
+// loops that run them; a connection each); `explain`: this agent also opens the EXPLAIN
+// connection. The error is a FieldError on the field that sets the workers
 // (load.closed.clients, or target.pool for an open loop) naming the agent and its bound.
 absl::Status CheckAgentResources(const v1::Plan& plan, uint64_t workers, bool explain,
                                  const AgentResources& resources, const std::string& agent);

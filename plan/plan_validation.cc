@@ -124,6 +124,19 @@ absl::Status ValidateTarget(const Plan& plan, const FieldLocator& where) {
                    absl::StrCat("must be >= 0, got ",
                                 FormatDurationNanos(target.noop().exponential_mean_ns())));
   }
+  if (target.engine() == dbload::v1::ENGINE_EVENT_LOOPS && target.driver() == "mysql") {
+    return Problem(where, "target.engine",
+                   "event_loops drives postgresql and noop connections; MySQL Connector/C++ "
+                   "blocks its thread in every call: use threads");
+  }
+  if (target.event_loops() > 0 && target.engine() != dbload::v1::ENGINE_EVENT_LOOPS) {
+    return Problem(where, "target.event_loops", "only with engine: event_loops");
+  }
+  if (target.event_loops() > kMaxEventLoops) {
+    return Problem(where, "target.event_loops",
+                   absl::StrCat("expected ", IntegerRange(0, kMaxEventLoops),
+                                " (0: one per core), got ", target.event_loops()));
+  }
   return absl::OkStatus();
 }
 

@@ -34,6 +34,7 @@ inline constexpr double kMaxOpenRate = 100'000'000;
 inline constexpr uint32_t kMaxClosedClients = 100'000;
 inline constexpr uint32_t kMaxPool = 100'000;
 inline constexpr uint32_t kMaxPort = 65535;
+inline constexpr uint32_t kMaxEventLoops = 1'024;
 
 // Fills the defaults listed above into a plan built in code (ParsePlan already did this).
 // The seed is not defaulted here: in a proto, 0 is a valid seed and cannot be told from "unset".

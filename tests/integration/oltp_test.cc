@@ -541,6 +541,9 @@ class OltpContentionTest : public ::testing::TestWithParam<std::tuple<Backend, i
     return plan;
   }
 
+  // Runs read_write as `plan` says and checks the report's counts against the server's.
+  void ReadWriteCountsAsTheServerDoes(const dbload::v1::Plan& plan);
+
   SteadyClock clock_;
   int64_t own_transactions_ = 0;  // polls of pg_stat_activity on session_
   std::unique_ptr<db::Driver> super_driver_;
@@ -552,10 +555,9 @@ class OltpContentionTest : public ::testing::TestWithParam<std::tuple<Backend, i
   std::unique_ptr<Workload> workload_;
 };
 
-TEST_P(OltpContentionTest, ReadWriteGoesOnThroughSysbenchsIgnoredErrorsAndCountsThemApart) {
+void OltpContentionTest::ReadWriteCountsAsTheServerDoes(const dbload::v1::Plan& plan) {
   absl::StatusOr<std::unique_ptr<Scenario>> scenario = workload_->MakeScenario("read_write");
   ASSERT_OK(scenario.status());
-  const dbload::v1::Plan plan = Plan();
   const std::map<std::string, int64_t> before = Counters();
   own_transactions_ = 0;
   if (postgres()) {
@@ -581,12 +583,14 @@ TEST_P(OltpContentionTest, ReadWriteGoesOnThroughSysbenchsIgnoredErrorsAndCounts
   std::string codes;
   for (const auto& [code, count] : ignored_by_code) absl::StrAppend(&codes, " ", code, "=", count);
   std::cout << "[" << (postgres() ? "postgresql" : "mariadb") << " read_write, " << clients()
-            << " clients, " << kContendedRun / kSecond << " s, " << kContendedRows
-            << " rows] transactions " << report->executed() << ", errors " << report->errors()
-            << ", ignored " << report->ignored() << " (" << (codes.empty() ? " none" : codes)
-            << " ), statements " << report->statements() << "; server: commits +"
-            << delta.at("commits") << ", rollbacks +" << delta.at("rollbacks") << ", deadlocks +"
-            << delta.at("deadlocks") << ", statements "
+            << " clients"
+            << (plan.target().engine() == dbload::v1::ENGINE_EVENT_LOOPS ? " on event loops" : "")
+            << ", " << kContendedRun / kSecond << " s, " << kContendedRows << " rows] transactions "
+            << report->executed() << ", errors " << report->errors() << ", ignored "
+            << report->ignored() << " (" << (codes.empty() ? " none" : codes) << " ), statements "
+            << report->statements() << "; server: commits +" << delta.at("commits")
+            << ", rollbacks +" << delta.at("rollbacks") << ", deadlocks +" << delta.at("deadlocks")
+            << ", statements "
             << (postgres() ? absl::StrCat(completed_statements, " completed (pg_stat_statements)")
                            : absl::StrCat("+", delta.at("statements"), " (Com_*)"))
             << std::endl;
@@ -657,6 +661,21 @@ TEST_P(OltpContentionTest, ReadWriteGoesOnThroughSysbenchsIgnoredErrorsAndCounts
   EXPECT_EQ(interval_statements, report->statements());
   EXPECT_THAT(RenderReportText(*report),
               ::testing::HasSubstr(absl::StrCat("Statements: ", report->statements(), " (")));
+}
+
+TEST_P(OltpContentionTest, ReadWriteGoesOnThroughSysbenchsIgnoredErrorsAndCountsThemApart) {
+  ReadWriteCountsAsTheServerDoes(Plan());
+}
+
+// The same with the clients as fibers on two event loops, waiting in epoll through libpq's
+// asynchronous API (target.engine: event_loops).
+class OltpEventLoopsTest : public OltpContentionTest {};
+
+TEST_P(OltpEventLoopsTest, ReadWriteOnEventLoopsCountsAsTheServerDoes) {
+  dbload::v1::Plan plan = Plan();
+  plan.mutable_target()->set_engine(dbload::v1::ENGINE_EVENT_LOOPS);
+  plan.mutable_target()->set_event_loops(2);
+  ReadWriteCountsAsTheServerDoes(plan);
 }
 
 // point_select: one statement per transaction, no transaction statements; the server's count
@@ -735,6 +754,9 @@ INSTANTIATE_TEST_SUITE_P(PointSelect, OltpPointSelectStatementsTest,
                                                               Backend::kMariaDb),
                                             ::testing::Values(4)),
                          ContentionCaseName);
+
+INSTANTIATE_TEST_SUITE_P(ReadWrite, OltpEventLoopsTest,
+                         ::testing::Values(std::tuple(Backend::kPostgres, 64)), ContentionCaseName);
 
 INSTANTIATE_TEST_SUITE_P(ReadWrite, OltpContentionTest,
                          ::testing::Combine(::testing::Values(Backend::kPostgres,

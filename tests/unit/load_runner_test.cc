@@ -159,18 +159,20 @@ PacerFactory Uniform(double rate) {
   return [rate](Nanos start) { return std::make_unique<UniformPacer>(start, rate); };
 }
 
-class LoadRunnerTest : public testing::Test {
+// Every case runs on both engines: a thread per worker, and workers as fibers on two loops.
+class LoadRunnerTest : public testing::TestWithParam<int> {
  protected:
   IntervalSnapshot DrainAll() { return recorder_.Drain(); }
+  LoadRunner::Options Engine() const { return {.event_loops = GetParam()}; }
 
   SimulatedClock clock_;
   SingleStatementScenario scenario_;
   IntervalRecorder recorder_{1};
 };
 
-TEST_F(LoadRunnerTest, OpenLoopRunsExactlyTheScheduledArrivals) {
+TEST_P(LoadRunnerTest, OpenLoopRunsExactlyTheScheduledArrivals) {
   db::NoopDriver driver({.fixed_latency = 500 * kMicrosecond}, clock_);
-  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
   ASSERT_TRUE(runner.Connect(1).ok());
   runner.StartOpenLoop(Uniform(1'000), clock_.Now() + kSecond);
   runner.Wait();
@@ -185,10 +187,10 @@ TEST_F(LoadRunnerTest, OpenLoopRunsExactlyTheScheduledArrivals) {
   EXPECT_EQ(got.dispatch_lag.TotalCount(), 1'000u);
 }
 
-TEST_F(LoadRunnerTest, OverloadedOpenLoopChargesQueueingAndCountsWhatNeverStarted) {
+TEST_P(LoadRunnerTest, OverloadedOpenLoopChargesQueueingAndCountsWhatNeverStarted) {
   // 1,000/s wanted; one connection can do only 500/s (2 ms each).
   db::NoopDriver driver({.fixed_latency = 2 * kMillisecond}, clock_);
-  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
   ASSERT_TRUE(runner.Connect(1).ok());
   runner.StartOpenLoop(Uniform(1'000), clock_.Now() + kSecond);
   runner.Wait();
@@ -209,10 +211,10 @@ TEST_F(LoadRunnerTest, OverloadedOpenLoopChargesQueueingAndCountsWhatNeverStarte
   EXPECT_EQ(got.dispatch_lag.Max(), 0);
 }
 
-TEST_F(LoadRunnerTest, StalledDatabaseShowsInEveryArrivalThatWaited) {
+TEST_P(LoadRunnerTest, StalledDatabaseShowsInEveryArrivalThatWaited) {
   // 4 connections at 1,000/s; the database stops answering from 0.5 s to 1.5 s.
   StallingDriver driver(clock_, 100 * kMicrosecond, 500 * kMillisecond, 1'500 * kMillisecond);
-  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
   ASSERT_TRUE(runner.Connect(4).ok());
   runner.StartOpenLoop(Uniform(1'000), clock_.Now() + 3 * kSecond);
   runner.Wait();
@@ -231,9 +233,9 @@ TEST_F(LoadRunnerTest, StalledDatabaseShowsInEveryArrivalThatWaited) {
 // at 1,000/s, 100 µs a query, the database stuck from 0.5 s to 1.5 s: the stuck calls count in
 // both intervals they span (the old averages over the run showed the connections in database
 // calls a third of the time; the seconds of the stall show them there half and more).
-TEST_F(LoadRunnerTest, ConnectionTimeShowsAStallInTheIntervalsItSpans) {
+TEST_P(LoadRunnerTest, ConnectionTimeShowsAStallInTheIntervalsItSpans) {
   StallingDriver driver(clock_, 100 * kMicrosecond, 500 * kMillisecond, 1'500 * kMillisecond);
-  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
   ASSERT_TRUE(runner.Connect(4).ok());
   clock_.AttachThread();  // this thread drains on the clock, as the run executor does
   const Nanos start = clock_.Now();
@@ -263,12 +265,12 @@ TEST_F(LoadRunnerTest, ConnectionTimeShowsAStallInTheIntervalsItSpans) {
 
 // After a connection error the worker reconnects with backoff: that time is the database's
 // unavailability, counted apart from database calls and from the agent's own work.
-TEST_F(LoadRunnerTest, ReconnectingTimeIsCountedApart) {
+TEST_P(LoadRunnerTest, ReconnectingTimeIsCountedApart) {
   db::NoopDriver driver({.fixed_latency = kMillisecond,
                          .fail_every = 100,
                          .injected_error = {db::ErrorClass::kConnection, "08006", "gone"}},
                         clock_);
-  LoadRunner::Options options;
+  LoadRunner::Options options = Engine();
   options.reconnect_backoff_min = 50 * kMillisecond;
   LoadRunner runner(driver, scenario_, recorder_, clock_, options);
   ASSERT_TRUE(runner.Connect(1).ok());
@@ -285,9 +287,9 @@ TEST_F(LoadRunnerTest, ReconnectingTimeIsCountedApart) {
 
 // Open loop at 1,000/s on one connection, 0.5 ms a query: half the time in database calls,
 // half waiting for the next arrival.
-TEST_F(LoadRunnerTest, WaitingForArrivalsIsIdleTime) {
+TEST_P(LoadRunnerTest, WaitingForArrivalsIsIdleTime) {
   db::NoopDriver driver({.fixed_latency = 500 * kMicrosecond}, clock_);
-  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
   ASSERT_TRUE(runner.Connect(1).ok());
   const Nanos start = clock_.Now();
   runner.StartOpenLoop(Uniform(1'000), start + kSecond);
@@ -298,9 +300,9 @@ TEST_F(LoadRunnerTest, WaitingForArrivalsIsIdleTime) {
   EXPECT_EQ(t.connecting, 0);
 }
 
-TEST_F(LoadRunnerTest, ClosedLoopClientsRunBackToBack) {
+TEST_P(LoadRunnerTest, ClosedLoopClientsRunBackToBack) {
   db::NoopDriver driver({.fixed_latency = kMillisecond}, clock_);
-  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
   ASSERT_TRUE(runner.Connect(3).ok());
   runner.StartClosedLoop(0, clock_.Now() + kSecond);
   runner.Wait();
@@ -311,9 +313,9 @@ TEST_F(LoadRunnerTest, ClosedLoopClientsRunBackToBack) {
   EXPECT_EQ(got.dispatch_lag.TotalCount(), 3'000u);
 }
 
-TEST_F(LoadRunnerTest, FinishedAtIsTheLastTransactionsEndNotTheSessionTeardown) {
+TEST_P(LoadRunnerTest, FinishedAtIsTheLastTransactionsEndNotTheSessionTeardown) {
   SlowCloseDriver driver(clock_, kMillisecond, 5 * kSecond);
-  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
   ASSERT_TRUE(runner.Connect(2).ok());
   const Nanos start = clock_.Now();
   runner.StartClosedLoop(0, start + kSecond);
@@ -322,9 +324,9 @@ TEST_F(LoadRunnerTest, FinishedAtIsTheLastTransactionsEndNotTheSessionTeardown) 
   EXPECT_EQ(runner.FinishedAt(), start + kSecond);  // not start + 6 s
 }
 
-TEST_F(LoadRunnerTest, ThinkTimeSpacesTransactionsAndIsNotLatency) {
+TEST_P(LoadRunnerTest, ThinkTimeSpacesTransactionsAndIsNotLatency) {
   db::NoopDriver driver({.fixed_latency = kMillisecond}, clock_);
-  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
   ASSERT_TRUE(runner.Connect(2).ok());
   runner.StartClosedLoop(9 * kMillisecond, clock_.Now() + kSecond);
   runner.Wait();
@@ -333,9 +335,9 @@ TEST_F(LoadRunnerTest, ThinkTimeSpacesTransactionsAndIsNotLatency) {
   EXPECT_LE(got.query_types[0].response_time.Max(), kMillisecond * 1001 / 1000);
 }
 
-TEST_F(LoadRunnerTest, ClientsCanBeAddedAndRemovedWhileRunning) {
+TEST_P(LoadRunnerTest, ClientsCanBeAddedAndRemovedWhileRunning) {
   db::NoopDriver driver({.fixed_latency = kMillisecond}, clock_);
-  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
   ClockThread control(clock_);  // this thread's sleeps are part of simulated time
   const Nanos start = clock_.Now();
   ASSERT_TRUE(runner.Connect(2).ok());
@@ -357,9 +359,9 @@ TEST_F(LoadRunnerTest, ClientsCanBeAddedAndRemovedWhileRunning) {
   EXPECT_EQ(runner.Clients(), 0);
 }
 
-TEST_F(LoadRunnerTest, RateChangesWhileRunning) {
+TEST_P(LoadRunnerTest, RateChangesWhileRunning) {
   db::NoopDriver driver({.fixed_latency = 100 * kMicrosecond}, clock_);
-  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
   ClockThread control(clock_);
   const Nanos start = clock_.Now();
   ASSERT_TRUE(runner.Connect(2).ok());
@@ -373,9 +375,9 @@ TEST_F(LoadRunnerTest, RateChangesWhileRunning) {
   EXPECT_NEAR(static_cast<double>(recorder_.Drain().Executed()), 4'000.0, 2.0);
 }
 
-TEST_F(LoadRunnerTest, BudgetBoundsTheNumberOfTransactions) {
+TEST_P(LoadRunnerTest, BudgetBoundsTheNumberOfTransactions) {
   db::NoopDriver driver({.fixed_latency = kMillisecond}, clock_);
-  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
   runner.SetStartLimit(123);
   ASSERT_TRUE(runner.Connect(4).ok());
   runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
@@ -384,12 +386,12 @@ TEST_F(LoadRunnerTest, BudgetBoundsTheNumberOfTransactions) {
   EXPECT_LT(clock_.Now(), kSecond);
 }
 
-TEST_F(LoadRunnerTest, ErrorsAreCountedByClassAndCode) {
+TEST_P(LoadRunnerTest, ErrorsAreCountedByClassAndCode) {
   db::NoopDriver driver({.fixed_latency = kMillisecond,
                          .fail_every = 10,
                          .injected_error = {db::ErrorClass::kRetryable, "40001", "serialize"}},
                         clock_);
-  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
   ASSERT_TRUE(runner.Connect(1).ok());
   runner.StartClosedLoop(0, clock_.Now() + kSecond);
   runner.Wait();
@@ -402,13 +404,13 @@ TEST_F(LoadRunnerTest, ErrorsAreCountedByClassAndCode) {
 // sysbench's ignored errors: a duplicate key (fatal to the classifier) that the scenario ignores
 // is counted apart by code, is neither executed nor an error, has no latency recorded, and the
 // client goes on.
-TEST_F(LoadRunnerTest, IgnoredErrorsAreCountedApartAndTheRunGoesOn) {
+TEST_P(LoadRunnerTest, IgnoredErrorsAreCountedApartAndTheRunGoesOn) {
   db::NoopDriver driver({.fixed_latency = kMillisecond,
                          .fail_every = 10,
                          .injected_error = {db::ErrorClass::kFatal, "23505", "duplicate key"}},
                         clock_);
   const SingleStatementScenario ignoring({"40P01", "23505"});
-  LoadRunner runner(driver, ignoring, recorder_, clock_, {});
+  LoadRunner runner(driver, ignoring, recorder_, clock_, Engine());
   ASSERT_TRUE(runner.Connect(1).ok());
   runner.StartClosedLoop(0, clock_.Now() + kSecond);
   runner.Wait();
@@ -425,13 +427,13 @@ TEST_F(LoadRunnerTest, IgnoredErrorsAreCountedApartAndTheRunGoesOn) {
                   testing::Pair(db::ErrorClass::kIgnored, std::string("23505")), 100u)));
 }
 
-TEST_F(LoadRunnerTest, AnErrorTheScenarioDoesNotIgnoreKeepsItsClass) {
+TEST_P(LoadRunnerTest, AnErrorTheScenarioDoesNotIgnoreKeepsItsClass) {
   db::NoopDriver driver({.fixed_latency = kMillisecond,
                          .fail_every = 10,
                          .injected_error = {db::ErrorClass::kFatal, "23505", "duplicate key"}},
                         clock_);
   const SingleStatementScenario ignoring({"40P01"});
-  LoadRunner runner(driver, ignoring, recorder_, clock_, {});
+  LoadRunner runner(driver, ignoring, recorder_, clock_, Engine());
   ASSERT_TRUE(runner.Connect(1).ok());
   runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
   runner.Wait();
@@ -443,13 +445,13 @@ TEST_F(LoadRunnerTest, AnErrorTheScenarioDoesNotIgnoreKeepsItsClass) {
   EXPECT_EQ(got.Ignored(), 0u);
 }
 
-TEST_F(LoadRunnerTest, IgnoredErrorsTakeTheirStartsFromTheBudget) {
+TEST_P(LoadRunnerTest, IgnoredErrorsTakeTheirStartsFromTheBudget) {
   db::NoopDriver driver({.fixed_latency = kMillisecond,
                          .fail_every = 4,
                          .injected_error = {db::ErrorClass::kRetryable, "40P01", "deadlock"}},
                         clock_);
   const SingleStatementScenario ignoring({"40P01"});
-  LoadRunner runner(driver, ignoring, recorder_, clock_, {});
+  LoadRunner runner(driver, ignoring, recorder_, clock_, Engine());
   runner.SetStartLimit(123);
   ASSERT_TRUE(runner.Connect(3).ok());
   runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
@@ -462,7 +464,7 @@ TEST_F(LoadRunnerTest, IgnoredErrorsTakeTheirStartsFromTheBudget) {
 
 // pgbench's --max-tries: a serialization failure is tried again, the transaction commits on its
 // second try and is one transaction, timed from its intended start through that try.
-TEST_F(LoadRunnerTest, ARetriedTransactionIsOneTransactionTimedThroughItsLastTry) {
+TEST_P(LoadRunnerTest, ARetriedTransactionIsOneTransactionTimedThroughItsLastTry) {
   // Executes 10, 20, … of the session fail; each failure's retry (the next Execute) commits.
   db::NoopDriver driver({.fixed_latency = kMillisecond,
                          .fail_every = 10,
@@ -470,7 +472,7 @@ TEST_F(LoadRunnerTest, ARetriedTransactionIsOneTransactionTimedThroughItsLastTry
                         clock_);
   const SingleStatementScenario retrying({},
                                          {.max_tries = 3, .on = {db::RetryCause::kSerialization}});
-  LoadRunner runner(driver, retrying, recorder_, clock_, {});
+  LoadRunner runner(driver, retrying, recorder_, clock_, Engine());
   runner.SetStartLimit(500);
   ASSERT_TRUE(runner.Connect(1).ok());
   runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
@@ -491,13 +493,13 @@ TEST_F(LoadRunnerTest, ARetriedTransactionIsOneTransactionTimedThroughItsLastTry
   EXPECT_GE(response.ValueAtPercentile(89.2), 2 * kMillisecond);      // rank 446
 }
 
-TEST_F(LoadRunnerTest, ATransactionThatFailsEveryTryFailsOnceAfterItsLastTry) {
+TEST_P(LoadRunnerTest, ATransactionThatFailsEveryTryFailsOnceAfterItsLastTry) {
   db::NoopDriver driver({.fixed_latency = kMillisecond,
                          .fail_every = 1,
                          .injected_error = {db::ErrorClass::kRetryable, "40P01", "deadlock"}},
                         clock_);
   const SingleStatementScenario retrying({}, {.max_tries = 3, .on = {db::RetryCause::kDeadlock}});
-  LoadRunner runner(driver, retrying, recorder_, clock_, {});
+  LoadRunner runner(driver, retrying, recorder_, clock_, Engine());
   runner.SetStartLimit(10);
   ASSERT_TRUE(runner.Connect(1).ok());
   runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
@@ -529,12 +531,12 @@ struct ConflictThenLostConnectionWorker final : ScenarioWorker {
   }
 };
 
-TEST_F(LoadRunnerTest, ARetryThatLosesItsConnectionIsAConnectionErrorNotOutOfTries) {
+TEST_P(LoadRunnerTest, ARetryThatLosesItsConnectionIsAConnectionErrorNotOutOfTries) {
   db::NoopDriver driver({.fixed_latency = kMillisecond}, clock_);
   const SingleStatementScenario scenario(
       {}, {.max_tries = 5, .on = {db::RetryCause::kSerialization}},
       [] { return std::make_unique<ConflictThenLostConnectionWorker>(); });
-  LoadRunner runner(driver, scenario, recorder_, clock_, {});
+  LoadRunner runner(driver, scenario, recorder_, clock_, Engine());
   runner.SetStartLimit(4);
   ASSERT_TRUE(runner.Connect(1).ok());
   runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
@@ -547,7 +549,7 @@ TEST_F(LoadRunnerTest, ARetryThatLosesItsConnectionIsAConnectionErrorNotOutOfTri
   EXPECT_EQ(retry.failed_after_retries, 0u);
 }
 
-TEST_F(LoadRunnerTest, OnlyThePolicysCausesAreTriedAgain) {
+TEST_P(LoadRunnerTest, OnlyThePolicysCausesAreTriedAgain) {
   for (const auto& [code, error_class] : std::vector<std::pair<std::string, db::ErrorClass>>{
            {"40001", db::ErrorClass::kRetryable}, {"23505", db::ErrorClass::kFatal}}) {
     SCOPED_TRACE(code);
@@ -557,7 +559,7 @@ TEST_F(LoadRunnerTest, OnlyThePolicysCausesAreTriedAgain) {
                            .injected_error = {error_class, code, "no retry"}},
                           clock_);
     const SingleStatementScenario retrying({}, {.max_tries = 5, .on = {db::RetryCause::kDeadlock}});
-    LoadRunner runner(driver, retrying, recorder, clock_, {});
+    LoadRunner runner(driver, retrying, recorder, clock_, Engine());
     runner.SetStartLimit(20);
     ASSERT_TRUE(runner.Connect(1).ok());
     runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
@@ -571,7 +573,7 @@ TEST_F(LoadRunnerTest, OnlyThePolicysCausesAreTriedAgain) {
 
 // Every statement a transaction sent counts, BEGIN, COMMIT and ROLLBACK included, whether the
 // transaction committed, failed or was ignored, and in its own query type.
-TEST_F(LoadRunnerTest, StatementsSentAreCountedPerQueryTypeWhateverTheOutcome) {
+TEST_P(LoadRunnerTest, StatementsSentAreCountedPerQueryTypeWhateverTheOutcome) {
   // Every 7th Execute of a session fails: a deadlock the scenario ignores, or (other codes) a
   // retryable error.
   for (const std::string ignored : {"40P01", "none"}) {
@@ -582,7 +584,7 @@ TEST_F(LoadRunnerTest, StatementsSentAreCountedPerQueryTypeWhateverTheOutcome) {
                           clock_);
     TwoShapesScenario scenario({ignored});
     IntervalRecorder recorder(2);
-    LoadRunner runner(driver, scenario, recorder, clock_, {});
+    LoadRunner runner(driver, scenario, recorder, clock_, Engine());
     runner.SetStartLimit(1'000);
     ASSERT_TRUE(runner.Connect(3).ok());
     runner.StartClosedLoop(0, clock_.Now() + 100 * kSecond);
@@ -607,12 +609,12 @@ TEST_F(LoadRunnerTest, StatementsSentAreCountedPerQueryTypeWhateverTheOutcome) {
   }
 }
 
-TEST_F(LoadRunnerTest, ConnectionErrorsReconnectWithBackoffAndTheRunGoesOn) {
+TEST_P(LoadRunnerTest, ConnectionErrorsReconnectWithBackoffAndTheRunGoesOn) {
   db::NoopDriver driver({.fixed_latency = kMillisecond,
                          .fail_every = 100,
                          .injected_error = {db::ErrorClass::kConnection, "08006", "gone"}},
                         clock_);
-  LoadRunner::Options options;
+  LoadRunner::Options options = Engine();
   options.reconnect_backoff_min = 50 * kMillisecond;
   LoadRunner runner(driver, scenario_, recorder_, clock_, options);
   ASSERT_TRUE(runner.Connect(1).ok());
@@ -625,12 +627,12 @@ TEST_F(LoadRunnerTest, ConnectionErrorsReconnectWithBackoffAndTheRunGoesOn) {
   EXPECT_EQ(got.Executed(), 7u * 99);
 }
 
-TEST_F(LoadRunnerTest, FatalErrorStopsTheRunAndIsKept) {
+TEST_P(LoadRunnerTest, FatalErrorStopsTheRunAndIsKept) {
   db::NoopDriver driver({.fixed_latency = kMillisecond,
                          .fail_every = 5,
                          .injected_error = {db::ErrorClass::kFatal, "42P01", "no such table"}},
                         clock_);
-  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
   ASSERT_TRUE(runner.Connect(1).ok());
   runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
   runner.Wait();
@@ -639,18 +641,18 @@ TEST_F(LoadRunnerTest, FatalErrorStopsTheRunAndIsKept) {
   EXPECT_EQ(DrainAll().Executed(), 4u);
 }
 
-TEST_F(LoadRunnerTest, ConnectFailureIsReturnedBeforeAnyLoad) {
+TEST_P(LoadRunnerTest, ConnectFailureIsReturnedBeforeAnyLoad) {
   RefusingDriver driver;
-  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
   const absl::Status status = runner.Connect(3);
   EXPECT_THAT(status.message(), testing::HasSubstr("password authentication failed"));
   runner.Wait();
   EXPECT_EQ(DrainAll().Executed(), 0u);
 }
 
-TEST_F(LoadRunnerTest, StopEndsARunEarlyAndArrivalsAfterItAreNotCountedAsMissed) {
+TEST_P(LoadRunnerTest, StopEndsARunEarlyAndArrivalsAfterItAreNotCountedAsMissed) {
   db::NoopDriver driver({.fixed_latency = 100 * kMicrosecond}, clock_);
-  LoadRunner runner(driver, scenario_, recorder_, clock_, {});
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
   ClockThread control(clock_);
   const Nanos start = clock_.Now();
   ASSERT_TRUE(runner.Connect(2).ok());
@@ -664,6 +666,12 @@ TEST_F(LoadRunnerTest, StopEndsARunEarlyAndArrivalsAfterItAreNotCountedAsMissed)
   EXPECT_LE(runner.not_started(), 2u);
   EXPECT_LT(clock_.Now(), start + kSecond + 100 * kMillisecond);
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, LoadRunnerTest, testing::Values(0, 2),
+                         [](const testing::TestParamInfo<int>& info) {
+                           return info.param == 0 ? std::string("Threads")
+                                                  : std::string("EventLoops");
+                         });
 
 }  // namespace
 }  // namespace dbload

@@ -122,6 +122,8 @@ target:
   password_env: SOME_VAR
   pool: 64
   noop: {fixed: 100us, exponential_mean: 50us}
+  engine: event_loops
+  event_loops: 3
 workload: oltp
 scenario: read_write
 load:
@@ -139,6 +141,8 @@ seed: 18446744073709551615
   EXPECT_EQ(plan.target().pool(), 64u);
   EXPECT_EQ(plan.target().noop().fixed_ns(), 100'000);
   EXPECT_EQ(plan.target().noop().exponential_mean_ns(), 50'000);
+  EXPECT_EQ(plan.target().engine(), dbload::v1::ENGINE_EVENT_LOOPS);
+  EXPECT_EQ(plan.target().event_loops(), 3u);
   EXPECT_EQ(plan.scenario(), "read_write");
   ASSERT_TRUE(plan.load().has_open());
   EXPECT_DOUBLE_EQ(plan.load().open().rate(), 20000.5);
@@ -372,6 +376,22 @@ TEST(PlanErrorsTest, ClientsAndPoolBounds) {
               StartsWith("plans/pg.yaml:1:30: target.pool: expected an integer from 1 to 100000"));
   EXPECT_THAT(ErrorOf("target: {driver: noop, pool: 100001}\n"),
               StartsWith("plans/pg.yaml:1:30: target.pool: expected an integer from 1 to 100000"));
+}
+
+TEST(PlanErrorsTest, EngineChoicesAndTheirLimits) {
+  const std::string tail =
+      "workload: w\nscenario: s\nload: {closed: {clients: 2}}\n"
+      "stop: {queries: 5}\n";
+  EXPECT_EQ(ErrorOf("target: {driver: noop, engine: fibers}\n" + tail),
+            "plans/pg.yaml:1:32: target.engine: expected threads or event_loops, got \"fibers\"");
+  EXPECT_THAT(ErrorOf("target: {driver: mysql, engine: event_loops}\n" + tail),
+              HasSubstr("target.engine: event_loops drives postgresql and noop connections; "
+                        "MySQL Connector/C++ blocks its thread in every call: use threads"));
+  EXPECT_THAT(ErrorOf("target: {driver: noop, event_loops: 2}\n" + tail),
+              HasSubstr("target.event_loops: only with engine: event_loops"));
+  EXPECT_THAT(ErrorOf("target: {driver: noop, engine: event_loops, event_loops: 1025}\n" + tail),
+              HasSubstr("target.event_loops: expected an integer from 0 to 1024"));
+  EXPECT_TRUE(ParsePlan("target: {driver: mysql, engine: threads}\n" + tail, kSource).ok());
 }
 
 TEST(PlanErrorsTest, ClosedLoopNeedsAConnectionPerClient) {
@@ -676,6 +696,15 @@ TEST(PlanLimitsTest, WorkersBeyondAnAgentsThreadsOrFilesAreRefusedNamingItsLimit
             "open); use fewer clients per agent (more agents), or raise the limit (ulimit -n)");
   // Unknown room (an older agent) is not checked; noop sessions hold no descriptor.
   EXPECT_TRUE(CheckAgentResources(plan, 90'000, false, AgentResources{}, "old").ok());
+  // On event loops the workers need the loops' threads, not one each (one loop per core).
+  plan.mutable_target()->set_engine(dbload::v1::ENGINE_EVENT_LOOPS);
+  AgentResources two_cores = room;
+  two_cores.cores = 2;
+  two_cores.files = 0;  // the threads alone
+  EXPECT_TRUE(CheckAgentResources(plan, 93, false, two_cores, "a1").ok());
+  plan.mutable_target()->set_event_loops(95);
+  EXPECT_THAT(Message(CheckAgentResources(plan, 200, false, two_cores, "a1")),
+              HasSubstr("they need 103 threads (their event loops, plus 8)"));
   plan.mutable_target()->set_driver("noop");
   EXPECT_TRUE(CheckAgentResources(plan, 18, true, room, "a1").ok());
 }
