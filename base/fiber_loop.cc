@@ -77,7 +77,6 @@ thread_local Fiber* t_fiber = nullptr;     // the fiber running now, if any
 // The free functions below reach the loop's private parts through this.
 struct FiberAccess {
   static void Main();
-  static void SwitchToLoop(Fiber* fiber) { fiber->loop->SwitchToLoop(fiber); }
   static bool Sleep(Fiber* fiber, Nanos deadline) {
     FiberLoop& loop = *fiber->loop;
     loop.timers_.push({deadline, loop.timer_order_++, fiber});
