@@ -27,6 +27,8 @@
 #                     and dbload's threads engine; 2: one per core, as dbload's event loops)
 #   RATE_ENGINES="threads event_loops"
 #                     dbload's engines (target.engine) measured in that test, each a row
+#   RATE_SET=         one more --set for dbload in that test (target.connect_timeout=60s: 1,000
+#                     connections opened at once can take PostgreSQL longer than 10 s on 2 cores)
 #   CO_RATE=2000 CO_DURATION=10 CO_STALL_AT=3 CO_STALL=1 CO_CONNS=8
 #                     coordinated-omission test: rate, length, when the stall starts, how long
 #                     every PostgreSQL process stays SIGSTOPped, connections per client
@@ -58,6 +60,8 @@ ROWS=${ROWS:-100000}
 OPEN_RATE=${OPEN_RATE:-10000}
 OPEN_POOL=${OPEN_POOL:-8}
 RATE_JOBS=${RATE_JOBS:-$OPEN_POOL}
+# Room on the server for the fixed-rate test's connections (dbenv's default is 300).
+export DBENV_PG_MAX_CONNECTIONS=$((OPEN_POOL + 100 > 300 ? OPEN_POOL + 100 : 300))
 RATE_ENGINES=${RATE_ENGINES:-"threads event_loops"}
 CO_RATE=${CO_RATE:-2000}
 CO_DURATION=${CO_DURATION:-10}
@@ -395,7 +399,7 @@ for ((REP = 1; REP <= REPEATS; REP++)); do
   want rate || continue
   note "fixed rate $OPEN_RATE/s, round $REP"
   for engine in $RATE_ENGINES; do
-    measure "rate-dbload-$engine-r$REP" postgres -- "$DBLOAD" run "$OPEN_PLAN" --set "target.pool=$OPEN_POOL" --set "target.engine=$engine" --report "$WORK/rate-dbload-$engine-r$REP.json"
+    measure "rate-dbload-$engine-r$REP" postgres -- "$DBLOAD" run "$OPEN_PLAN" --set "target.pool=$OPEN_POOL" --set "target.engine=$engine" ${RATE_SET:+--set "$RATE_SET"} --report "$WORK/rate-dbload-$engine-r$REP.json"
     add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|dbload open loop, $engine" "$(dbload_stats "$M_JSON")"
     OPEN_JSONS+=("$M_JSON")
     OPEN_LOADS+=("$M_LOAD")
