@@ -69,11 +69,13 @@ void LoadRunner::StartClosedLoop(Nanos think_time, Nanos deadline) {
   OpenGate();
 }
 
-void LoadRunner::OpenGate() {
+void LoadRunner::OpenGate() { ReleaseGate(/*open=*/true); }
+
+void LoadRunner::ReleaseGate(bool open) {
   std::vector<Fiber*> waiting;
   {
     std::lock_guard lock(gate_mu_);
-    gate_open_ = true;
+    if (open) gate_open_ = true;
     waiting.swap(gate_fibers_);
   }
   gate_cv_.notify_all();
@@ -433,13 +435,7 @@ void LoadRunner::SetDeadline(Nanos deadline) { deadline_ = deadline; }
 
 void LoadRunner::Stop() {
   stopping_ = true;
-  std::vector<Fiber*> waiting;
-  {
-    std::lock_guard lock(gate_mu_);
-    gate_cv_.notify_all();
-    waiting.swap(gate_fibers_);
-  }
-  for (Fiber* fiber : waiting) WakeFiber(fiber);
+  ReleaseGate(/*open=*/false);
   std::lock_guard lock(workers_mu_);
   for (auto& loop : loops_) loop->InterruptSleeps();
 }

@@ -105,6 +105,8 @@ class LoadRunner {
 
   absl::Status StartWorkers(int count);
   void OpenGate();
+  // Wakes every worker waiting at the gate (`open`: and opens it; else they see the stop).
+  void ReleaseGate(bool open);
   // The worker (connected) waits until the gate opens or the run stops; true if it opened.
   bool WaitAtGate(std::unique_lock<std::mutex>& gate_lock);
   void WorkerMain(Worker& worker);
