@@ -29,6 +29,7 @@
 #include "coordinator/row_check.h"
 #include "coordinator/run_controller.h"
 #include "coordinator/run_saver.h"
+#include "coordinator/run_store.h"
 #include "dbload/v1/agent.grpc.pb.h"
 #include "dbload/v1/control.grpc.pb.h"
 #include "net/transport_security.h"
@@ -65,6 +66,12 @@ std::string NewRunId(uint64_t counter) {
   return absl::StrFormat("run-%d-%08x", counter, random());
 }
 
+// What the saver writes with: the --state-dir's store, or nothing without one.
+RunSaver::Write SaveInto(RunStore* store) {
+  if (store == nullptr) return nullptr;
+  return [store](const v1::RunReport& report) { return store->Save(report); };
+}
+
 }  // namespace
 
 class CoordinatorService::Impl {
@@ -72,7 +79,7 @@ class CoordinatorService::Impl {
   Impl(Clock& clock, CoordinatorOptions options)
       : clock_(clock),
         options_(std::move(options)),
-        saver_(options_.run_store, options_.log),
+        saver_(SaveInto(options_.run_store), options_.log),
         agents_(mu_, options_.metrics),
         environment_{.clock = clock_,
                      .agents = agents_,

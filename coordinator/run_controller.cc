@@ -130,7 +130,7 @@ RunController::RunController(RunEnvironment& env, RunLaunch launch, ProbeSession
   if (env_.saver.enabled() && !done_) {
     v1::RunReport so_far = aggregator_->ReportSoFar("running", started_at_);
     SetRunState(so_far, v1::RUN_STATE_RUNNING);
-    env_.saver.Save(so_far, id_);
+    env_.saver.Save(std::move(so_far), id_);
   }
   if (env_.metrics != nullptr && !done_) {
     env_.metrics->SetRunState(id_, plan.scenario(), RunStateText(v1::RUN_STATE_RUNNING));

@@ -37,7 +37,7 @@ class MetricsExporter;
 struct RunEnvironment {
   Clock& clock;
   AgentRegistry& agents;
-  const RunSaver& saver;
+  RunSaver& saver;
   MetricsExporter* metrics = nullptr;           // not owned; may be null
   std::function<void(const std::string&)> log;  // may be empty
   // Sent in every Assignment: an agent that hears nothing from us this long stops by itself.

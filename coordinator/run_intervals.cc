@@ -4,6 +4,7 @@
 // Kept apart from run_controller.cc, which runs the run.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -86,7 +87,7 @@ void RunController::PushIntervals(Nanos now) {
     v1::RunReport so_far = aggregator_->ReportSoFar("running", started_at_);
     SetRunState(so_far, v1::RUN_STATE_RUNNING);
     CompleteReport(so_far);
-    env_.saver.Save(so_far, id_);
+    env_.saver.Save(std::move(so_far), id_);
   }
 }
 

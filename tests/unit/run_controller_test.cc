@@ -21,7 +21,7 @@ using Kind = v1::CoordinatorMessage::KindCase;
 
 class RunControllerTest : public ::testing::Test {
  protected:
-  RunControllerTest() : clock_(100 * kSecond), registry_(mu_, nullptr), saver_(nullptr, {}) {}
+  RunControllerTest() : clock_(100 * kSecond), registry_(mu_, nullptr), saver_({}, {}) {}
 
   std::shared_ptr<AgentConn> Connect(const std::string& name) {
     auto agent = std::make_shared<AgentConn>();
