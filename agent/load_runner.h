@@ -40,7 +40,7 @@ class LoadRunner {
     Nanos reconnect_backoff_min = 100 * kMillisecond;
     Nanos reconnect_backoff_max = 5 * kSecond;
     // 0: a thread per worker, blocking in its session. Else this many FiberLoops run the
-    // workers as fibers, spread evenly: for drivers whose sessions wait through WaitForSocket
+    // workers as fibers, spread evenly: for drivers whose sessions wait through a SocketWatch
     // and the clock (PostgreSQL, noop), never for one that blocks its thread (MySQL).
     int event_loops = 0;
   };

@@ -5,7 +5,6 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -59,9 +58,11 @@ constexpr int kEventsPerPoll = 256;
 }  // namespace
 
 struct Fiber {
-  ucontext_t context;
+  StackContext context;
   void* mapping = nullptr;  // guard page, then the stack
   size_t mapping_bytes = 0;
+  void* stack = nullptr;  // above the guard page
+  size_t stack_bytes = 0;
   std::function<void()> body;
   FiberLoop* loop = nullptr;
   bool done = false;
@@ -83,22 +84,37 @@ struct FiberAccess {
     loop.SwitchToLoop(fiber);
     return loop.clock_.Now() >= deadline;
   }
-  static void WaitForSocket(Fiber* fiber, int fd, bool for_write) {
-    FiberLoop& loop = *fiber->loop;
-    epoll_event event{};
-    event.events = (for_write ? EPOLLOUT : EPOLLIN) | EPOLLONESHOT;
-    event.data.ptr = fiber;
-    // A descriptor stays registered (disarmed) between waits; a closed one leaves epoll by
-    // itself, and its number may come back as another connection's.
-    if (epoll_ctl(loop.epoll_fd_, EPOLL_CTL_MOD, fd, &event) != 0 &&
-        (errno != ENOENT || epoll_ctl(loop.epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0)) {
-      // Not a pollable descriptor: let poll() say what it has.
-      pollfd one{.fd = fd, .events = static_cast<short>(for_write ? POLLOUT : POLLIN)};
-      poll(&one, 1, -1);
-      return;
-    }
+  static void WaitReadable(SocketWatch& watch) {
+    FiberLoop& loop = *watch.loop_;
     ++loop.socket_waiters_;
-    loop.SwitchToLoop(fiber);
+    watch.waiter_ = t_fiber;
+    loop.SwitchToLoop(t_fiber);
+  }
+  // An event of the loop's epoll for `watch`.
+  static void Readable(SocketWatch& watch) {
+    watch.readable_ = true;
+    if (watch.waiter_ == nullptr) return;
+    --watch.loop_->socket_waiters_;
+    watch.loop_->ready_.push_back(watch.waiter_);
+    watch.waiter_ = nullptr;
+  }
+  static void Register(SocketWatch& watch) {
+    FiberLoop& loop = *t_fiber->loop;
+    epoll_event event{};
+    event.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
+    event.data.ptr = &watch;
+    // Not pollable (never a socket): its waits poll, which says what it has.
+    if (epoll_ctl(loop.epoll_fd_, EPOLL_CTL_ADD, watch.fd_, &event) != 0) return;
+    watch.loop_ = &loop;
+    loop.watches_[watch.fd_] = &watch;
+  }
+  static void Unregister(SocketWatch& watch) {
+    FiberLoop& loop = *watch.loop_;
+    const auto entry = loop.watches_.find(watch.fd_);
+    if (entry == loop.watches_.end() || entry->second != &watch) return;  // the number moved on
+    // Fails harmlessly when the descriptor was closed already.
+    epoll_ctl(loop.epoll_fd_, EPOLL_CTL_DEL, watch.fd_, nullptr);
+    loop.watches_.erase(entry);
   }
   static void Park(Fiber* fiber) {
     // Held while it waits, as a thread blocked on a condition holds simulated time.
@@ -124,7 +140,6 @@ FiberLoop::FiberLoop(Clock& clock, size_t stack_bytes)
   event.events = EPOLLIN;
   event.data.ptr = nullptr;
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &event) != 0) Die("dbload: event loop");
-  loop_context_ = new ucontext_t;
   // Attached before the thread exists, so that a simulated clock cannot move on without it.
   clock_.AttachThread();
   thread_ = std::thread([this] { Run(); });
@@ -134,7 +149,6 @@ FiberLoop::~FiberLoop() {
   Finish();
   close(event_fd_);
   close(epoll_fd_);
-  delete static_cast<ucontext_t*>(loop_context_);
 }
 
 void FiberLoop::Spawn(std::function<void()> body) {
@@ -148,11 +162,9 @@ void FiberLoop::Spawn(std::function<void()> body) {
   if (fiber->mapping == MAP_FAILED) Die("dbload: fiber stack");
   // An overflow faults on the guard page instead of writing over another fiber's stack.
   if (mprotect(fiber->mapping, page, PROT_NONE) != 0) Die("dbload: fiber stack guard");
-  if (getcontext(&fiber->context) != 0) Die("dbload: fiber context");
-  fiber->context.uc_stack.ss_sp = static_cast<char*>(fiber->mapping) + page;
-  fiber->context.uc_stack.ss_size = stack_bytes_;
-  fiber->context.uc_link = nullptr;  // FiberAccess::Main never returns
-  makecontext(&fiber->context, &FiberAccess::Main, 0);
+  fiber->stack = static_cast<char*>(fiber->mapping) + page;
+  fiber->stack_bytes = stack_bytes_;
+  fiber->context.Prepare(fiber->stack, fiber->stack_bytes, &FiberAccess::Main);
 #ifdef DBLOAD_TSAN_FIBERS
   fiber->tsan_fiber = __tsan_create_fiber(0);
 #endif
@@ -244,14 +256,13 @@ void FiberLoop::PollSockets(Nanos timeout) {
   const int count =
       epoll_pwait2(epoll_fd_, events, kEventsPerPoll, timeout < 0 ? nullptr : &wait, nullptr);
   for (int i = 0; i < count; ++i) {
-    auto* fiber = static_cast<Fiber*>(events[i].data.ptr);
-    if (fiber == nullptr) {
+    auto* watch = static_cast<SocketWatch*>(events[i].data.ptr);
+    if (watch == nullptr) {
       uint64_t value = 0;
       (void)!read(event_fd_, &value, sizeof(value));
       continue;
     }
-    --socket_waiters_;
-    ready_.push_back(fiber);
+    FiberAccess::Readable(*watch);
   }
 }
 
@@ -291,15 +302,12 @@ void FiberLoop::Resume(Fiber* fiber) {
   t_fiber = fiber;
 #ifdef DBLOAD_ASAN_FIBERS
   void* fake_stack = nullptr;
-  __sanitizer_start_switch_fiber(&fake_stack, static_cast<char*>(fiber->context.uc_stack.ss_sp),
-                                 fiber->context.uc_stack.ss_size);
+  __sanitizer_start_switch_fiber(&fake_stack, fiber->stack, fiber->stack_bytes);
 #endif
 #ifdef DBLOAD_TSAN_FIBERS
   __tsan_switch_to_fiber(fiber->tsan_fiber, 0);
 #endif
-  if (swapcontext(static_cast<ucontext_t*>(loop_context_), &fiber->context) != 0) {
-    Die("dbload: fiber switch");
-  }
+  loop_context_.SwitchTo(fiber->context);
 #ifdef DBLOAD_ASAN_FIBERS
   __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
 #endif
@@ -322,9 +330,7 @@ void FiberLoop::SwitchToLoop(Fiber* fiber) {
 #ifdef DBLOAD_TSAN_FIBERS
   __tsan_switch_to_fiber(loop_tsan_fiber_, 0);
 #endif
-  if (swapcontext(&fiber->context, static_cast<ucontext_t*>(loop_context_)) != 0) {
-    Die("dbload: fiber switch");
-  }
+  fiber->context.SwitchTo(loop_context_);
 #ifdef DBLOAD_ASAN_FIBERS
   __sanitizer_finish_switch_fiber(fiber->asan_fake_stack, &loop_stack_bottom_, &loop_stack_size_);
 #endif
@@ -348,12 +354,21 @@ bool OnFiber() { return t_fiber != nullptr; }
 
 bool FiberSleepUntil(Nanos deadline) { return FiberAccess::Sleep(t_fiber, deadline); }
 
-void WaitForSocket(int fd, bool for_write) {
-  if (t_fiber != nullptr) {
-    FiberAccess::WaitForSocket(t_fiber, fd, for_write);
+SocketWatch::SocketWatch(int fd) : fd_(fd) {
+  if (t_fiber != nullptr) FiberAccess::Register(*this);
+}
+
+SocketWatch::~SocketWatch() {
+  if (loop_ != nullptr) FiberAccess::Unregister(*this);
+}
+
+void SocketWatch::WaitReadable() {
+  if (loop_ != nullptr && t_fiber != nullptr && t_fiber->loop == loop_) {
+    if (!readable_) FiberAccess::WaitReadable(*this);
+    readable_ = false;
     return;
   }
-  pollfd one{.fd = fd, .events = static_cast<short>(for_write ? POLLOUT : POLLIN)};
+  pollfd one{.fd = fd_, .events = POLLIN};
   while (poll(&one, 1, -1) < 0 && errno == EINTR) {
   }
 }

@@ -8,19 +8,22 @@
 #include <mutex>
 #include <queue>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/stack_context.h"
 
 namespace dbload {
 
 struct Fiber;
+class SocketWatch;
 
 // One thread running many fibers: functions on stacks of their own that each run until they
 // wait (for a socket, for a time, or to be woken) and then give the thread to the next fiber
 // that is ready. This is how one agent thread drives hundreds or thousands of connections, as
 // each pgbench thread multiplexes its clients: a connection's code stays the plain blocking
-// sequence it is on a thread of its own, and only its waits differ (WaitForSocket,
+// sequence it is on a thread of its own, and only its waits differ (SocketWatch,
 // Clock::SleepUntil and ParkCurrentFiber park the fiber instead of the thread).
 //
 // An idle loop waits in epoll: for its fibers' sockets, for another thread's post, and for its
@@ -88,13 +91,17 @@ class FiberLoop {
   std::atomic<bool> signaled_{false};  // by Signal(), since the loop last took its posts
 
   // The loop's thread only.
-  void* loop_context_ = nullptr;  // ucontext_t of Run()
+  StackContext loop_context_;  // Run()'s, while a fiber runs
   std::vector<Fiber*> ready_;
   std::vector<Fiber*> running_;  // the round in progress (ready_ swapped in)
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   uint64_t timer_order_ = 0;
   int live_fibers_ = 0;
   int socket_waiters_ = 0;
+  // Which watch a descriptor's registration is for. A descriptor closed without its watch's
+  // destruction (libpq drops a broken connection's socket) leaves its entry behind until the
+  // number is registered again or that watch goes.
+  std::unordered_map<int, SocketWatch*> watches_;
   // Sanitizers' bookkeeping of the loop's own stack and fiber (see fiber_loop.cc).
   [[maybe_unused]] const void* loop_stack_bottom_ = nullptr;
   [[maybe_unused]] size_t loop_stack_size_ = 0;
@@ -109,9 +116,32 @@ bool OnFiber();
 // here, again until the deadline.
 bool FiberSleepUntil(Nanos deadline);
 
-// Waits until `fd` is readable (`for_write`: writable), or has an error or hang-up to report.
-// On a fiber the fiber parks and its loop runs others; elsewhere the thread polls.
-void WaitForSocket(int fd, bool for_write);
+// A socket that the code holding it waits on again and again (a database connection): on a
+// fiber, registered with the fiber's loop once (edge-triggered), so that a wait whose answer
+// has not come yet costs no system call of its own; a one-shot registration would cost an
+// epoll_ctl per wait. Made and destroyed where it is used; elsewhere than on a fiber its waits
+// poll.
+class SocketWatch {
+ public:
+  explicit SocketWatch(int fd);
+  // Before `fd` is closed: a closed descriptor's number may come back as another socket's.
+  ~SocketWatch();
+  SocketWatch(const SocketWatch&) = delete;
+  SocketWatch& operator=(const SocketWatch&) = delete;
+
+  int fd() const { return fd_; }
+  // Waits until the socket is readable, or has an error or hang-up to report. It may return
+  // early (data since read, or none after all): its caller reads, and waits again for more.
+  void WaitReadable();
+
+ private:
+  friend struct FiberAccess;
+  const int fd_;
+  FiberLoop* loop_ = nullptr;  // null: not registered, waits poll
+  Fiber* waiter_ = nullptr;
+  // Something came since the last wait returned (an edge not yet waited for).
+  bool readable_ = false;
+};
 
 // From a fiber: the fiber, for WakeFiber.
 Fiber* CurrentFiber();

@@ -390,7 +390,18 @@ class PostgreSqlSession final : public ServerSession {
     return put == 1;
   }
 
+  // The connection's socket, watched from its first wait until the connection closes.
+  SocketWatch& Watch() {
+    const int fd = PQsocket(handle_);
+    if (watch_ == nullptr || watch_->fd() != fd) {
+      watch_.reset();
+      watch_ = std::make_unique<SocketWatch>(fd);
+    }
+    return *watch_;
+  }
+
   void CloseConnection() override {
+    watch_.reset();  // before its socket closes
     notices_.reset();
     connection_.reset();
     handle_ = nullptr;
@@ -434,7 +445,7 @@ class PostgreSqlSession final : public ServerSession {
     }
   }
 
-  // What PQexec does, with the wait for the answer in WaitForSocket: on an event loop's fiber,
+  // What PQexec does, with the wait for the answer in a SocketWatch: on an event loop's fiber,
   // the loop runs other connections meanwhile; on a thread of its own, the thread polls as
   // libpq's would. `sent`: what PQsend* returned. The last result, as PQexec's (a statement
   // gives one); null when nothing could be sent, and then PQerrorMessage says why.
@@ -445,7 +456,8 @@ class PostgreSqlSession final : public ServerSession {
     PGresult* last = nullptr;
     for (;;) {
       while (PQisBusy(handle_) != 0) {
-        WaitForSocket(PQsocket(handle_), /*for_write=*/false);
+        if (PQsocket(handle_) < 0) break;  // gone: PQgetResult says why
+        Watch().WaitReadable();
         // A failed read (the connection went) leaves the error for PQgetResult to report.
         if (PQconsumeInput(handle_) == 0) break;
       }
@@ -511,6 +523,7 @@ class PostgreSqlSession final : public ServerSession {
   std::unique_ptr<Connection> connection_;
   std::unique_ptr<QuietNotices> notices_;
   PGconn* handle_ = nullptr;  // connection_'s libpq connection; null when there is none
+  std::unique_ptr<SocketWatch> watch_;  // handle_'s socket, once waited on
   std::vector<std::string> names_;  // statement id → its name on the server, "s<id>"
 
   std::vector<const char*> pointers_;

@@ -408,13 +408,16 @@ class DbFaultsTest : public ::testing::Test {
 
   // A run with `service` taken down by `take_down` (nothing for a restart of its own), started
   // again after kDownS and checked: connections came back, nothing lost, the database blamed.
+  // `engine`: the plan's target.engine.
   void RunThroughARestart(Backend backend, const std::string& service, const std::string& what,
-                          const std::function<void()>& take_down) {
+                          const std::function<void()>& take_down,
+                          const std::string& engine = "threads") {
     ASSERT_NO_FATAL_FAILURE(EnsurePrepared(backend));
-    const std::string report_path = absl::StrCat(dir_->path(), "/", service, "_restart.json");
+    const std::string report_path =
+        absl::StrCat(dir_->path(), "/", service, "_", engine, "_restart.json");
     Child child({DBLOAD_BINARY, "run",
                  Plan(backend, backend == Backend::kPostgres ? "PG_PORT" : "MARIADB_PORT"),
-                 "--report", report_path});
+                 "--set", absl::StrCat("target.engine=", engine), "--report", report_path});
     Clock::time_point line_seen;
     double line_s = 0;
     ASSERT_NO_FATAL_FAILURE(StartRun(child, &line_seen, &line_s));
@@ -451,6 +454,13 @@ testing::ScratchDir* DbFaultsTest::dir_ = nullptr;
 
 TEST_F(DbFaultsTest, PostgresRestartMidRunIsSurvivedAndReported) {
   RunThroughARestart(Backend::kPostgres, "postgres", "postgres restart", [] {});
+}
+
+// The same on event loops: every fiber's session loses its socket at once (libpq closes it),
+// reconnects on its fiber, and watches its new socket.
+TEST_F(DbFaultsTest, PostgresRestartMidRunIsSurvivedOnEventLoops) {
+  RunThroughARestart(Backend::kPostgres, "postgres", "postgres restart, event loops", [] {},
+                     "event_loops");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,8 +4,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -55,7 +58,8 @@ TEST(FiberLoopTest, AFiberWaitingOnASocketLetsTheOthersRun) {
   {
     FiberLoop loop(clock);
     loop.Spawn([&] {
-      WaitForSocket(sockets[0], /*for_write=*/false);
+      SocketWatch watch(sockets[0]);
+      watch.WaitReadable();
       char buffer[16] = {};
       const ssize_t n = read(sockets[0], buffer, sizeof(buffer));
       got.assign(buffer, n > 0 ? static_cast<size_t>(n) : 0);
@@ -76,6 +80,42 @@ TEST(FiberLoopTest, AFiberWaitingOnASocketLetsTheOthersRun) {
   EXPECT_GE(ticks.load(), 20);
   close(sockets[0]);
   close(sockets[1]);
+}
+
+// libpq closes a broken connection's socket before its session lets go of the watch; the
+// number may come back as another connection's socket, whose watch must keep its events.
+TEST(FiberLoopTest, AWatchOfAClosedDescriptorLeavesItsNumbersNextWatchAlone) {
+  SteadyClock clock;
+  int first[2];
+  int second[2];
+  std::string got;
+  {
+    FiberLoop loop(clock);
+    loop.Spawn([&] {
+      ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, first), 0);
+      auto stale = std::make_unique<SocketWatch>(first[0]);
+      close(first[0]);  // without the watch's knowledge
+      ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, second), 0);
+      ASSERT_EQ(second[0], first[0]) << "the test needs the number to come back";
+      SocketWatch current(second[0]);
+      stale.reset();  // must not unregister `current`
+      // Written after the first look at the socket, so that only a live registration
+      // wakes the wait.
+      std::thread writer([&] {
+        clock.SleepUntil(clock.Now() + 20 * kMillisecond);
+        EXPECT_EQ(write(second[1], "late", 4), 4);
+      });
+      char buffer[16] = {};
+      ssize_t n = -1;
+      while ((n = recv(second[0], buffer, sizeof(buffer), MSG_DONTWAIT)) < 0 && errno == EAGAIN) {
+        current.WaitReadable();
+      }
+      got.assign(buffer, n > 0 ? static_cast<size_t>(n) : 0);
+      writer.join();
+    });
+  }
+  EXPECT_EQ(got, "late");
+  for (int fd : {first[1], second[0], second[1]}) close(fd);
 }
 
 TEST(FiberLoopTest, AParkedFiberRunsOnceWokenFromAnotherThread) {
