@@ -221,12 +221,21 @@ measure_once() {
   local name=$1 service=$2
   shift 3
   M_LOG=$WORK/$name.log
+  M_FAILED=""
   M_LOAD=$(settle)
   local b0 s0 b1 s1
   b0=$(machine_busy_ticks)
   s0=$(server_ticks "$service")
-  run_bg_wait /usr/bin/time -o "$WORK/$name.time" -f "%e %U %S" "$@" >"$M_LOG" 2>&1 ||
-    die "$name failed (exit $?); log: $(tail -n 5 "$M_LOG")"
+  local rc=0
+  run_bg_wait /usr/bin/time -o "$WORK/$name.time" -f "%e %U %S" "$@" >"$M_LOG" 2>&1 || rc=$?
+  if ((rc != 0)); then
+    # One client's failure (1,000 threads can starve an agent's reporting) is a row of its own;
+    # the other clients are still measured.
+    M_FAILED="exit $rc: $(grep -v '^Command exited' "$M_LOG" | tail -n 1 | tr '|' '/')"
+    note "$name failed ($M_FAILED); log: $M_LOG"
+    M_CLIENT_S=0 M_SERVER_S=0 M_OTHER_PCT=0
+    return
+  fi
   b1=$(machine_busy_ticks)
   s1=$(server_ticks "$service")
   local wall u s
@@ -246,11 +255,15 @@ measure() {
   local name=$1 service=$2 attempt best_other=""
   shift 2
   if ((REP == 1)); then record_cmd "${@:2}"; fi
-  B_JSON=""
+  B_JSON="" B_FAILED=""
   for ((attempt = 0; attempt <= RETRIES; attempt++)); do
     rm -f "$WORK/$name.json"
     measure_once "$name.$attempt" "$service" "$@"
     M_JSON=""
+    if [[ -n $M_FAILED ]]; then
+      B_FAILED=$M_FAILED B_LOG=$M_LOG B_LOAD=$M_LOAD
+      break
+    fi
     if [[ -f $WORK/$name.json ]]; then
       M_JSON=$WORK/$name.$attempt.json
       mv "$WORK/$name.json" "$M_JSON"
@@ -262,6 +275,10 @@ measure() {
     fi
     awk -v o="$M_OTHER_PCT" -v m="$OTHER_MAX" 'BEGIN { exit !(o <= m) }' && break
   done
+  if [[ -n $B_FAILED ]]; then
+    M_FAILED=$B_FAILED M_LOG=$B_LOG M_LOAD=$B_LOAD M_JSON=""
+    return
+  fi
   M_LOAD=$B_LOAD M_CLIENT_S=$B_CLIENT_S M_SERVER_S=$B_SERVER_S M_OTHER_PCT=$B_OTHER_PCT M_LOG=$B_LOG M_JSON=$B_JSON
 }
 
@@ -352,6 +369,11 @@ declare -A S_QPS=() S_CPU=() S_SRV=() S_OTHER=()
 # summary.
 add_row() {
   local table=$1 key=$2 qps q err cpu_us srv_us
+  if [[ -n $M_FAILED ]]; then
+    local -n failed_rows=$table
+    failed_rows+=("| $REP | ${key//|/ | } | failed: $M_FAILED | | | | | | $M_LOAD | |")
+    return
+  fi
   read -r qps q err <<<"$3"
   [[ -n $qps && -n $q && -n $err ]] || die "could not read the results of $key (log: $M_LOG)"
   cpu_us=$(per_query_us "$M_CLIENT_S" "$q")
@@ -370,7 +392,8 @@ sysbench_stats() { # LOG -> "QPS QUERIES ERRORS"
 pgbench_stats() { # LOG -> "TPS TRANSACTIONS FAILED"
   awk -F': ' '/number of transactions actually processed/ { q = $2 } /number of failed transactions/ { split($2, a, " "); e = a[1] } /^tps = / { split($0, b, " "); t = b[3] } END { print t, q, (e == "" ? 0 : e) }' "$1"
 }
-dbload_stats() { # JSON -> "QPS EXECUTED ERRORS"
+dbload_stats() { # JSON -> "QPS EXECUTED ERRORS"; nothing for a failed run (no JSON)
+  [[ -n $1 ]] || return 0
   jq -r '"\(.actual_rate) \(.executed|tonumber) \((.errors // 0)|tonumber)"' "$1"
 }
 
@@ -401,6 +424,7 @@ for ((REP = 1; REP <= REPEATS; REP++)); do
   for engine in $RATE_ENGINES; do
     measure "rate-dbload-$engine-r$REP" postgres -- "$DBLOAD" run "$OPEN_PLAN" --set "target.pool=$OPEN_POOL" --set "target.engine=$engine" ${RATE_SET:+--set "$RATE_SET"} --report "$WORK/rate-dbload-$engine-r$REP.json"
     add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|dbload open loop, $engine" "$(dbload_stats "$M_JSON")"
+    [[ -n $M_JSON ]] || continue
     OPEN_JSONS+=("$M_JSON")
     OPEN_LOADS+=("$M_LOAD")
     OPEN_CPU+=("$M_CLIENT_S")
