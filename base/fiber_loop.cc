@@ -210,10 +210,15 @@ void FiberLoop::Run() {
 #ifdef DBLOAD_TSAN_FIBERS
   loop_tsan_fiber_ = __tsan_get_current_fiber();
 #endif
+  // Whether the sockets were looked at since the last round ran fibers: then another look
+  // would find nothing new (a system call per round for nothing: strace counted 1.74 epoll
+  // calls per query with it, on PostgreSQL at 2,000/s; pgbench makes 0.38 poll calls).
+  bool sockets_seen = false;
   for (;;) {
     TakePosted();
     FireTimers(clock_.Now(), interrupt_sleeps_.exchange(false));
-    if (socket_waiters_ > 0) PollSockets(0);
+    if (socket_waiters_ > 0 && !sockets_seen) PollSockets(0);
+    sockets_seen = false;
     if (ready_.empty()) {
       bool done = false;
       {
@@ -222,7 +227,7 @@ void FiberLoop::Run() {
         if (!posted_.empty()) continue;
       }
       if (done) break;
-      Idle(clock_.Now());
+      sockets_seen = Idle(clock_.Now());
       continue;
     }
     // Runs the fibers ready now; those they make ready wait for the next round, after the
@@ -266,7 +271,7 @@ void FiberLoop::PollSockets(Nanos timeout) {
   }
 }
 
-void FiberLoop::Idle(Nanos now) {
+bool FiberLoop::Idle(Nanos now) {
   if (simulated_ == nullptr) {
     // Sockets, another thread's post and time, whichever comes first. The last few
     // microseconds before a timer are spent looking, not sleeping: at the sockets when some
@@ -274,16 +279,16 @@ void FiberLoop::Idle(Nanos now) {
     // the wait).
     if (timers_.empty()) {
       PollSockets(-1);
-      return;
+      return true;
     }
     const Nanos until_timer = timers_.top().deadline - now;
     if (until_timer <= kSpinBelow && socket_waiters_ == 0) {
       while (clock_.Now() < timers_.top().deadline) {
       }
-      return;
+      return false;
     }
     PollSockets(std::max<Nanos>(0, until_timer - kSpinBelow));
-    return;
+    return true;
   }
   // Simulated time moves only while every attached thread sleeps on the clock: this one
   // sleeps until its next timer, and a post (which holds time itself) cuts the sleep short.
@@ -292,10 +297,11 @@ void FiberLoop::Idle(Nanos now) {
     clock_.DetachThread();
     PollSockets(-1);
     clock_.AttachThread();
-    return;
+    return true;
   }
   simulated_->SleepUntilOrInterrupted(timers_.empty() ? now + kIdleSlice : timers_.top().deadline,
                                       signaled_);
+  return false;
 }
 
 void FiberLoop::Resume(Fiber* fiber) {

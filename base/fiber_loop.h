@@ -69,7 +69,8 @@ class FiberLoop {
   // Moves fibers whose sockets are ready (or the wake-up event) along, waiting at most
   // `timeout` (0: just looks).
   void PollSockets(Nanos timeout);
-  void Idle(Nanos now);
+  // Waits for something to do; returns whether it looked at the sockets.
+  bool Idle(Nanos now);
   void Resume(Fiber* fiber);
   // From a fiber of this loop: back to the loop, until something makes the fiber ready again.
   void SwitchToLoop(Fiber* fiber);

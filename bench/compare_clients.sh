@@ -375,7 +375,12 @@ add_row() {
     return
   fi
   read -r qps q err <<<"$3"
-  [[ -n $qps && -n $q && -n $err ]] || die "could not read the results of $key (log: $M_LOG)"
+  if [[ -z $qps || -z $q || -z $err ]]; then
+    # pgbench that executed nothing (1,000 connections still opening at its -T) prints no tps.
+    M_FAILED="no result in its log ($M_LOG)"
+    add_row "$table" "$key"
+    return
+  fi
   cpu_us=$(per_query_us "$M_CLIENT_S" "$q")
   srv_us=$(per_query_us "$M_SERVER_S" "$q")
   local -n rows=$table
