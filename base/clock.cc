@@ -23,11 +23,7 @@ Nanos SteadyClock::Now() {
 }
 
 void SteadyClock::SleepUntil(Nanos deadline) {
-  if (OnFiber()) {
-    while (!FiberSleepUntil(deadline)) {
-    }
-    return;
-  }
+  if (SleptOnFiber(deadline)) return;
   // The kernel's default timer slack (50 µs) would be added to every wake-up and show up as
   // schedule lag: ask for the smallest, once per thread.
   thread_local bool slack_reduced = false;
@@ -51,11 +47,7 @@ Nanos SimulatedClock::Now() {
 }
 
 void SimulatedClock::SleepUntil(Nanos deadline) {
-  if (OnFiber()) {  // the fiber's loop sleeps for it (its thread is the one attached)
-    while (!FiberSleepUntil(deadline)) {
-    }
-    return;
-  }
+  if (SleptOnFiber(deadline)) return;  // its loop's thread, the one attached, slept for it
   static const std::atomic<bool> kNever{false};
   SleepUntilOrInterrupted(deadline, kNever);
 }

@@ -360,6 +360,13 @@ bool OnFiber() { return t_fiber != nullptr; }
 
 bool FiberSleepUntil(Nanos deadline) { return FiberAccess::Sleep(t_fiber, deadline); }
 
+bool SleptOnFiber(Nanos deadline) {
+  if (t_fiber == nullptr) return false;
+  while (!FiberAccess::Sleep(t_fiber, deadline)) {
+  }
+  return true;
+}
+
 SocketWatch::SocketWatch(int fd) : fd_(fd) {
   if (t_fiber != nullptr) FiberAccess::Register(*this);
 }

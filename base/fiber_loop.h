@@ -113,9 +113,11 @@ class FiberLoop {
 bool OnFiber();
 
 // From a fiber: parks it until its loop's clock reaches `deadline`, or InterruptSleeps: false
-// then (its caller looks at why, and sleeps again if it must). Clocks called on a fiber sleep
-// here, again until the deadline.
+// then (its caller looks at why, and sleeps again if it must).
 bool FiberSleepUntil(Nanos deadline);
+// How a Clock sleeps on a fiber: parks it until `deadline` whatever interrupts it, and returns
+// true; false, at once, when not called on a fiber (the clock sleeps the thread instead).
+bool SleptOnFiber(Nanos deadline);
 
 // A socket that the code holding it waits on again and again (a database connection): on a
 // fiber, registered with the fiber's loop once (edge-triggered), so that a wait whose answer

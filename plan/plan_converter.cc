@@ -65,6 +65,20 @@ absl::StatusOr<std::string> PlanConverter::ReadText(const YAML::Node& node, cons
   return node.Scalar();
 }
 
+absl::StatusOr<size_t> PlanConverter::ReadChoice(const YAML::Node& node, const std::string& path,
+                                                 const std::vector<absl::string_view>& choices) {
+  const std::string expected = absl::StrJoin(choices, " or ");
+  absl::StatusOr<std::string> text = ReadText(node, path, expected);
+  if (!text.ok()) return text.status();
+  const auto chosen = std::find(choices.begin(), choices.end(), absl::AsciiStrToLower(*text));
+  if (chosen != choices.end()) return static_cast<size_t>(chosen - choices.begin());
+  std::string message = absl::StrCat("expected ", expected, ", got ", Quote(*text));
+  if (std::optional<absl::string_view> nearest = Nearest(*text, choices)) {
+    absl::StrAppend(&message, "; did you mean '", *nearest, "'?");
+  }
+  return Error(node, path, message);
+}
+
 template <typename Int>
 absl::StatusOr<Int> PlanConverter::ReadInteger(const YAML::Node& node, const std::string& path,
                                                Int min, Int max) {
@@ -204,16 +218,9 @@ absl::Status PlanConverter::ConvertTarget(const YAML::Node& node, Target& target
       status = pool.status();
       if (pool.ok()) target.set_pool(*pool);
     } else if (name == "engine") {
-      absl::StatusOr<std::string> text = ReadText(value, field_path, "threads or event_loops");
-      status = text.status();
-      if (text.ok() && *text == "threads") {
-        target.set_engine(dbload::v1::ENGINE_THREADS);
-      } else if (text.ok() && *text == "event_loops") {
-        target.set_engine(dbload::v1::ENGINE_EVENT_LOOPS);
-      } else if (text.ok()) {
-        return Error(value, field_path,
-                     absl::StrCat("expected threads or event_loops, got ", Quote(*text)));
-      }
+      absl::StatusOr<size_t> engine = ReadChoice(value, field_path, {"threads", "event_loops"});
+      if (!engine.ok()) return engine.status();
+      target.set_engine(*engine == 0 ? dbload::v1::ENGINE_THREADS : dbload::v1::ENGINE_EVENT_LOOPS);
     } else if (name == "event_loops") {
       absl::StatusOr<uint32_t> loops = ReadInteger<uint32_t>(value, field_path, 0, kMaxEventLoops);
       status = loops.status();
@@ -297,20 +304,9 @@ absl::Status PlanConverter::ConvertOpen(const YAML::Node& node, OpenLoad& open) 
       if (!rate.ok()) return rate.status();
       open.set_rate(*rate);
     } else if (name == "arrival") {
-      absl::StatusOr<std::string> text = ReadText(value, field_path, "uniform or poisson");
-      if (!text.ok()) return text.status();
-      const std::string arrival = absl::AsciiStrToLower(*text);
-      if (arrival == "uniform") {
-        open.set_arrival(OpenLoad::UNIFORM);
-      } else if (arrival == "poisson") {
-        open.set_arrival(OpenLoad::POISSON);
-      } else {
-        std::string message = absl::StrCat("expected uniform or poisson, got ", Quote(*text));
-        if (std::optional<absl::string_view> nearest = Nearest(*text, {"uniform", "poisson"})) {
-          absl::StrAppend(&message, "; did you mean '", *nearest, "'?");
-        }
-        return Error(value, field_path, message);
-      }
+      absl::StatusOr<size_t> arrival = ReadChoice(value, field_path, {"uniform", "poisson"});
+      if (!arrival.ok()) return arrival.status();
+      open.set_arrival(*arrival == 0 ? OpenLoad::UNIFORM : OpenLoad::POISSON);
     }
   }
   return absl::OkStatus();

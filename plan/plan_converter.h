@@ -110,6 +110,9 @@ class PlanConverter {
   absl::StatusOr<Int> ReadInteger(const YAML::Node& node, const std::string& path, Int min,
                                   Int max);
   absl::StatusOr<double> ReadNumber(const YAML::Node& node, const std::string& path);
+  // One of `choices` (lower-case words, read in any case); its index there.
+  absl::StatusOr<size_t> ReadChoice(const YAML::Node& node, const std::string& path,
+                                    const std::vector<absl::string_view>& choices);
   absl::StatusOr<int64_t> ReadDuration(const YAML::Node& node, const std::string& path);
 
   absl::Status ConvertTarget(const YAML::Node& node, Target& target);
