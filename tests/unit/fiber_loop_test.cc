@@ -88,6 +88,7 @@ TEST(FiberLoopTest, AWatchOfAClosedDescriptorLeavesItsNumbersNextWatchAlone) {
   SteadyClock clock;
   int first[2];
   int second[2];
+  bool set_up = false;  // the loop's thread only
   std::string got;
   {
     FiberLoop loop(clock);
@@ -99,19 +100,20 @@ TEST(FiberLoopTest, AWatchOfAClosedDescriptorLeavesItsNumbersNextWatchAlone) {
       ASSERT_EQ(second[0], first[0]) << "the test needs the number to come back";
       SocketWatch current(second[0]);
       stale.reset();  // must not unregister `current`
-      // Written after the first look at the socket, so that only a live registration
-      // wakes the wait.
-      std::thread writer([&] {
-        clock.SleepUntil(clock.Now() + 20 * kMillisecond);
-        EXPECT_EQ(write(second[1], "late", 4), 4);
-      });
+      set_up = true;
       char buffer[16] = {};
       ssize_t n = -1;
       while ((n = recv(second[0], buffer, sizeof(buffer), MSG_DONTWAIT)) < 0 && errno == EAGAIN) {
         current.WaitReadable();
       }
       got.assign(buffer, n > 0 ? static_cast<size_t>(n) : 0);
-      writer.join();
+    });
+    // Runs only once the first fiber has parked on its empty socket (a loop runs one fiber at
+    // a time): then only a live registration can wake that wait.
+    loop.Spawn([&] {
+      if (set_up) {
+        EXPECT_EQ(write(second[1], "late", 4), 4);
+      }
     });
   }
   EXPECT_EQ(got, "late");
