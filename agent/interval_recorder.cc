@@ -64,6 +64,14 @@ ConnectionClock& IntervalRecorder::AddConnection(Nanos now) {
   return connections_.emplace_back(now).clock;
 }
 
+void IntervalRecorder::RecordSessionWork(const db::Session& session, SessionWorkSeen& seen) {
+  const uint64_t opened = session.connections_opened();
+  const uint64_t prepared = session.statements_prepared();
+  connections_opened_.fetch_add(opened - seen.connections_opened, std::memory_order_relaxed);
+  statements_prepared_.fetch_add(prepared - seen.statements_prepared, std::memory_order_relaxed);
+  seen = {.connections_opened = opened, .statements_prepared = prepared};
+}
+
 IntervalSnapshot IntervalRecorder::Drain(Nanos now) {
   IntervalSnapshot snapshot;
   snapshot.query_types.resize(slots_.size());
@@ -76,6 +84,8 @@ IntervalSnapshot IntervalRecorder::Drain(Nanos now) {
   dispatch_lag_.DrainInto(snapshot.dispatch_lag);
   queued_lag_.DrainInto(snapshot.schedule_lag);
   snapshot.schedule_lag.Add(snapshot.dispatch_lag);
+  snapshot.connections_opened = connections_opened_.exchange(0, std::memory_order_relaxed);
+  snapshot.statements_prepared = statements_prepared_.exchange(0, std::memory_order_relaxed);
   {
     std::lock_guard lock(connections_mu_);
     for (Connection& connection : connections_) {

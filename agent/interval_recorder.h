@@ -83,6 +83,14 @@ class IntervalRecorder {
   void RecordCommittedAfterTries(int query_type, uint32_t tries);
   void RecordFailedAfterRetries(int query_type);
 
+  // What of one session's own work (db::Session::connections_opened, statements_prepared) a
+  // recorder has been told; kept by the session's user.
+  struct SessionWorkSeen {
+    uint64_t connections_opened = 0;
+    uint64_t statements_prepared = 0;
+  };
+  // Records `session`'s own work since `seen`, and updates `seen`.
+  void RecordSessionWork(const db::Session& session, SessionWorkSeen& seen);
   // A clock for one more connection, in state kInAgent from `now`; it stays valid as long as
   // the recorder (a worker calls this once, when it starts its loop).
   ConnectionClock& AddConnection(Nanos now);
@@ -103,6 +111,8 @@ class IntervalRecorder {
   std::vector<std::unique_ptr<QueryTypeSlot>> slots_;
   ConcurrentHistogram dispatch_lag_;
   ConcurrentHistogram queued_lag_;
+  std::atomic<uint64_t> connections_opened_{0};
+  std::atomic<uint64_t> statements_prepared_{0};
   std::mutex errors_mu_;
   std::vector<std::map<std::pair<db::ErrorClass, std::string>, uint64_t>> errors_;
   std::vector<RetryTally> retries_;  // under errors_mu_ too

@@ -26,6 +26,8 @@ struct LoadRunner::Worker {
   std::atomic<bool> exited{false};
   // Where this worker's time goes (the recorder's, valid for the run).
   ConnectionClock* time = nullptr;
+  // Of its session's own work, what the recorder has been told (worker only).
+  IntervalRecorder::SessionWorkSeen session_work;
 };
 
 LoadRunner::LoadRunner(db::Driver& driver, const Scenario& scenario, IntervalRecorder& recorder,
@@ -159,6 +161,7 @@ void LoadRunner::WorkerMain(Worker& worker) {
                          missing_table ? " (has `dbload prepare` been run for this plan?)" : ""));
       }
     }
+    recorder_.RecordSessionWork(*session, worker.session_work);
   } else {
     status = absl::Status(connected.status().code(),
                           absl::StrCat("target: ", connected.status().message()));
@@ -190,6 +193,7 @@ void LoadRunner::WorkerMain(Worker& worker) {
   if (worker.time != nullptr) worker.time->Enter(ConnectionState::kGone, now);
   for (Nanos seen = finished_at_.load(); seen < now && !finished_at_.compare_exchange_weak(seen, now);) {
   }
+  if (session != nullptr) recorder_.RecordSessionWork(*session, worker.session_work);
   session.reset();
   driver_.ThreadEnd();
   worker.exited = true;
@@ -314,6 +318,7 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
       // time is the database's unavailability, not the agent's work.
       worker.time->Enter(ConnectionState::kConnecting, ended);
       const bool reconnected = Reconnect(session);
+      recorder_.RecordSessionWork(session, worker.session_work);
       now = clock_.Now();
       worker.time->Enter(ConnectionState::kInAgent, now);
       return reconnected;

@@ -65,21 +65,31 @@ std::vector<v1::QueryPlan> ExplainQueryTypes(const Scenario& scenario, ScenarioW
     v1::QueryPlan& plan = plans.emplace_back();
     plan.set_query_type(scenario.query_types()[q]);
     std::vector<std::string> errors;
-    // Open while a capturing statement has run: the EXPLAINs below run in it, then it is
-    // rolled back.
+    // Everything below runs in a transaction that is rolled back: what capturing statements
+    // write goes, and the EXPLAINs commit nothing the database's commit counter would add to
+    // the load's. A failed statement loses it on PostgreSQL: the next one begins another.
     bool in_transaction = false;
+    const auto begin = [&](const std::string& before) {
+      if (in_transaction) return true;
+      db::ExecOutcome begun = session.Begin();
+      // The connection may have gone since the last capture (a restarted server) unnoticed:
+      // the session opens another at its next call.
+      if (!begun.ok() && begun.error->error_class == db::ErrorClass::kConnection) {
+        begun = session.Begin();
+      }
+      if (!begun.ok()) {
+        errors.push_back(absl::StrCat("BEGIN before ", before, ": ", begun.error->message));
+        return false;
+      }
+      in_transaction = true;
+      return true;
+    };
     const auto run_capturing = [&](const ExplainTarget& target) -> std::optional<int64_t> {
       if (target.statement < 0 || static_cast<size_t>(target.statement) >= statements.size()) {
         return std::nullopt;
       }
       const db::StatementSpec& spec = statements[static_cast<size_t>(target.statement)];
-      if (!in_transaction) {
-        if (const db::ExecOutcome begun = session.Begin(); !begun.ok()) {
-          errors.push_back(absl::StrCat("BEGIN before ", spec.name, ": ", begun.error->message));
-          return std::nullopt;
-        }
-        in_transaction = true;
-      }
+      if (!begin(spec.name)) return std::nullopt;
       db::ExecOutcome ran = session.ExecuteSql(InlineParams(spec.sql, target.params, dialect));
       const std::string keyword = FirstKeyword(spec.sql);
       if (ran.ok() && dialect == db::Dialect::kMySql &&
@@ -122,11 +132,14 @@ std::vector<v1::QueryPlan> ExplainQueryTypes(const Scenario& scenario, ScenarioW
         absl::StrAppend(&plan_text, "(skipped: EXPLAIN does not take this statement)\n");
         continue;
       }
+      // Without a transaction (BEGIN failed: the connection is most likely gone too) the
+      // EXPLAIN is still tried, and commits on its own.
+      begin(statements[target.statement].name);
       absl::StatusOr<std::vector<std::string>> lines =
           session.FetchColumn(absl::StrCat(prefix, text), kMaxPlanLines);
       if (!lines.ok()) {
         errors.push_back(absl::StrCat(label, lines.status().message()));
-        if (in_transaction) {  // lost on PostgreSQL: the next statements are explained outside it
+        if (in_transaction) {  // lost on PostgreSQL: the next statement begins another
           session.Rollback();
           in_transaction = false;
         }
@@ -135,7 +148,7 @@ std::vector<v1::QueryPlan> ExplainQueryTypes(const Scenario& scenario, ScenarioW
       }
       for (const std::string& line : *lines) absl::StrAppend(&plan_text, line, "\n");
     }
-    if (in_transaction) session.Rollback();  // what the capturing statements wrote goes
+    if (in_transaction) session.Rollback();
     RemoveTrailingNewline(plan_text);
     plan.set_statement(absl::StrJoin(texts, "\n"));
     plan.set_plan(std::move(plan_text));

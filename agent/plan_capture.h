@@ -36,11 +36,11 @@ std::string InlineParams(std::string_view sql, std::span<const ParamValue> param
 // `plan` each statement's plan after a `-- statement N: …` line; a statement EXPLAIN cannot
 // take (transaction control, DDL) is named there as skipped; one the server refuses to explain
 // goes into `error` (with its number), the others' plans stay. Never fails as a whole.
-// A statement whose result a later one captures is run first, inside a transaction that is
-// rolled back once every statement of the query type has been explained in it, so that the
-// later statements are explained with the value they would really get (and see the rows the
-// earlier ones wrote). Only such query types open a transaction: one more at the server,
-// rolled back, per capture.
+// Each query type is explained inside a transaction that is rolled back, so that a capture
+// commits nothing (the commit reconciliation counts the load's commits). A statement whose
+// result a later one captures is run first, in that transaction, so that the later statements
+// are explained with the value they would really get (and see the rows the earlier ones
+// wrote); the rollback takes what it wrote.
 std::vector<v1::QueryPlan> ExplainQueryTypes(const Scenario& scenario, ScenarioWorker& worker,
                                              db::Session& session, db::Dialect dialect);
 

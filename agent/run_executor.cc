@@ -10,6 +10,7 @@
 #include "agent/interval_recorder.h"
 #include "agent/load_runner.h"
 #include "agent/plan_capture.h"
+#include "agent/side_session_driver.h"
 #include "base/random.h"
 #include "plan/plan_limits.h"
 #include "plan/stage_program.h"
@@ -125,10 +126,13 @@ absl::Status SetUpScenario(db::Driver& driver, Scenario& scenario) {
 absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare& share,
                                            db::Driver& driver, Scenario& scenario,
                                            Clock& clock, const ExecutionHooks& hooks) {
-  const absl::Time setup_start = absl::Now();
-  if (absl::Status status = SetUpScenario(driver, scenario); !status.ok()) return status;
-  const double setup_s = absl::ToDoubleSeconds(absl::Now() - setup_start);
   IntervalRecorder recorder(static_cast<int>(scenario.query_types().size()));
+  // The sample reads' and EXPLAIN's sessions: their own work lands in the first interval and the
+  // last, for the commit reconciliation.
+  SideSessionDriver side_driver(driver, recorder);
+  const absl::Time setup_start = absl::Now();
+  if (absl::Status status = SetUpScenario(side_driver, scenario); !status.ok()) return status;
+  const double setup_s = absl::ToDoubleSeconds(absl::Now() - setup_start);
   LoadRunner runner(driver, scenario, recorder, clock,
                     {.seed = plan.seed(),
                      .first_slot = share.first_slot,
@@ -170,7 +174,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   if (share.explain && hooks.on_plans && !plan.explain().disabled() &&
       driver.dialect() != db::Dialect::kNoop) {
     capture = std::make_unique<PlanCapture>(
-        driver, scenario,
+        side_driver, scenario,
         WorkerSlot{.run_seed = plan.seed(),
                    .index = share.first_slot,
                    .count = std::max(share.total_slots, share.first_slot + 1)},

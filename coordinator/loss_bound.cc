@@ -79,7 +79,7 @@ double BestPerClientRate(const v1::RunReport& report) {
   return best;
 }
 
-void ReconcileCommits(int64_t report_commits, int64_t connection_commits, bool first_before_load,
+void ReconcileCommits(int64_t report_commits, ConnectionSetUp set_up, bool first_before_load,
                       double load_end_s, v1::RunReport& report) {
   v1::CommitReconciliation& out = *report.mutable_commit_reconciliation();
   out.Clear();
@@ -122,14 +122,20 @@ void ReconcileCommits(int64_t report_commits, int64_t connection_commits, bool f
       "pg_stat_database.xact_commit of database ", report.plan().target().database(),
       " counts every transaction committed in it by any session: the agents' (one per "
       "transaction, or per statement run outside one), their connections' start-up and "
-      "statement preparation (connection commits: 1 + 2 per prepared statement per connection; "
-      "reconnects add more), the scenario's setup reads, EXPLAIN, and other clients'; not the "
-      "probe's own (it reads from database postgres). A backend publishes its counts when idle, "
-      "at most once a second, and when it exits"));
+      "statement preparation (connection commits: 1 per connection opened, reconnects and the "
+      "sessions that read samples and capture EXPLAIN plans included, and 2 per statement "
+      "prepared; those sessions' reads and EXPLAINs are rolled back), and other clients'; not "
+      "the probe's own (it reads from database postgres). A backend publishes its counts when "
+      "idle, at most once a second, and when it exits"));
   const int64_t database = static_cast<int64_t>(
       std::llround(last->values().at(kCounter) - first->values().at(kCounter)));
   out.set_database_commits(database);
   out.set_report_commits(report_commits);
+  // A backend's start-up reads the catalogs in a transaction of its own; a preparation is two
+  // (Parse + Sync, and the Describe + Sync that reads the parameter count).
+  const int64_t connection_commits = set_up.connections_opened + 2 * set_up.statements_prepared;
+  out.set_connections_opened(set_up.connections_opened);
+  out.set_statements_prepared(set_up.statements_prepared);
   out.set_connection_commits(connection_commits);
   const int64_t difference = database - report_commits - connection_commits;
   out.set_difference(difference);

@@ -49,11 +49,15 @@ double BestPerClientRate(const dbload::v1::RunReport& report);
 
 // PostgreSQL's xact_commit of the target database, from the probe's first reading (before the
 // load) to its last (after it), against the report: `report_commits` the transactions the
-// agents reported (warm-up included), `connection_commits` those of their connections' set-up.
+// agents reported (warm-up included), `set_up` those of their connections' own set-up.
 // `first_before_load`: the probe's first reading was taken before any agent was assigned its
 // share; `load_end_s`: when the last agent finished, on the run's clock (the last reading must be
 // after it). Fills report.commit_reconciliation from report.probe_samples and lost_agents.
-void ReconcileCommits(int64_t report_commits, int64_t connection_commits, bool first_before_load,
+struct ConnectionSetUp {
+  int64_t connections_opened = 0;   // by the agents' sessions, reconnects included
+  int64_t statements_prepared = 0;  // on the server by those sessions, again after reconnects
+};
+void ReconcileCommits(int64_t report_commits, ConnectionSetUp set_up, bool first_before_load,
                       double load_end_s, dbload::v1::RunReport& report);
 
 }  // namespace dbload

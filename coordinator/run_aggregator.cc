@@ -138,6 +138,8 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
     if (report.clients() > 0) progress.clients = report.clients();
   }
   progress.max_connections = std::max(progress.max_connections, report.connections());
+  progress.connections_opened += report.connections_opened();
+  progress.statements_prepared += report.statements_prepared();
   if (report.warmup()) {
     progress.warmup_executed += executed;
     progress.warmup_errors += errors;

@@ -52,6 +52,10 @@ struct AgentProgress {
   uint32_t in_flight = 0;
   uint32_t clients = 0;
   uint32_t max_connections = 0;
+  // Its sessions' own work over all its reports: connections opened, reconnects included, and
+  // statements prepared (0 from an older agent, which does not say).
+  uint64_t connections_opened = 0;
+  uint64_t statements_prepared = 0;
 };
 
 // Merges one run's AgentReports, from any agent in any order, into the run's report, exactly:

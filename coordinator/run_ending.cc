@@ -114,13 +114,21 @@ void RunController::FinishRun() {
     }
   }
   {
-    // The database's count of commits against the agents' (and their connections' own).
-    int64_t reported = 0, connection_commits = 0;
+    // The database's count of commits against the agents' (and their connections' own: every
+    // connection opened, reconnects included, did its start-up and prepared the statements).
+    int64_t reported = 0;
+    ConnectionSetUp set_up;
     for (const auto& [name, progress] : aggregator_->agents()) {
       reported += static_cast<int64_t>(progress.executed + progress.warmup_executed);
-      connection_commits += static_cast<int64_t>(progress.max_connections) * (1 + 2 * statements_);
+      if (progress.connections_opened > 0) {
+        set_up.connections_opened += static_cast<int64_t>(progress.connections_opened);
+        set_up.statements_prepared += static_cast<int64_t>(progress.statements_prepared);
+      } else {  // an older agent: each of its connections once, each preparing every statement
+        set_up.connections_opened += progress.max_connections;
+        set_up.statements_prepared += int64_t{progress.max_connections} * statements_;
+      }
     }
-    ReconcileCommits(reported, connection_commits, probe_read_before_load_,
+    ReconcileCommits(reported, set_up, probe_read_before_load_,
                      Seconds(load_ended_at_.value_or(now) - started_), report_);
   }
   for (const auto& [stage, search] : knees_) {

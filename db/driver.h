@@ -108,15 +108,26 @@ class Session {
   // every workload, since workloads reach the server only through their session.
   // Plain, not atomic: a session is used by one thread at a time, and so is its count.
   uint64_t statements_sent() const { return statements_sent_; }
+  // The session's own work on the server, which a database's counters include (the commit
+  // reconciliation counts it from these): connections opened and set up, the first one and
+  // every reconnect; statements prepared on the server, again after each reconnect.
+  uint64_t connections_opened() const { return connections_opened_; }
+  uint64_t statements_prepared() const { return statements_prepared_; }
 
  protected:
   // Each implementation calls this once per statement, where it hands it to its client library.
   void CountStatementSent() { ++statements_sent_; }
   // Takes back what was counted since statements_sent() read `mark`: a connection's own set-up.
   void UncountStatementsSince(uint64_t mark) { statements_sent_ = mark; }
+  // Each implementation calls these when a connection is open and set up, and when a statement
+  // is prepared on the server.
+  void CountConnectionOpened() { ++connections_opened_; }
+  void CountStatementPrepared() { ++statements_prepared_; }
 
  private:
   uint64_t statements_sent_ = 0;
+  uint64_t connections_opened_ = 0;
+  uint64_t statements_prepared_ = 0;
 };
 
 struct ConnectionOptions {

@@ -11,7 +11,9 @@ namespace {
 class NoopSession final : public Session {
  public:
   NoopSession(const NoopOptions& options, Clock& clock, uint64_t seed)
-      : options_(options), clock_(clock), random_(seed) {}
+      : options_(options), clock_(clock), random_(seed) {
+    CountConnectionOpened();
+  }
 
   absl::Status Prepare(int, const StatementSpec&) override { return absl::OkStatus(); }
 
@@ -32,7 +34,10 @@ class NoopSession final : public Session {
   ExecOutcome Begin() override { return Sent(); }
   ExecOutcome Commit() override { return Sent(); }
   ExecOutcome Rollback() override { return Sent(); }
-  absl::Status Reconnect() override { return absl::OkStatus(); }
+  absl::Status Reconnect() override {
+    CountConnectionOpened();
+    return absl::OkStatus();
+  }
 
   // Refuses what the real drivers refuse, so that a loader tried against noop fails the same way.
   ExecOutcome BulkInsert(std::string_view table, std::span<const std::string> columns,

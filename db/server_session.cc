@@ -20,6 +20,7 @@ absl::Status ServerSession::Open() {
   }
   UncountStatementsSince(sent);
   connected_ = status.ok();
+  if (connected_) CountConnectionOpened();
   return status;
 }
 
@@ -33,6 +34,7 @@ absl::Status ServerSession::Prepare(int id, const StatementSpec& statement) {
   std::optional<DbError> error = EnsureConnected();
   if (!error) error = PrepareOnServer(id, registered.sql, registered.parameters);
   if (!error) {
+    CountStatementPrepared();
     registered.registered = true;
     return absl::OkStatus();
   }
@@ -134,6 +136,7 @@ absl::Status ServerSession::OpenAndPrepare() {
     if (auto error = PrepareOnServer(static_cast<int>(id), registered.sql, registered.parameters)) {
       return StatusOf(*error, absl::StrCat("prepare statement ", id, " again"));
     }
+    CountStatementPrepared();
   }
   return absl::OkStatus();
 }

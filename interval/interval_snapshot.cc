@@ -85,6 +85,8 @@ void IntervalSnapshot::Add(const IntervalSnapshot& other) {
   schedule_lag.Add(other.schedule_lag);
   dispatch_lag.Add(other.dispatch_lag);
   connection_time.Add(other.connection_time);
+  connections_opened += other.connections_opened;
+  statements_prepared += other.statements_prepared;
 }
 
 void SnapshotToReport(const IntervalSnapshot& snapshot, v1::AgentReport* report) {
@@ -110,6 +112,8 @@ void SnapshotToReport(const IntervalSnapshot& snapshot, v1::AgentReport* report)
   }
   snapshot.schedule_lag.ToProto(report->mutable_schedule_lag());
   snapshot.dispatch_lag.ToProto(report->mutable_dispatch_lag());
+  report->set_connections_opened(snapshot.connections_opened);
+  report->set_statements_prepared(snapshot.statements_prepared);
   if (snapshot.connection_time.Total() > 0) {
     ConnectionTimeToProto(snapshot.connection_time, report->mutable_connection_time());
   } else {
@@ -246,6 +250,15 @@ absl::StatusOr<CheckedReport> CheckReport(const v1::AgentReport& report, int que
   if (absl::StatusOr<uint64_t> dispatch = CheckHistogram(report.dispatch_lag()); !dispatch.ok()) {
     return About(dispatch.status(), "dispatch lag");
   }
+  for (const auto& [count, what] :
+       {std::pair{report.connections_opened(), "connections opened"},
+        std::pair{report.statements_prepared(), "statements prepared"}}) {
+    if (count > kMaxStatementsPerReport) {
+      return absl::InvalidArgumentError(absl::StrCat(count, " ", what, " in one interval"));
+    }
+  }
+  checked.counts.connections_opened = report.connections_opened();
+  checked.counts.statements_prepared = report.statements_prepared();
   const v1::ConnectionTime& time = report.connection_time();
   for (double seconds :
        {time.in_db_call_s(), time.connecting_s(), time.idle_s(), time.in_agent_s()}) {

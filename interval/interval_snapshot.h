@@ -64,6 +64,11 @@ struct IntervalSnapshot {
   // agent's own lateness, without queueing for a busy connection.
   Histogram dispatch_lag;
   ConnectionTime connection_time;
+  // The sessions' own work, which the database's counters include (see
+  // db::Session::connections_opened): connections opened (first connects and reconnects) and
+  // statements prepared on the server.
+  uint64_t connections_opened = 0;
+  uint64_t statements_prepared = 0;
   uint64_t Executed() const;
   uint64_t Errors() const;
   uint64_t Ignored() const;

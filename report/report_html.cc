@@ -7,6 +7,7 @@
 namespace dbload {
 
 using report_html::AgentsAndRowsSection;
+using report_html::CommitReconciliationHtml;
 using report_html::ExplainSection;
 using report_html::LostAgentsHtml;
 using report_html::ManifestSection;
@@ -30,7 +31,7 @@ std::string RenderReportHtml(const v1::RunReport& r) {
       &out, MetaRow("Workload", absl::StrCat(r.plan().workload(), " / ", r.plan().scenario())));
   absl::StrAppend(&out, MetaRow("dbload", r.dbload_version()));
   absl::StrAppend(&out, "</table>\n");
-  absl::StrAppend(&out, LostAgentsHtml(r));
+  absl::StrAppend(&out, LostAgentsHtml(r), CommitReconciliationHtml(r));
   if (r.has_manifest()) absl::StrAppend(&out, ManifestSection(r.manifest()));
   absl::StrAppend(&out, SummarySection(r), StagesSection(r));
   absl::StrAppend(&out, "<h2>Charts</h2>\n", html::ChartDiv("rate", "No intervals in this report."),

@@ -441,8 +441,7 @@ std::string AgentsAndRowsSection(const v1::RunReport& r) {
   return out;
 }
 
-
-// A degraded run: the lost agents, the bound on what they ran uncounted, the commit check.
+// A degraded run: the lost agents, the bound on what they ran uncounted.
 std::string LostAgentsHtml(const v1::RunReport& r) {
   if (r.lost_agents_size() == 0) return "";
   std::string out = absl::StrCat("<p class=\"warn\">Degraded: ", r.lost_agents_size(),
@@ -459,18 +458,21 @@ std::string LostAgentsHtml(const v1::RunReport& r) {
         " (", HtmlEscape(lost.bound_note()), ")</li>\n");
   }
   absl::StrAppend(&out, "</ul>\n");
-  const v1::CommitReconciliation& c = r.commit_reconciliation();
-  if (c.available()) {
-    absl::StrAppend(
-        &out, "<p>",
-        HtmlEscape(absl::StrFormat("Commits: the database counted %d, the report %d + %d of the "
-                                   "connections' set-up; difference %+d: %s (bound %d).",
-                                   c.database_commits(), c.report_commits(), c.connection_commits(),
-                                   c.difference(), c.verdict(), c.lost_bound())),
-        "</p>\n");
-  }
   return out;
 }
 
+std::string CommitReconciliationHtml(const v1::RunReport& r) {
+  const v1::CommitReconciliation& c = r.commit_reconciliation();
+  if (!c.available()) return "";
+  return absl::StrCat(
+      "<p", c.verdict() == "matches" ? "" : " class=\"warn\"", ">",
+      HtmlEscape(absl::StrFormat("Commits: the database counted %d, the report %d + %d of the "
+                                 "connections' own (%d opened, %d statements prepared); "
+                                 "difference %+d: %s",
+                                 c.database_commits(), c.report_commits(), c.connection_commits(),
+                                 c.connections_opened(), c.statements_prepared(), c.difference(),
+                                 c.verdict())),
+      r.lost_agents_size() > 0 ? absl::StrFormat(" (bound %d)", c.lost_bound()) : "", ".</p>\n");
+}
 
 }  // namespace dbload::report_html

@@ -295,12 +295,9 @@ void AppendPlanChanges(std::string& out, const v1::RunReport& r) {
   }
 }
 
-// Agents lost before their final reports, the bound on what they ran uncounted, and the
-// database's commit count against the report's.
+// Agents lost before their final reports, and the bound on what they ran uncounted.
 std::string RenderLostAgents(const v1::RunReport& r) {
   std::string out;
-  // Printed for degraded runs only (the JSON always has the reconciliation): without a loss
-  // the counter's other commits (EXPLAIN, setup reads, other sessions) are no news.
   if (r.lost_agents_size() == 0) return out;
   absl::StrAppend(&out, "\nDEGRADED: ", r.lost_agents_size(),
                   " agent(s) lost before their final report; what they ran after their last "
@@ -319,17 +316,29 @@ std::string RenderLostAgents(const v1::RunReport& r) {
       absl::StrAppend(&out, "uncounted transactions: ", lost.bound_note(), "\n");
     }
   }
+  return out;
+}
+
+// The database's commit count against the report's, whenever the target counts commits: the
+// report's promise is the database's count. Why there is none is news only for a degraded run.
+std::string RenderCommitReconciliation(const v1::RunReport& r) {
+  std::string out;
   const v1::CommitReconciliation& c = r.commit_reconciliation();
   if (c.available()) {
     absl::StrAppend(
         &out, absl::StrFormat("\nCommits: the database counted %d (%s), the report %d + %d of the "
-                              "connections' set-up; difference %+d: %s",
+                              "connections' own (%d opened, %d statements prepared); difference "
+                              "%+d: %s",
                               c.database_commits(), c.counter(), c.report_commits(),
-                              c.connection_commits(), c.difference(), c.verdict()));
-    absl::StrAppend(&out, absl::StrFormat(" (bound %d; %d if they stopped when lost)",
-                                          c.lost_bound(), c.lost_bound_if_stopped()));
-    absl::StrAppend(&out, "\n  (", c.note(), ")\n");
-  } else if (!c.note().empty()) {
+                              c.connection_commits(), c.connections_opened(),
+                              c.statements_prepared(), c.difference(), c.verdict()));
+    if (r.lost_agents_size() > 0) {
+      absl::StrAppend(&out, absl::StrFormat(" (bound %d; %d if they stopped when lost)",
+                                            c.lost_bound(), c.lost_bound_if_stopped()));
+    }
+    absl::StrAppend(&out, "\n");
+    if (c.verdict() != "matches") absl::StrAppend(&out, "  (", c.note(), ")\n");
+  } else if (r.lost_agents_size() > 0 && !c.note().empty()) {
     absl::StrAppend(&out, "Commits not reconciled: ", c.note(), "\n");
   }
   return out;
@@ -549,7 +558,7 @@ std::string RenderReportText(const v1::RunReport& r) {
       }
     }
   }
-  absl::StrAppend(&out, RenderLostAgents(r));
+  absl::StrAppend(&out, RenderLostAgents(r), RenderCommitReconciliation(r));
   absl::StrAppend(&out, RenderGeneratorAndProbe(r));
   AppendPlanChanges(out, r);
   AppendPlans(out, "EXPLAIN (captured as the measured part started)", r.explains());

@@ -240,6 +240,12 @@ class DeclarativeScenario final : public Scenario {
     }
     Session& session = **connected;
     const Dialect dialect = driver.dialect();
+    // In one transaction, rolled back: the reads see one snapshot, and commit nothing that the
+    // database's commit counter would add to the load's.
+    if (const db::ExecOutcome begun = session.Begin(); !begun.ok()) {
+      return absl::UnavailableError(absl::StrCat(
+          "scenario ", spec_.name(), ": BEGIN before reading the samples: ", begun.error->message));
+    }
     const auto read = [&](const v1::Generator& param) -> absl::Status {
       if (param.kind_case() != v1::Generator::kSample) return absl::OkStatus();
       std::vector<std::string>& sample = samples_[sample_index_.at(SampleKey(param.sample()))];
@@ -270,6 +276,7 @@ class DeclarativeScenario final : public Scenario {
         }
       }
     }
+    session.Rollback();
     return absl::OkStatus();
   }
 

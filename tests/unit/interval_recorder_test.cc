@@ -246,6 +246,22 @@ TEST(IntervalSnapshotWireTest, ConnectionTimeTravelsInSeconds) {
   EXPECT_FALSE(SnapshotFromReport(report, 1).ok());
 }
 
+TEST(IntervalSnapshotWireTest, ConnectionsOpenedTravelAndAddUp) {
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(1);
+  snapshot.connections_opened = 5;
+  v1::AgentReport report;
+  SnapshotToReport(snapshot, &report);
+  EXPECT_EQ(report.connections_opened(), 5u);
+  absl::StatusOr<IntervalSnapshot> decoded = SnapshotFromReport(report, 1);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  decoded->Add(snapshot);
+  EXPECT_EQ(decoded->connections_opened, 10u);
+  report.set_connections_opened(uint64_t{1} << 62);  // sums of such would wrap
+  EXPECT_THAT(SnapshotFromReport(report, 1).status().message(),
+              testing::HasSubstr("4611686018427387904 connections opened in one interval"));
+}
+
 TEST(IntervalSnapshotWireTest, MalformedReportsAreRefusedWithAReason) {
   v1::AgentReport report;
   report.add_query_types()->set_query_type(5);

@@ -68,8 +68,10 @@ v1::RunReport ProbedReport(double first_commits, double last_commits) {
 TEST(LossBound, CommitsReconcileWithinTheLostAgentsBoundOrAreNotExplained) {
   // No agent lost: the database's count is the report's plus the connections' own.
   v1::RunReport exact = ProbedReport(1000, 1000 + 9000 + 18);
-  ReconcileCommits(9000, 18, true, 10.1, exact);
+  ReconcileCommits(9000, {.connections_opened = 6, .statements_prepared = 6}, true, 10.1, exact);
   EXPECT_TRUE(exact.commit_reconciliation().available());
+  EXPECT_EQ(exact.commit_reconciliation().connections_opened(), 6);
+  EXPECT_EQ(exact.commit_reconciliation().connection_commits(), 18);
   EXPECT_EQ(exact.commit_reconciliation().difference(), 0);
   EXPECT_EQ(exact.commit_reconciliation().verdict(), "matches");
 
@@ -78,32 +80,32 @@ TEST(LossBound, CommitsReconcileWithinTheLostAgentsBoundOrAreNotExplained) {
   agent.set_bound_known(true);
   agent.set_unreported_if_stopped(400);
   agent.set_unreported_max(2000);
-  ReconcileCommits(9000, 18, true, 10.1, lost);
+  ReconcileCommits(9000, {.connections_opened = 6, .statements_prepared = 6}, true, 10.1, lost);
   EXPECT_EQ(lost.commit_reconciliation().database_commits(), 9318);
   EXPECT_EQ(lost.commit_reconciliation().difference(), 300);
   EXPECT_EQ(lost.commit_reconciliation().lost_bound(), 2000u);
   EXPECT_EQ(lost.commit_reconciliation().verdict(), "within the lost agents' bound");
 
   agent.set_unreported_max(299);
-  ReconcileCommits(9000, 18, true, 10.1, lost);
+  ReconcileCommits(9000, {.connections_opened = 6, .statements_prepared = 6}, true, 10.1, lost);
   EXPECT_EQ(lost.commit_reconciliation().verdict(), "not explained");
   // Fewer commits than the report counts is never explained by a loss.
   v1::RunReport fewer = ProbedReport(1000, 1000 + 8000);
   *fewer.add_lost_agents() = agent;
-  ReconcileCommits(9000, 18, true, 10.1, fewer);
+  ReconcileCommits(9000, {.connections_opened = 6, .statements_prepared = 6}, true, 10.1, fewer);
   EXPECT_EQ(fewer.commit_reconciliation().verdict(), "not explained");
 }
 
 TEST(LossBound, NoReconciliationWithoutReadingsAroundTheLoadOrOnMySql) {
   v1::RunReport early = ProbedReport(0, 10);
-  ReconcileCommits(10, 0, true, 11, early);  // the last reading (10.2 s) is before the load's end
+  ReconcileCommits(10, {}, true, 11, early);  // the last reading (10.2 s) is before the load's end
   EXPECT_FALSE(early.commit_reconciliation().available());
   EXPECT_THAT(early.commit_reconciliation().note(), HasSubstr("before the load ended"));
   v1::RunReport mysql = ProbedReport(0, 10);
   mysql.mutable_plan()->mutable_target()->set_driver("mysql");
-  ReconcileCommits(10, 0, true, 10, mysql);
+  ReconcileCommits(10, {}, true, 10, mysql);
   v1::RunReport late = ProbedReport(0, 10);
-  ReconcileCommits(10, 0, /*first_before_load=*/false, 10, late);
+  ReconcileCommits(10, {}, /*first_before_load=*/false, 10, late);
   EXPECT_FALSE(late.commit_reconciliation().available());
   EXPECT_THAT(late.commit_reconciliation().note(), HasSubstr("after the load started"));
   EXPECT_FALSE(mysql.commit_reconciliation().available());
