@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <utility>
 
 // Fibers switch stacks behind the sanitizers' backs unless told: ASan would take one fiber's
@@ -65,6 +66,10 @@ struct Fiber {
   size_t stack_bytes = 0;
   std::function<void()> body;
   FiberLoop* loop = nullptr;
+  // Counts its waits: whatever ends one (its timer, its socket) moves it on, so that the other
+  // finds it stale and leaves the fiber alone.
+  uint64_t wait = 0;
+  SocketWatch* watching = nullptr;  // in a timed socket wait: the watch it waits on
   bool done = false;
   void* asan_fake_stack = nullptr;
   void* tsan_fiber = nullptr;
@@ -80,28 +85,56 @@ struct FiberAccess {
   static void Main();
   static bool Sleep(Fiber* fiber, Nanos deadline) {
     FiberLoop& loop = *fiber->loop;
-    loop.timers_.push({deadline, loop.timer_order_++, fiber});
+    loop.timers_.push({deadline, loop.timer_order_++, fiber, fiber->wait});
     loop.SwitchToLoop(fiber);
     return loop.clock_.Now() >= deadline;
   }
-  static void WaitReadable(SocketWatch& watch) {
+  // Parks the running fiber until `watch` has `event`, or (timeout ≥ 0) its timer ends the wait.
+  static void WaitSocket(SocketWatch& watch, SocketEvent event, Nanos timeout) {
+    Fiber* fiber = t_fiber;
     FiberLoop& loop = *watch.loop_;
     ++loop.socket_waiters_;
-    watch.waiter_ = t_fiber;
-    loop.SwitchToLoop(t_fiber);
+    watch.waiter_ = fiber;
+    watch.wanted_ = event;
+    if (timeout >= 0) {
+      fiber->watching = &watch;
+      loop.timers_.push({loop.clock_.Now() + timeout, loop.timer_order_++, fiber, fiber->wait});
+    }
+    loop.SwitchToLoop(fiber);
   }
   // An event of the loop's epoll for `watch`.
-  static void Readable(SocketWatch& watch) {
-    watch.readable_ = true;
-    if (watch.waiter_ == nullptr) return;
+  static void SocketReady(SocketWatch& watch, uint32_t events) {
+    constexpr uint32_t kEnds = EPOLLERR | EPOLLHUP;
+    if ((events & (EPOLLIN | EPOLLRDHUP | kEnds)) != 0) watch.readable_ = true;
+    if ((events & (EPOLLOUT | kEnds)) != 0) watch.writable_ = true;
+    Fiber* fiber = watch.waiter_;
+    if (fiber == nullptr ||
+        !(watch.wanted_ == SocketEvent::kReadable ? watch.readable_ : watch.writable_)) {
+      return;
+    }
+    EndSocketWait(watch);
+    ++fiber->wait;  // its timer, if any, is stale
+    watch.loop_->ready_.push_back(fiber);
+  }
+  static void EndSocketWait(SocketWatch& watch) {
     --watch.loop_->socket_waiters_;
-    watch.loop_->ready_.push_back(watch.waiter_);
+    watch.waiter_->watching = nullptr;
     watch.waiter_ = nullptr;
+  }
+  // A timer came due: its fiber is ready, unless the wait it was for ended otherwise.
+  static void TimerDue(FiberLoop& loop, const FiberLoop::Timer& timer) {
+    Fiber* fiber = timer.fiber;
+    if (timer.wait != fiber->wait) return;
+    ++fiber->wait;
+    if (fiber->watching != nullptr) EndSocketWait(*fiber->watching);
+    loop.ready_.push_back(fiber);
   }
   static void Register(SocketWatch& watch) {
     FiberLoop& loop = *t_fiber->loop;
     epoll_event event{};
-    event.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
+    // Writable edges are rare on an open connection (only after a full send buffer drains):
+    // watching for them costs nothing, and a connection being opened needs them.
+    event.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
     event.data.ptr = &watch;
     // Not pollable (never a socket): its waits poll, which says what it has.
     if (epoll_ctl(loop.epoll_fd_, EPOLL_CTL_ADD, watch.fd_, &event) != 0) return;
@@ -250,8 +283,9 @@ void FiberLoop::TakePosted() {
 
 void FiberLoop::FireTimers(Nanos now, bool all) {
   while (!timers_.empty() && (all || timers_.top().deadline <= now)) {
-    ready_.push_back(timers_.top().fiber);
+    const Timer timer = timers_.top();
     timers_.pop();
+    FiberAccess::TimerDue(*this, timer);
   }
 }
 
@@ -267,7 +301,7 @@ void FiberLoop::PollSockets(Nanos timeout) {
       (void)!read(event_fd_, &value, sizeof(value));
       continue;
     }
-    FiberAccess::Readable(*watch);
+    FiberAccess::SocketReady(*watch, events[i].events);
   }
 }
 
@@ -375,15 +409,35 @@ SocketWatch::~SocketWatch() {
   if (loop_ != nullptr) FiberAccess::Unregister(*this);
 }
 
+bool SocketWatch::OnItsLoop() const {
+  return loop_ != nullptr && t_fiber != nullptr && t_fiber->loop == loop_;
+}
+
 void SocketWatch::WaitReadable() {
-  if (loop_ != nullptr && t_fiber != nullptr && t_fiber->loop == loop_) {
-    if (!readable_) FiberAccess::WaitReadable(*this);
+  if (OnItsLoop()) {
+    if (!readable_) FiberAccess::WaitSocket(*this, SocketEvent::kReadable, -1);
     readable_ = false;
     return;
   }
   pollfd one{.fd = fd_, .events = POLLIN};
   while (poll(&one, 1, -1) < 0 && errno == EINTR) {
   }
+}
+
+bool SocketWatch::Wait(SocketEvent event, Nanos timeout) {
+  bool& flag = event == SocketEvent::kReadable ? readable_ : writable_;
+  if (OnItsLoop()) {
+    if (!flag) FiberAccess::WaitSocket(*this, event, std::max<Nanos>(0, timeout));
+    return std::exchange(flag, false);
+  }
+  pollfd one{.fd = fd_,
+             .events = static_cast<short>(event == SocketEvent::kReadable ? POLLIN : POLLOUT)};
+  const int ms = static_cast<int>(std::clamp<Nanos>((timeout + kMillisecond - 1) / kMillisecond, 0,
+                                                    std::numeric_limits<int>::max()));
+  int ready = 0;
+  while ((ready = poll(&one, 1, ms)) < 0 && errno == EINTR) {
+  }
+  return ready > 0;
 }
 
 Fiber* CurrentFiber() { return t_fiber; }

@@ -58,6 +58,7 @@ class FiberLoop {
     Nanos deadline;
     uint64_t order;  // ties wake in the order they slept
     Fiber* fiber;
+    uint64_t wait;  // the fiber's wait it ends (Fiber::wait): stale once the fiber woke otherwise
     bool operator>(const Timer& other) const {
       return deadline != other.deadline ? deadline > other.deadline : order > other.order;
     }
@@ -119,6 +120,9 @@ bool FiberSleepUntil(Nanos deadline);
 // true; false, at once, when not called on a fiber (the clock sleeps the thread instead).
 bool SleptOnFiber(Nanos deadline);
 
+// What a socket wait waits for. An error or a hang-up ends either.
+enum class SocketEvent : uint8_t { kReadable, kWritable };
+
 // A socket that the code holding it waits on again and again (a database connection): on a
 // fiber, registered with the fiber's loop once (edge-triggered), so that a wait whose answer
 // has not come yet costs no system call of its own; a one-shot registration would cost an
@@ -135,15 +139,25 @@ class SocketWatch {
   int fd() const { return fd_; }
   // Waits until the socket is readable, or has an error or hang-up to report. It may return
   // early (data since read, or none after all): its caller reads, and waits again for more.
+  // On a fiber the watch is edge-triggered: a caller whose read may have left something behind
+  // (less than the socket held, or the peer's close after its data) must look before it waits
+  // again (recv with MSG_PEEK | MSG_DONTWAIT), or wait for an edge that never comes.
   void WaitReadable();
+  // Waits for `event` at most `timeout` (on a fiber, by its loop's clock); false when the time
+  // ran out first. It may return true early, as WaitReadable. For a connection being opened,
+  // which waits for either and must give up in time.
+  bool Wait(SocketEvent event, Nanos timeout);
 
  private:
   friend struct FiberAccess;
+  bool OnItsLoop() const;
   const int fd_;
   FiberLoop* loop_ = nullptr;  // null: not registered, waits poll
   Fiber* waiter_ = nullptr;
-  // Something came since the last wait returned (an edge not yet waited for).
+  SocketEvent wanted_ = SocketEvent::kReadable;  // what waiter_ waits for
+  // Something came since the last wait for it returned (an edge not yet waited for).
   bool readable_ = false;
+  bool writable_ = false;
 };
 
 // From a fiber: the fiber, for WakeFiber.

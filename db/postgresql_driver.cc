@@ -1,9 +1,12 @@
 #include "db/postgresql_driver.h"
 
 #include <libpq-fe.h>
+#include <sys/socket.h>
 
 #include <array>
+#include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -143,21 +146,76 @@ class QuietNotices final : public pqxx::errorhandler {
   bool operator()(const char[]) noexcept override { return false; }
 };
 
+// Opens a connection with libpq's non-blocking calls, waiting on its socket through the fiber's
+// loop: the loop's other connections go on meanwhile, where a blocking connect would stop them
+// all for as long as the server takes to answer (up to the timeout, for a server that drops
+// the connection request). libpq ignores connect_timeout here, so the wait gives up by itself
+// after `timeout` (≤ 0: never), with libpq's words for it. Throws as libpqxx's connect does.
+PGconn* ConnectOnFiber(const std::string& conninfo, Nanos timeout) {
+  PGconn* connection = PQconnectStart(conninfo.c_str());
+  if (connection == nullptr) throw std::bad_alloc();
+  const auto give_up = std::chrono::steady_clock::now() +
+                       std::chrono::nanoseconds(timeout > 0 ? timeout : kSecond * 3600 * 24 * 365);
+  PostgresPollingStatusType state = PGRES_POLLING_WRITING;  // what PQconnectStart's state means
+  bool timed_out = false;
+  while (PQstatus(connection) != CONNECTION_BAD && state != PGRES_POLLING_OK &&
+         state != PGRES_POLLING_FAILED) {
+    const Nanos left = (give_up - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    if (PQsocket(connection) < 0) break;  // no socket: PQstatus says why
+    {
+      // Watched anew at each step: libpq may close the socket and open another (the next
+      // address of a host), whose number may be the same.
+      SocketWatch watch(PQsocket(connection));
+      if (!watch.Wait(
+              state == PGRES_POLLING_READING ? SocketEvent::kReadable : SocketEvent::kWritable,
+              left)) {
+        continue;  // the time ran out, or a stop interrupted the wait: the deadline decides
+      }
+    }
+    state = PQconnectPoll(connection);
+  }
+  if (timed_out || PQstatus(connection) != CONNECTION_OK) {
+    const std::string message = timed_out ? "timeout expired" : PQerrorMessage(connection);
+    PQfinish(connection);
+    throw pqxx::broken_connection(message);
+  }
+  return connection;
+}
+
 // libpqxx 6.4 keeps its PGconn to itself; its connection policies are the extension point that
-// sees it. This one records the handle of the connection being opened on this thread, so that
-// the session can run statements with libpq directly (see PostgreSqlSession).
+// sees it. This one opens the connection (on a fiber without blocking its loop, see
+// ConnectOnFiber) and records its handle, so that the session can run statements with libpq
+// directly (see PostgreSqlSession). The thread-locals are set and read with no fiber switch in
+// between: just before the connection object is made, and just after.
 thread_local PGconn* opened_handle = nullptr;
+thread_local Nanos connect_timeout = 0;
 
 class HandleCapturingConnect final : public pqxx::connect_direct {
  public:
   explicit HandleCapturingConnect(const std::string& options) : pqxx::connect_direct(options) {}
   handle do_startconnect(handle original) override {
-    handle connection = pqxx::connect_direct::do_startconnect(original);
+    handle connection = original;
+    if (connection == nullptr && OnFiber()) {
+      connection = ConnectOnFiber(options(), connect_timeout);
+    } else {
+      connection = pqxx::connect_direct::do_startconnect(original);
+    }
     opened_handle = connection;
     return connection;
   }
 };
 using Connection = pqxx::basic_connection_base<HandleCapturingConnect>;
+
+// Whether a read of `fd` would not wait: data, the peer's close, or an error to report.
+bool MoreToRead(int fd) {
+  char byte;
+  const ssize_t got = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
 
 // Frees a PGresult at scope exit.
 struct ResultDeleter {
@@ -165,14 +223,15 @@ struct ResultDeleter {
 };
 using Result = std::unique_ptr<PGresult, ResultDeleter>;
 
-// libpqxx opens the connection (conninfo, errors, notice handling) and prepares statements
-// (prepare + prepare_now, so a bad statement fails Prepare). Statements then run through libpq
-// on the same connection. libpqxx 6.4's exec_prepared adds a recv() per query (PQconsumeInput, for
-// notifications, after every result) and several allocations (parameter strings, pointer
-// vectors, a shared copy of the statement name in every result), and reports SQLSTATEs of class
-// 40 only as exception types: through it a point select cost 9.5 us of client CPU against ~6 us
-// this way (4 connections, same server). Here a point select is sendto + poll + recvfrom and one
-// PGresult; parameters are formatted into buffers the session keeps.
+// libpqxx opens the connection (conninfo, errors, notice handling). Statements are prepared
+// (Parse, then Describe for the parameter count) and run through libpq on the same connection,
+// every wait in the session's SocketWatch, so that on an event loop nothing blocks the loop.
+// libpqxx 6.4's exec_prepared adds a recv() per query (PQconsumeInput, for notifications, after
+// every result) and several allocations (parameter strings, pointer vectors, a shared copy of the
+// statement name in every result), and reports SQLSTATEs of class 40 only as exception types:
+// through it a point select cost 9.5 us of client CPU against ~6 us this way (4 connections, same
+// server). Here a point select is sendto + poll + recvfrom and one PGresult; parameters are
+// formatted into buffers the session keeps.
 class PostgreSqlSession final : public ServerSession {
  public:
   PostgreSqlSession(const ConnectionOptions& options, const ErrorClassifier& classifier,
@@ -211,6 +270,7 @@ class PostgreSqlSession final : public ServerSession {
     CloseConnection();
     try {
       opened_handle = nullptr;
+      connect_timeout = options_.connect_timeout_ns;
       connection_ = std::make_unique<Connection>(conninfo_);
       handle_ = opened_handle;
       if (handle_ == nullptr || PQstatus(handle_) != CONNECTION_OK) {
@@ -235,19 +295,18 @@ class PostgreSqlSession final : public ServerSession {
     if (static_cast<size_t>(id) >= names_.size()) names_.resize(id + 1);
     if (names_[id].empty()) names_[id] = absl::StrCat("s", id);
     const std::string& name = names_[id];
-    try {
-      connection_->prepare(name, sql);
-      connection_->prepare_now(name);
-    } catch (const pqxx::sql_error& e) {
-      return MakeError(e.sqlstate(), e.what());
-    } catch (const std::exception& e) {
-      return MakeError("", e.what());
-    }
+    // Through libpq, waiting as statements do (on a fiber, the loop goes on meanwhile).
+    ExecOutcome prepared;
+    Result preparation(Await(PQsendPrepare(handle_, name.c_str(), sql.c_str(), 0, nullptr)));
+    Fill(preparation.get(), false, prepared);
+    if (!prepared.ok()) return prepared.error;
+    if (static_cast<size_t>(id) >= prepared_.size()) prepared_.resize(id + 1);
+    prepared_[id] = true;
     // One more round trip, at prepare time only: the parameter count, so that Execute can refuse
     // a wrong number of values itself (the server would answer with a protocol-violation code
     // that reads like a lost connection).
     ExecOutcome described;
-    Result description(PQdescribePrepared(handle_, name.c_str()));
+    Result description(Await(PQsendDescribePrepared(handle_, name.c_str())));
     Fill(description.get(), false, described);
     if (!described.ok()) return described.error;
     parameters = PQnparams(description.get());
@@ -255,12 +314,12 @@ class PostgreSqlSession final : public ServerSession {
   }
 
   void ForgetStatement(int id) override {
-    if (connection_ == nullptr) return;
-    try {
-      connection_->unprepare(absl::StrCat("s", id));  // DEALLOCATE if it was prepared
-    } catch (const std::exception&) {
-      // A lost connection shows at the next call; a stale name costs nothing.
+    if (handle_ == nullptr || static_cast<size_t>(id) >= prepared_.size() || !prepared_[id]) {
+      return;
     }
+    prepared_[id] = false;
+    // A lost connection shows at the next call.
+    Result gone(Await(PQsendQuery(handle_, absl::StrCat("DEALLOCATE ", names_[id]).c_str())));
   }
 
   ExecOutcome RunSql(std::string_view sql) override { return Simple(std::string(sql).c_str()); }
@@ -405,6 +464,7 @@ class PostgreSqlSession final : public ServerSession {
     notices_.reset();
     connection_.reset();
     handle_ = nullptr;
+    prepared_.clear();
   }
 
   // Text-format parameters for libpq (text needs no type OIDs: the server infers them from the
@@ -454,10 +514,16 @@ class PostgreSqlSession final : public ServerSession {
     // A blocking connection has sent everything by now (PQsend* flushes), unless the socket's
     // buffer was full: then PQgetResult below finishes the sending, blocking.
     PGresult* last = nullptr;
+    bool read_since_sent = false;
     for (;;) {
       while (PQisBusy(handle_) != 0) {
-        if (PQsocket(handle_) < 0) break;  // gone: PQgetResult says why
-        Watch().WaitReadable();
+        const int fd = PQsocket(handle_);
+        if (fd < 0) break;  // gone: PQgetResult says why
+        // The watch is edge-triggered, and PQconsumeInput reads what one read gives: the rest
+        // of that edge (the server's close after its FATAL error, as a restart sends them) may
+        // be waiting still, and no new edge would come for it. So after a read, look first.
+        if (!read_since_sent || !MoreToRead(fd)) Watch().WaitReadable();
+        read_since_sent = true;
         // A failed read (the connection went) leaves the error for PQgetResult to report.
         if (PQconsumeInput(handle_) == 0) break;
       }
@@ -525,6 +591,7 @@ class PostgreSqlSession final : public ServerSession {
   PGconn* handle_ = nullptr;  // connection_'s libpq connection; null when there is none
   std::unique_ptr<SocketWatch> watch_;  // handle_'s socket, once waited on
   std::vector<std::string> names_;  // statement id → its name on the server, "s<id>"
+  std::vector<bool> prepared_;      // statement id → prepared on the open connection
 
   std::vector<const char*> pointers_;
   std::vector<std::array<char, 32>> numbers_;

@@ -10,9 +10,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
 #include <iostream>
 #include <iterator>
 #include <limits>
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/fiber_loop.h"
 #include "db/driver.h"
 #include "db/driver_factory.h"
 #include "gmock/gmock.h"
@@ -939,6 +942,125 @@ TEST(DbDriverSocketTest, PostgresOverUnixSocket) {
   const ExecOutcome outcome = (*session)->ExecuteSql("SELECT count(*) FROM pg_stat_activity");
   ASSERT_EXEC_OK(outcome);
   EXPECT_GT(outcome.first_value.value_or(0), 0);
+}
+
+// On an event loop a PostgreSQL connection is opened without blocking the loop: while one fiber
+// waits for a server that accepts the connection and never answers (as one behind a dropped
+// link would), another connects to the real server, prepares and runs its statements; the
+// first gives up at its connect timeout, which libpq's non-blocking calls leave to dbload.
+TEST(DbDriverFiberTest, PostgresConnectOnAFiberLetsTheLoopGoOnAndGivesUpInTime) {
+  TestServers& servers = TestServersEnvironment::Servers();
+  const dbload::v1::Target healthy = servers.PostgresTarget();
+  absl::StatusOr<std::string> password = PasswordOf(healthy);
+  ASSERT_OK(password.status());
+  // Listens (the kernel completes connections into its backlog) and never reads or writes.
+  const int silent = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(bind(silent, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(silent, 8), 0);
+  ASSERT_EQ(getsockname(silent, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  dbload::v1::Target stuck = healthy;
+  stuck.set_port(ntohs(address.sin_port));
+  stuck.set_connect_timeout_ns(kSecond);
+
+  SteadyClock clock;
+  absl::StatusOr<std::unique_ptr<Driver>> stuck_driver = MakeDriver(stuck, *password, clock);
+  absl::StatusOr<std::unique_ptr<Driver>> healthy_driver = MakeDriver(healthy, *password, clock);
+  ASSERT_OK(stuck_driver.status());
+  ASSERT_OK(healthy_driver.status());
+  absl::Status gave_up;
+  Nanos gave_up_after = 0, healthy_done_after = -1;
+  int64_t answers = 0;
+  const Nanos start = clock.Now();
+  {
+    FiberLoop loop(clock);
+    loop.Spawn([&] {
+      gave_up = (*stuck_driver)->Connect().status();
+      gave_up_after = clock.Now() - start;
+    });
+    loop.Spawn([&] {
+      absl::StatusOr<std::unique_ptr<Session>> session = (*healthy_driver)->Connect();
+      ASSERT_OK(session.status());
+      ASSERT_OK((*session)->Prepare(0, {.name = "one", .sql = "SELECT $1::int + 1"}));
+      for (int i = 0; i < 20; ++i) {
+        const std::vector<Value> values{int64_t{i}};
+        const ExecOutcome outcome = (*session)->Execute(0, values, true);
+        ASSERT_EXEC_OK(outcome);
+        answers += outcome.first_value.value_or(0);
+      }
+      healthy_done_after = clock.Now() - start;
+    });
+  }
+  close(silent);
+  EXPECT_EQ(gave_up.code(), absl::StatusCode::kUnavailable) << gave_up;
+  EXPECT_THAT(std::string(gave_up.message()), HasSubstr("timeout expired"));
+  EXPECT_GE(gave_up_after, kSecond);
+  EXPECT_LT(gave_up_after, 3 * kSecond);
+  EXPECT_EQ(answers, 20 * 21 / 2);
+  EXPECT_GE(healthy_done_after, 0);
+  EXPECT_LT(healthy_done_after, gave_up_after) << "the stuck connect held the loop";
+}
+
+// A backend terminated while its fiber waits for an answer sends its FATAL error and closes the
+// connection at once. Arriving before the loop looks (another fiber holds it), both make one
+// edge of the edge-triggered watch: the session must see the close after reading the error,
+// not wait for an edge that never comes (which hung a restart test one time in five).
+TEST(DbDriverFiberTest, PostgresBackendTerminatedMidQueryEndsTheWaitWithAConnectionError) {
+  TestServers& servers = TestServersEnvironment::Servers();
+  const dbload::v1::Target target = servers.PostgresTarget();
+  absl::StatusOr<std::string> password = PasswordOf(target);
+  ASSERT_OK(password.status());
+  SteadyClock clock;
+  absl::StatusOr<std::unique_ptr<Driver>> driver = MakeDriver(target, *password, clock);
+  ASSERT_OK(driver.status());
+  absl::StatusOr<std::unique_ptr<Session>> killer = (*driver)->Connect();  // on this thread
+  ASSERT_OK(killer.status());
+
+  std::atomic<int64_t> backend{0};
+  std::atomic<bool> holding = false, terminated = false, ended = false;
+  ExecOutcome sleep_outcome;
+  std::thread watchdog;
+  {
+    FiberLoop loop(clock);
+    loop.Spawn([&] {
+      absl::StatusOr<std::unique_ptr<Session>> session = (*driver)->Connect();
+      ASSERT_OK(session.status());
+      const ExecOutcome pid = (*session)->ExecuteSql("SELECT pg_backend_pid()");
+      ASSERT_EXEC_OK(pid);
+      backend = pid.first_value.value_or(0);
+      sleep_outcome = (*session)->ExecuteSql("SELECT pg_sleep(30)");
+      ended = true;
+    });
+    loop.Spawn([&] {
+      while (backend == 0) FiberSleepUntil(clock.Now() + kMillisecond);
+      FiberSleepUntil(clock.Now() + 100 * kMillisecond);  // the other fiber is in its wait
+      // Holds the loop, without a wait, until the error and the close have both arrived.
+      holding = true;
+      while (!terminated) {
+      }
+      for (const Nanos until = clock.Now() + 100 * kMillisecond; clock.Now() < until;) {
+      }
+    });
+    while (!holding) clock.SleepUntil(clock.Now() + kMillisecond);
+    ASSERT_EXEC_OK(
+        (*killer)->ExecuteSql(absl::StrCat("SELECT pg_terminate_backend(", backend.load(), ")")));
+    terminated = true;
+    // A lost wake-up would hang the loop's destructor for good: fail instead, loudly.
+    watchdog = std::thread([&] {
+      for (int i = 0; i < 100 && !ended; ++i) clock.SleepUntil(clock.Now() + 100 * kMillisecond);
+      if (!ended) {
+        std::fprintf(stderr, "FAILED: the fiber never woke after its backend was terminated\n");
+        std::_Exit(1);
+      }
+    });
+  }
+  watchdog.join();
+  ASSERT_FALSE(sleep_outcome.ok());
+  EXPECT_EQ(sleep_outcome.error->error_class, ErrorClass::kConnection)
+      << sleep_outcome.error->message;
 }
 
 TEST(DbDriverSocketTest, MariaDbOverUnixSocket) {

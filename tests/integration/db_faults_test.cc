@@ -441,6 +441,18 @@ class DbFaultsTest : public ::testing::Test {
     ExpectConnectionFaultSurvived(report, fault, sessions_back_s,
                                   absl::StrCat(down, " (", took, " s)"));
     ExpectBlamedOnTheDatabase(report, fault, down);
+    if (backend == Backend::kPostgres) {
+      // The database's commits are the report's and the connections' own, reconnects included.
+      const v1::CommitReconciliation& commits = report.commit_reconciliation();
+      ASSERT_TRUE(commits.available()) << commits.note();
+      // Each load session reconnected once, and so did EXPLAIN's for its capture after the load.
+      EXPECT_EQ(commits.connections_opened(), 2 * kPool + 2);
+      EXPECT_EQ(commits.verdict(), "matches")
+          << "database " << commits.database_commits() << ", report " << commits.report_commits()
+          << ", connections " << commits.connection_commits() << " ("
+          << commits.connections_opened() << " opened, " << commits.statements_prepared()
+          << " prepared)";
+    }
   }
 
   static testing::ScratchDir* dir_;

@@ -120,6 +120,46 @@ TEST(FiberLoopTest, AWatchOfAClosedDescriptorLeavesItsNumbersNextWatchAlone) {
   for (int fd : {first[1], second[0], second[1]}) close(fd);
 }
 
+// A timed wait (a connection being opened) ends at its time when nothing comes, and at the
+// event when it comes first; the timer of a wait the event ended is stale, and must not cut a
+// later sleep short.
+TEST(FiberLoopTest, ATimedSocketWaitEndsAtItsTimeOrAtItsEventWhicheverComesFirst) {
+  SteadyClock clock;
+  int sockets[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sockets), 0);
+  bool timed_out_waiting = false, read_when_written = false, writable = false;
+  bool slept_whole = false;
+  Nanos timed_out_after = 0, woken_after = 0, slept_for = 0;
+  {
+    FiberLoop loop(clock);
+    loop.Spawn([&] {
+      SocketWatch watch(sockets[0]);
+      const Nanos start = clock.Now();
+      timed_out_waiting = !watch.Wait(SocketEvent::kReadable, 20 * kMillisecond);
+      timed_out_after = clock.Now() - start;
+      // The other fiber writes at 40 ms; this wait's timer would end it at 80 ms.
+      read_when_written = watch.Wait(SocketEvent::kReadable, 80 * kMillisecond - timed_out_after);
+      woken_after = clock.Now() - start;
+      writable = watch.Wait(SocketEvent::kWritable, 0);
+      const Nanos sleep_start = clock.Now();
+      slept_whole = FiberSleepUntil(sleep_start + 100 * kMillisecond);
+      slept_for = clock.Now() - sleep_start;
+    });
+    loop.Spawn([&] {
+      FiberSleepUntil(clock.Now() + 40 * kMillisecond);
+      EXPECT_EQ(write(sockets[1], "x", 1), 1);
+    });
+  }
+  EXPECT_TRUE(timed_out_waiting);
+  EXPECT_GE(timed_out_after, 20 * kMillisecond);
+  EXPECT_TRUE(read_when_written);
+  EXPECT_LT(woken_after, 80 * kMillisecond) << "woken by the write, not the timer";
+  EXPECT_TRUE(writable) << "an open socket with an empty send buffer is writable";
+  EXPECT_TRUE(slept_whole) << "a stale timer woke the sleep";
+  EXPECT_GE(slept_for, 100 * kMillisecond);
+  for (int fd : sockets) close(fd);
+}
+
 TEST(FiberLoopTest, AParkedFiberRunsOnceWokenFromAnotherThread) {
   SteadyClock clock;
   std::mutex mu;
