@@ -70,6 +70,9 @@ struct Fiber {
   // finds it stale and leaves the fiber alone.
   uint64_t wait = 0;
   SocketWatch* watching = nullptr;  // in a timed socket wait: the watch it waits on
+  // Its timers in the loop's heap, stale ones included: a finished fiber's stack goes at once,
+  // the rest of it when its last timer leaves the heap.
+  int timers = 0;
   bool done = false;
   void* asan_fake_stack = nullptr;
   void* tsan_fiber = nullptr;
@@ -86,6 +89,7 @@ struct FiberAccess {
   static bool Sleep(Fiber* fiber, Nanos deadline) {
     FiberLoop& loop = *fiber->loop;
     loop.timers_.push({deadline, loop.timer_order_++, fiber, fiber->wait});
+    ++fiber->timers;
     loop.SwitchToLoop(fiber);
     return loop.clock_.Now() >= deadline;
   }
@@ -99,6 +103,7 @@ struct FiberAccess {
     if (timeout >= 0) {
       fiber->watching = &watch;
       loop.timers_.push({loop.clock_.Now() + timeout, loop.timer_order_++, fiber, fiber->wait});
+      ++fiber->timers;
     }
     loop.SwitchToLoop(fiber);
   }
@@ -269,6 +274,8 @@ void FiberLoop::Run() {
     for (Fiber* fiber : running_) Resume(fiber);
     running_.clear();
   }
+  // Stale timers of finished fibers.
+  FireTimers(clock_.Now(), /*all=*/true);
   t_loop = nullptr;
   clock_.DetachThread();
 }
@@ -285,6 +292,12 @@ void FiberLoop::FireTimers(Nanos now, bool all) {
   while (!timers_.empty() && (all || timers_.top().deadline <= now)) {
     const Timer timer = timers_.top();
     timers_.pop();
+    Fiber* fiber = timer.fiber;
+    --fiber->timers;
+    if (fiber->done) {  // a stale timer that outlived its fiber
+      if (fiber->timers == 0) delete fiber;
+      continue;
+    }
     FiberAccess::TimerDue(*this, timer);
   }
 }
@@ -358,7 +371,7 @@ void FiberLoop::Resume(Fiber* fiber) {
   __tsan_destroy_fiber(fiber->tsan_fiber);
 #endif
   munmap(fiber->mapping, fiber->mapping_bytes);
-  delete fiber;
+  if (fiber->timers == 0) delete fiber;  // else when its last (stale) timer leaves the heap
 }
 
 void FiberLoop::SwitchToLoop(Fiber* fiber) {
