@@ -1,7 +1,6 @@
 // The agent's link to a coordinator written here (a gRPC server that scripts assignments and
 // reads reports). Its length: its cases share that fake coordinator and its helpers.
 #include "agent/agent_link.h"
-#include "agent/agent_resources.h"
 
 #include <grpcpp/grpcpp.h>
 #include <stdlib.h>
@@ -20,12 +19,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "proto/agent_protocol.h"
+#include "agent/agent_resources.h"
+#include "db/forwarding_session.h"
 #include "db/noop_driver.h"
-#include "interval/interval_snapshot.h"
 #include "dbload/v1/agent.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "interval/interval_snapshot.h"
+#include "proto/agent_protocol.h"
 
 namespace dbload {
 namespace {
@@ -286,37 +287,20 @@ class CountingDriver final : public db::Driver {
   }
 
  private:
-  class Session final : public db::Session {
+  class Session final : public db::ForwardingSession {
    public:
     Session(std::unique_ptr<db::Session> inner, DatabaseCounters& counters)
-        : inner_(std::move(inner)), counters_(counters) {
+        : ForwardingSession(std::move(inner)), counters_(counters) {
       counters_.SessionOpened();
     }
     ~Session() override { counters_.SessionClosed(); }
-    absl::Status Prepare(int id, const db::StatementSpec& statement) override {
-      return inner_->Prepare(id, statement);
-    }
     db::ExecOutcome Execute(int id, std::span<const db::Value> params,
                             bool capture_first_value) override {
       ++counters_.executes;
-      return inner_->Execute(id, params, capture_first_value);
-    }
-    db::ExecOutcome ExecuteSql(std::string_view sql) override { return inner_->ExecuteSql(sql); }
-    db::ExecOutcome Begin() override { return inner_->Begin(); }
-    db::ExecOutcome Commit() override { return inner_->Commit(); }
-    db::ExecOutcome Rollback() override { return inner_->Rollback(); }
-    absl::Status Reconnect() override { return inner_->Reconnect(); }
-    db::ExecOutcome BulkInsert(std::string_view table, std::span<const std::string> columns,
-                               std::span<const db::Value> values) override {
-      return inner_->BulkInsert(table, columns, values);
-    }
-    absl::StatusOr<std::vector<std::string>> FetchColumn(std::string_view sql,
-                                                         size_t max_rows) override {
-      return inner_->FetchColumn(sql, max_rows);
+      return ForwardingSession::Execute(id, params, capture_first_value);
     }
 
    private:
-    std::unique_ptr<db::Session> inner_;
     DatabaseCounters& counters_;
   };
 
