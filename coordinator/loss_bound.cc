@@ -124,9 +124,11 @@ void ReconcileCommits(int64_t report_commits, ConnectionSetUp set_up, bool first
       "transaction, or per statement run outside one), their connections' start-up and "
       "statement preparation (connection commits: 1 per connection opened, reconnects and the "
       "sessions that read samples and capture EXPLAIN plans included, and 2 per statement "
-      "prepared; those sessions' reads and EXPLAINs are rolled back), and other clients'; not "
-      "the probe's own (it reads from database postgres). A backend publishes its counts when "
-      "idle, at most once a second, and when it exits"));
+      "prepared; those sessions' reads and EXPLAINs are rolled back), other clients', and the "
+      "server's autovacuum workers' (each visit to the database commits at least 2, one visit "
+      "per autovacuum_naptime, 1 min by default, whether it vacuums anything or not); not the "
+      "probe's own (it reads from database postgres). A backend publishes its counts when idle, "
+      "at most once a second, and when it exits"));
   const int64_t database = static_cast<int64_t>(
       std::llround(last->values().at(kCounter) - first->values().at(kCounter)));
   out.set_database_commits(database);
