@@ -426,27 +426,20 @@ bool SocketWatch::OnItsLoop() const {
   return loop_ != nullptr && t_fiber != nullptr && t_fiber->loop == loop_;
 }
 
-void SocketWatch::WaitReadable() {
-  if (OnItsLoop()) {
-    if (!readable_) FiberAccess::WaitSocket(*this, SocketEvent::kReadable, -1);
-    readable_ = false;
-    return;
-  }
-  pollfd one{.fd = fd_, .events = POLLIN};
-  while (poll(&one, 1, -1) < 0 && errno == EINTR) {
-  }
-}
+void SocketWatch::WaitReadable() { (void)Wait(SocketEvent::kReadable, -1); }
 
 bool SocketWatch::Wait(SocketEvent event, Nanos timeout) {
   bool& flag = event == SocketEvent::kReadable ? readable_ : writable_;
   if (OnItsLoop()) {
-    if (!flag) FiberAccess::WaitSocket(*this, event, std::max<Nanos>(0, timeout));
+    if (!flag) FiberAccess::WaitSocket(*this, event, timeout);
     return std::exchange(flag, false);
   }
   pollfd one{.fd = fd_,
              .events = static_cast<short>(event == SocketEvent::kReadable ? POLLIN : POLLOUT)};
-  const int ms = static_cast<int>(std::clamp<Nanos>((timeout + kMillisecond - 1) / kMillisecond, 0,
-                                                    std::numeric_limits<int>::max()));
+  const int ms = timeout < 0
+                     ? -1
+                     : static_cast<int>(std::min<Nanos>((timeout + kMillisecond - 1) / kMillisecond,
+                                                        std::numeric_limits<int>::max()));
   int ready = 0;
   while ((ready = poll(&one, 1, ms)) < 0 && errno == EINTR) {
   }

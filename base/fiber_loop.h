@@ -143,9 +143,9 @@ class SocketWatch {
   // (less than the socket held, or the peer's close after its data) must look before it waits
   // again (recv with MSG_PEEK | MSG_DONTWAIT), or wait for an edge that never comes.
   void WaitReadable();
-  // Waits for `event` at most `timeout` (on a fiber, by its loop's clock); false when the time
-  // ran out first. It may return true early, as WaitReadable. For a connection being opened,
-  // which waits for either and must give up in time.
+  // Waits for `event` at most `timeout` (< 0: no limit; on a fiber, by its loop's clock); false
+  // when the time ran out first. It may return true early, as WaitReadable. For a connection
+  // being opened, which waits for either and must give up in time.
   bool Wait(SocketEvent event, Nanos timeout);
 
  private:
