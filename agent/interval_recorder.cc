@@ -84,6 +84,7 @@ IntervalSnapshot IntervalRecorder::Drain(Nanos now) {
   dispatch_lag_.DrainInto(snapshot.dispatch_lag);
   queued_lag_.DrainInto(snapshot.schedule_lag);
   snapshot.schedule_lag.Add(snapshot.dispatch_lag);
+  connect_time_.DrainInto(snapshot.connect_time);
   snapshot.connections_opened = connections_opened_.exchange(0, std::memory_order_relaxed);
   snapshot.statements_prepared = statements_prepared_.exchange(0, std::memory_order_relaxed);
   {

@@ -76,6 +76,8 @@ class IntervalRecorder {
   void RecordScheduleLag(Nanos lag, bool had_free_connection) {
     (had_free_connection ? dispatch_lag_ : queued_lag_).Record(lag);
   }
+  // A connection opened for one transaction (LoadRunner::Options::connect_per_transaction).
+  void RecordConnect(Nanos connect_time) { connect_time_.Record(connect_time); }
   void RecordError(int query_type, const db::DbError& error, uint64_t statements);
   // Under a retry policy (rare, so under the errors' mutex): a try again and its cause; a
   // transaction that committed after `tries` (> 1) tries; one that failed its last try.
@@ -111,6 +113,7 @@ class IntervalRecorder {
   std::vector<std::unique_ptr<QueryTypeSlot>> slots_;
   ConcurrentHistogram dispatch_lag_;
   ConcurrentHistogram queued_lag_;
+  ConcurrentHistogram connect_time_;
   std::atomic<uint64_t> connections_opened_{0};
   std::atomic<uint64_t> statements_prepared_{0};
   std::mutex errors_mu_;

@@ -262,7 +262,22 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
   // Counted by the session, not the workload: every statement the transaction sent, BEGIN,
   // COMMIT and ROLLBACK included, whichever workload it is and however it ends.
   const uint64_t sent_before = session.statements_sent();
-  db::ExecOutcome outcome = scenario_worker.Run(query_type, session);
+  db::ExecOutcome outcome;
+  Nanos connected = started;  // the service time starts here
+  if (options_.connect_per_transaction) {
+    // Closing the connection before waits for nothing (a goodbye sent and the socket closed).
+    const absl::Status reconnected = session.Reconnect();
+    recorder_.RecordSessionWork(session, worker.session_work);
+    connected = clock_.Now();
+    if (reconnected.ok()) {
+      recorder_.RecordConnect(connected - started);
+    } else {
+      outcome.error = db::DbError{.error_class = db::ErrorClass::kConnection,
+                                  .code = db::CannotConnectCode(driver_.dialect()),
+                                  .message = std::string(reconnected.message())};
+    }
+  }
+  if (outcome.ok()) outcome = scenario_worker.Run(query_type, session);
   // A retry policy tries the transaction again (the worker has rolled it back) while its error
   // is one of the policy's causes; it stays one transaction, timed from its intended start
   // through its last try. A stop ends the tries: the run is over, the transaction failed.
@@ -293,7 +308,7 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
   worker.busy.store(false, std::memory_order_relaxed);
   recorder_.RecordScheduleLag(started - intended, had_free_connection);
   if (outcome.ok()) {
-    recorder_.RecordSuccess(query_type, ended - intended, ended - started, statements);
+    recorder_.RecordSuccess(query_type, ended - intended, ended - connected, statements);
     if (tries > 1) recorder_.RecordCommittedAfterTries(query_type, tries);
     completed_.fetch_add(1, std::memory_order_relaxed);
     return true;

@@ -43,6 +43,12 @@ class LoadRunner {
     // workers as fibers, spread evenly: for drivers whose sessions wait through a SocketWatch
     // and the clock (PostgreSQL, noop), never for one that blocks its thread (MySQL).
     int event_loops = 0;
+    // Each transaction on a connection of its own (v1::Target.connect PER_TRANSACTION, pgbench's
+    // -C): the worker opens it (its statements prepared) when the transaction starts and closes
+    // it when the next one starts. The connect is recorded apart (RecordConnect) and counts in
+    // the response time but not the service time; one that fails is the transaction's
+    // connection error.
+    bool connect_per_transaction = false;
   };
 
   LoadRunner(db::Driver& driver, const Scenario& scenario, IntervalRecorder& recorder,

@@ -133,12 +133,14 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
   const absl::Time setup_start = absl::Now();
   if (absl::Status status = SetUpScenario(side_driver, scenario); !status.ok()) return status;
   const double setup_s = absl::ToDoubleSeconds(absl::Now() - setup_start);
-  LoadRunner runner(driver, scenario, recorder, clock,
-                    {.seed = plan.seed(),
-                     .first_slot = share.first_slot,
-                     .total_slots = share.total_slots,
-                     .event_loops = static_cast<int>(
-                         EventLoopsFor(plan.target(), std::thread::hardware_concurrency()))});
+  LoadRunner runner(
+      driver, scenario, recorder, clock,
+      {.seed = plan.seed(),
+       .first_slot = share.first_slot,
+       .total_slots = share.total_slots,
+       .event_loops =
+           static_cast<int>(EventLoopsFor(plan.target(), std::thread::hardware_concurrency())),
+       .connect_per_transaction = plan.target().connect() == v1::CONNECT_MODE_PER_TRANSACTION});
   ExecutionResult result;
   result.setup_s = setup_s;
   result.started_at = absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone());

@@ -193,6 +193,7 @@ void MetricsExporter::OnInterval(const RunInterval& interval) {
     PushWindow(counts.response_time, series.window);
   }
   PushWindow(merged.schedule_lag, run.lag_window);
+  AddDistribution(merged.connect_time, run.connect);
   for (const auto& [agent, seconds] : interval.agent_cpu_seconds) {
     run.agent_cpu_seconds[agent] += seconds;
   }
@@ -271,6 +272,9 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
                                  MetricType::Histogram);
   MetricFamily service = Family("dbload_service_time_seconds",
                                 "Service time from the actual start.", MetricType::Histogram);
+  MetricFamily connect =
+      Family("dbload_connect_time_seconds",
+             "Connects of runs that open a connection per transaction.", MetricType::Histogram);
   MetricFamily window = Family("dbload_response_time_window_seconds",
                                "Exact response-time quantiles over the last window.",
                                MetricType::Gauge);
@@ -366,6 +370,8 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
     pool_limited.metric.push_back(Gauge(run_scenario, run.pool_limited ? 1 : 0));
     database_stalled.metric.push_back(Gauge(run_scenario, run.database_stalled ? 1 : 0));
     dispatch_lag_share.metric.push_back(Gauge(run_scenario, run.dispatch_lag_share));
+    if (run.connect.count > 0)
+      connect.metric.push_back(histogram_metric(run_scenario, run.connect));
     if (run.probe_up) probe_up.metric.push_back(Gauge(run_scenario, *run.probe_up ? 1 : 0));
     for (const ProbeValue& value : run.probe_values) {
       std::vector<ClientMetric::Label> labels = run_scenario;
@@ -428,6 +434,7 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
           retry_failures,
           response,
           service,
+          connect,
           window,
           lag,
           target,

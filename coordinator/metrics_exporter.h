@@ -57,6 +57,8 @@ struct RunInterval {
 //   dbload_retry_failures_total{run,scenario,query_type}  transactions tried again that still
 //                                   failed (also in dbload_queries_total's errors)    counter
 //   dbload_response_time_seconds / dbload_service_time_seconds{…}         histograms
+//   dbload_connect_time_seconds{run,scenario}   connects of runs with a connection per
+//                                   transaction (target.connect), only in those     histogram
 //   dbload_response_time_window_seconds{…,quantile}   exact quantiles of the last window
 //   dbload_schedule_lag_window_seconds{run,quantile}
 //   dbload_target_rate, dbload_achieved_rate (queries per second), dbload_clients,
@@ -153,6 +155,7 @@ class MetricsExporter final : public prometheus::Collectable {
     std::vector<std::string> query_type_names;
     std::vector<QueryTypeSeries> query_types;
     std::deque<SparseCounts> lag_window;
+    Distribution connect;  // empty unless the run connects per transaction
     double target_rate = 0, achieved_rate = 0;
     uint32_t clients = 0, in_flight = 0, connections = 0;
     uint32_t stage = 0;

@@ -23,7 +23,9 @@ void ResetSnapshot(IntervalSnapshot& snapshot) {
   }
   snapshot.schedule_lag.Reset();
   snapshot.dispatch_lag.Reset();
+  snapshot.connect_time.Reset();
   snapshot.connection_time = {};
+  snapshot.connections_opened = snapshot.statements_prepared = 0;
 }
 
 }  // namespace

@@ -82,6 +82,10 @@ std::optional<RetryCause> RetryCauseOf(Dialect dialect, std::string_view code) {
   return std::nullopt;
 }
 
+const char* CannotConnectCode(Dialect dialect) {
+  return dialect == Dialect::kMySql ? "2006" : "08006";
+}
+
 IgnoredErrors IgnoredErrors::SysbenchDefaults(Dialect dialect) {
   switch (dialect) {
     case Dialect::kPostgreSql:

@@ -40,6 +40,11 @@ std::string_view RetryCauseName(RetryCause cause);  // "serialization", "deadloc
 // (ER_LOCK_WAIT_TIMEOUT).
 std::optional<RetryCause> RetryCauseOf(Dialect dialect, std::string_view code);
 
+// The code of a connect that failed (the server gave none, or never answered), in the
+// dialect's terms: PostgreSQL 08006 (connection_failure), MySQL 2006 (CR_SERVER_GONE_ERROR);
+// the noop driver's take PostgreSQL's.
+const char* CannotConnectCode(Dialect dialect);
+
 // The error codes a workload ignores, as sysbench ignores some under contention (its PostgreSQL
 // driver's pgsql_check_status, its --mysql-ignore-errors): a transaction that ends with one of
 // them was rolled back, is neither a success nor a failure of the run, and is counted apart as

@@ -65,7 +65,7 @@ class MySqlSession final : public ServerSession {
       : ServerSession({.not_prepared = "1243",      // ER_UNKNOWN_STMT_HANDLER
                        .wrong_parameters = "1210",  // ER_WRONG_ARGUMENTS
                        .bad_bulk_shape = "1210",
-                       .cannot_reconnect = "2006",   // CR_SERVER_GONE_ERROR
+                       .cannot_reconnect = CannotConnectCode(Dialect::kMySql),
                        .transaction_lost = "2013"},  // CR_SERVER_LOST
                       options.session_setup),
         driver_(driver),

@@ -239,7 +239,7 @@ class PostgreSqlSession final : public ServerSession {
       : ServerSession({.not_prepared = "26000",      // invalid_sql_statement_name
                        .wrong_parameters = "07001",  // using_clause_does_not_match_dynamic_…
                        .bad_bulk_shape = "22023",    // invalid_parameter_value
-                       .cannot_reconnect = "08006",  // connection_failure
+                       .cannot_reconnect = CannotConnectCode(Dialect::kPostgreSql),
                        .transaction_lost = "08006",
                        .statement_name_prefix = "s"},
                       options.session_setup),

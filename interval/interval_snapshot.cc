@@ -84,6 +84,7 @@ void IntervalSnapshot::Add(const IntervalSnapshot& other) {
   }
   schedule_lag.Add(other.schedule_lag);
   dispatch_lag.Add(other.dispatch_lag);
+  connect_time.Add(other.connect_time);
   connection_time.Add(other.connection_time);
   connections_opened += other.connections_opened;
   statements_prepared += other.statements_prepared;
@@ -112,6 +113,11 @@ void SnapshotToReport(const IntervalSnapshot& snapshot, v1::AgentReport* report)
   }
   snapshot.schedule_lag.ToProto(report->mutable_schedule_lag());
   snapshot.dispatch_lag.ToProto(report->mutable_dispatch_lag());
+  if (snapshot.connect_time.Empty()) {
+    report->clear_connect_time();
+  } else {
+    snapshot.connect_time.ToProto(report->mutable_connect_time());
+  }
   report->set_connections_opened(snapshot.connections_opened);
   report->set_statements_prepared(snapshot.statements_prepared);
   if (snapshot.connection_time.Total() > 0) {
@@ -250,6 +256,9 @@ absl::StatusOr<CheckedReport> CheckReport(const v1::AgentReport& report, int que
   if (absl::StatusOr<uint64_t> dispatch = CheckHistogram(report.dispatch_lag()); !dispatch.ok()) {
     return About(dispatch.status(), "dispatch lag");
   }
+  if (absl::StatusOr<uint64_t> connect = CheckHistogram(report.connect_time()); !connect.ok()) {
+    return About(connect.status(), "connect time");
+  }
   for (const auto& [count, what] :
        {std::pair{report.connections_opened(), "connections opened"},
         std::pair{report.statements_prepared(), "statements prepared"}}) {
@@ -291,6 +300,7 @@ void CheckedReport::AddTo(IntervalSnapshot& into) const {
   }
   into.schedule_lag.AddProto(report->schedule_lag());
   into.dispatch_lag.AddProto(report->dispatch_lag());
+  into.connect_time.AddProto(report->connect_time());
 }
 
 absl::StatusOr<IntervalSnapshot> SnapshotFromReport(const v1::AgentReport& report,

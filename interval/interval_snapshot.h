@@ -63,6 +63,9 @@ struct IntervalSnapshot {
   // The part of schedule_lag whose transaction had a free connection waiting for it: the
   // agent's own lateness, without queueing for a busy connection.
   Histogram dispatch_lag;
+  // Connects timed for one transaction each (see v1::AgentReport.connect_time); empty in runs
+  // that connect once.
+  Histogram connect_time;
   ConnectionTime connection_time;
   // The sessions' own work, which the database's counters include (see
   // db::Session::connections_opened): connections opened (first connects and reconnects) and

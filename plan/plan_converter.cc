@@ -221,6 +221,11 @@ absl::Status PlanConverter::ConvertTarget(const YAML::Node& node, Target& target
       absl::StatusOr<size_t> engine = ReadChoice(value, field_path, {"threads", "event_loops"});
       if (!engine.ok()) return engine.status();
       target.set_engine(*engine == 0 ? dbload::v1::ENGINE_THREADS : dbload::v1::ENGINE_EVENT_LOOPS);
+    } else if (name == "connect") {
+      absl::StatusOr<size_t> mode = ReadChoice(value, field_path, {"once", "per_transaction"});
+      if (!mode.ok()) return mode.status();
+      target.set_connect(*mode == 0 ? dbload::v1::CONNECT_MODE_ONCE
+                                    : dbload::v1::CONNECT_MODE_PER_TRANSACTION);
     } else if (name == "event_loops") {
       absl::StatusOr<uint32_t> loops = ReadInteger<uint32_t>(value, field_path, 0, kMaxEventLoops);
       status = loops.status();

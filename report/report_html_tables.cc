@@ -182,6 +182,10 @@ std::string SummarySection(const v1::RunReport& r) {
   if (r.plan().load().has_open()) {
     absl::StrAppend(&out, LatencyRow("dispatch lag (a connection was free)", r.dispatch_lag()));
   }
+  if (r.connect_time().count() > 0) {
+    absl::StrAppend(
+        &out, LatencyRow("connect, one per transaction (in the response time)", r.connect_time()));
+  }
   if (r.query_types_size() > 1) {
     for (const auto& q : r.query_types()) {
       absl::StrAppend(&out,

@@ -69,8 +69,10 @@ std::string DescribeTarget(const v1::Target& target) {
   std::string where = target.socket().empty()
                           ? absl::StrCat(target.host(), ":", target.port())
                           : target.socket();
-  return absl::StrCat(target.driver(), " ", where,
-                      target.database().empty() ? "" : absl::StrCat("/", target.database()));
+  return absl::StrCat(
+      target.driver(), " ", where,
+      target.database().empty() ? "" : absl::StrCat("/", target.database()),
+      target.connect() == v1::CONNECT_MODE_PER_TRANSACTION ? ", a connection per transaction" : "");
 }
 
 }  // namespace
@@ -447,6 +449,11 @@ std::string RenderReportText(const v1::RunReport& r) {
   absl::StrAppend(&out, "\n");
   AppendLatencyBlock(out, "Response time, from intended start", r.response_time());
   AppendLatencyBlock(out, "Service time, from actual start", r.service_time());
+  if (r.connect_time().count() > 0) {
+    AppendLatencyBlock(
+        out, "Connect time, one per transaction (in the response time, not the service time)",
+        r.connect_time());
+  }
   const v1::LatencySummary& lag = r.schedule_lag();
   absl::StrAppend(&out, "Schedule lag (ms): p50 ", FormatPercentileMs(lag, 50, lag.p50_ms()),
                   "  p99 ", FormatPercentileMs(lag, 99, lag.p99_ms()), "  Max ",

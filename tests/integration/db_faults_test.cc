@@ -460,6 +460,9 @@ class DbFaultsTest : public ::testing::Test {
     }
   }
 
+  static void RunAConnectionPerTransaction(Backend backend, const std::string& port_key,
+                                           const std::string& engine);
+
   static testing::ScratchDir* dir_;
 };
 
@@ -616,6 +619,84 @@ TEST_F(DbFaultsTest, HaproxyBackendDownIsSurvivedAndReported) {
   ExpectConnectionFaultSurvived(report, fault, sessions_back_s,
                                 absl::StrCat("haproxy, postgres down 2 s (", took, " s)"));
   ExpectBlamedOnTheDatabase(report, fault, "haproxy, postgres down 2 s");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. A connection per transaction (pgbench -C, target.connect: per_transaction): a connection
+//    storm at a fixed rate. The server counts every connection, and the report times each
+//    connect apart from the transaction's service time.
+
+// Connections the server counted for database bench (PostgreSQL: sessions, read from database
+// postgres so the reading is not one; MariaDB: every connection attempt, the reading's own too).
+int64_t ServerConnections(Backend backend) {
+  if (backend == Backend::kPostgres) {
+    return ToInt(testing::Psql(TestServersEnvironment::Servers(), "postgres",
+                               "SELECT sessions FROM pg_stat_database WHERE datname = 'bench'"));
+  }
+  return ToInt(testing::Mariadb(TestServersEnvironment::Servers(),
+                                "SELECT variable_value FROM information_schema.global_status "
+                                "WHERE variable_name = 'CONNECTIONS'"));
+}
+
+void DbFaultsTest::RunAConnectionPerTransaction(Backend backend, const std::string& port_key,
+                                                const std::string& engine) {
+  constexpr int kStormRate = 50, kStormS = 3;
+  ASSERT_NO_FATAL_FAILURE(EnsurePrepared(backend));
+  const std::string report_path = absl::StrCat(dir_->path(), "/", port_key, "_", engine, "_c.json");
+  const int64_t before = ServerConnections(backend);
+  const ProcessResult run =
+      RunDbload({"run", Plan(backend, port_key), "--report", report_path, "--set",
+                 "target.connect=per_transaction", "--set", absl::StrCat("target.engine=", engine),
+                 "--set", absl::StrCat("load.open.rate=", kStormRate), "--set",
+                 absl::StrCat("stop.duration=", kStormS, "s")});
+  ASSERT_EQ(run.exit_code, kExitOk) << run.Describe();
+  // PostgreSQL counts a session when its backend reports its statistics: at the latest when it
+  // exits, which the last connection's may do a moment after dbload.
+  int64_t counted = ServerConnections(backend) - before;
+  for (int i = 0; i < 40 && backend == Backend::kPostgres && counted < kStormRate * kStormS; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    counted = ServerConnections(backend) - before;
+  }
+  absl::StatusOr<v1::RunReport> report = testing::LoadReport(report_path);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->executed(), kStormRate * kStormS) << run.Describe();
+  EXPECT_EQ(report->errors(), 0u) << Join(TallyErrors(*report).by_code);
+  EXPECT_EQ(report->connect_time().count(), report->executed());
+  EXPECT_GT(report->connect_time().p50_ms(), 0);
+  // The service time is the transaction's statement alone, the connect is not in it.
+  EXPECT_LT(report->service_time().p50_ms(), report->connect_time().p50_ms());
+  EXPECT_GT(report->response_time().p50_ms(), report->connect_time().p50_ms());
+  std::cout << "[" << port_key << ", " << engine << "] " << report->executed()
+            << " transactions, each on its own connection: connect p50 "
+            << report->connect_time().p50_ms() << " ms, p99 " << report->connect_time().p99_ms()
+            << " ms; service p50 " << report->service_time().p50_ms() << " ms; the server counted "
+            << counted << " connections\n";
+  // Beside the transactions' own: the workers' first connections (which checked the target)
+  // and EXPLAIN's.
+  const int64_t expected_extra = kPool + 1;
+  if (backend == Backend::kPostgres) {
+    const v1::CommitReconciliation& commits = report->commit_reconciliation();
+    EXPECT_EQ(commits.connections_opened(), report->executed() + expected_extra);
+    EXPECT_EQ(commits.verdict(), "matches")
+        << "database " << commits.database_commits() << ", report " << commits.report_commits()
+        << ", connections " << commits.connection_commits();
+    EXPECT_EQ(counted, static_cast<int64_t>(commits.connections_opened()));
+  } else {
+    // And the probe's one connection, and the reading after the run.
+    EXPECT_EQ(counted, static_cast<int64_t>(report->executed()) + expected_extra + 2);
+  }
+}
+
+TEST_F(DbFaultsTest, PostgresConnectionPerTransactionOnEventLoops) {
+  RunAConnectionPerTransaction(Backend::kPostgres, "PG_PORT", "event_loops");
+}
+
+TEST_F(DbFaultsTest, PostgresConnectionPerTransactionThroughHaproxy) {
+  RunAConnectionPerTransaction(Backend::kPostgres, "HAPROXY_PG_PORT", "threads");
+}
+
+TEST_F(DbFaultsTest, MariaDbConnectionPerTransaction) {
+  RunAConnectionPerTransaction(Backend::kMariaDb, "MARIADB_PORT", "threads");
 }
 
 }  // namespace

@@ -285,6 +285,23 @@ TEST(IntervalSnapshotWireTest, MalformedReportsAreRefusedWithAReason) {
               testing::HasSubstr("query type 1: 4611686018427387904 statements"));
   report.mutable_query_types(0)->set_statements(1'000'000);
   EXPECT_TRUE(SnapshotFromReport(report, 3).ok());
+  report.mutable_connect_time()->set_layout(9);
+  EXPECT_THAT(SnapshotFromReport(report, 3).status().message(),
+              testing::HasSubstr("connect time: histogram layout 9"));
+}
+
+TEST(IntervalSnapshotWireTest, ConnectTimesTravelOnlyWhenThereAreSome) {
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(1);
+  v1::AgentReport report;
+  SnapshotToReport(snapshot, &report);
+  EXPECT_FALSE(report.has_connect_time()) << "runs that connect once send none";
+  snapshot.connect_time.Record(3 * kMillisecond);
+  snapshot.connect_time.Record(5 * kMillisecond);
+  SnapshotToReport(snapshot, &report);
+  absl::StatusOr<IntervalSnapshot> decoded = SnapshotFromReport(report, 1);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->connect_time, snapshot.connect_time);
 }
 
 }  // namespace

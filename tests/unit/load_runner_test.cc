@@ -146,6 +146,45 @@ class SlowCloseDriver final : public db::Driver {
   Nanos latency_, close_time_;
 };
 
+// Every query takes `latency`; every reconnect takes `connect_time`, and every
+// `refuse_every`-th one (when > 0) is refused after that time.
+class SlowConnectDriver final : public db::Driver {
+ public:
+  SlowConnectDriver(Clock& clock, Nanos latency, Nanos connect_time, int refuse_every = 0)
+      : clock_(clock),
+        latency_(latency),
+        connect_time_(connect_time),
+        refuse_every_(refuse_every) {}
+  db::Dialect dialect() const override { return db::Dialect::kNoop; }
+  db::Capabilities capabilities() const override { return {}; }
+  absl::StatusOr<std::unique_ptr<db::Session>> Connect() override {
+    return std::make_unique<Session>(*this);
+  }
+
+ private:
+  struct Session final : StubSession {
+    explicit Session(SlowConnectDriver& d) : d(d) {}
+    db::ExecOutcome Execute(int, std::span<const db::Value>, bool) override {
+      CountStatementSent();
+      d.clock_.SleepUntil(d.clock_.Now() + d.latency_);
+      return {.rows = 1};
+    }
+    absl::Status Reconnect() override {
+      d.clock_.SleepUntil(d.clock_.Now() + d.connect_time_);
+      if (d.refuse_every_ > 0 && ++reconnects % d.refuse_every_ == 0) {
+        return absl::UnavailableError("connection refused");
+      }
+      CountConnectionOpened();
+      return absl::OkStatus();
+    }
+    SlowConnectDriver& d;
+    int reconnects = 0;
+  };
+  Clock& clock_;
+  Nanos latency_, connect_time_;
+  int refuse_every_;
+};
+
 class RefusingDriver final : public db::Driver {
  public:
   db::Dialect dialect() const override { return db::Dialect::kNoop; }
@@ -288,6 +327,55 @@ TEST_P(LoadRunnerTest, ReconnectingTimeIsCountedApartAndEveryConnectionOpenedOnc
   EXPECT_LE(t.connecting, 7 * 50 * kMillisecond + kMillisecond);
   EXPECT_NEAR(static_cast<double>(t.in_db_call + t.connecting), kSecond, kMillisecond);
   EXPECT_EQ(t.idle, 0) << "a closed loop without think time never waits";
+}
+
+// pgbench -C: 1 ms queries, 3 ms connects, one per transaction, two closed-loop clients for 1 s.
+TEST_P(LoadRunnerTest, AConnectionPerTransactionIsTimedApartAndNotInTheServiceTime) {
+  SlowConnectDriver driver(clock_, kMillisecond, 3 * kMillisecond);
+  LoadRunner::Options options = Engine();
+  options.connect_per_transaction = true;
+  LoadRunner runner(driver, scenario_, recorder_, clock_, options);
+  ASSERT_TRUE(runner.Connect(2).ok());
+  recorder_.Drain();  // the first connects, before the run
+  const Nanos start = clock_.Now();
+  runner.StartClosedLoop(0, start + kSecond);
+  runner.Wait();
+  const IntervalSnapshot got = recorder_.Drain(start + kSecond);
+  EXPECT_EQ(got.Executed(), 2u * 250) << "4 ms each";
+  EXPECT_EQ(got.connect_time.TotalCount(), 500u);
+  EXPECT_NEAR(got.connect_time.Max(), 3 * kMillisecond, 3 * kMillisecond / 1000);
+  EXPECT_EQ(got.connections_opened, 500u);
+  const QueryTypeInterval& q = got.query_types[0];
+  EXPECT_NEAR(q.service_time.Max(), kMillisecond, kMillisecond / 1000);
+  EXPECT_NEAR(q.response_time.Min(), 4 * kMillisecond, 4 * kMillisecond / 1000);
+  EXPECT_NEAR(static_cast<double>(got.connection_time.in_db_call), 2 * kSecond, kMillisecond)
+      << "connecting for a transaction is the database's time, not a reconnect's";
+  EXPECT_EQ(got.connection_time.connecting, 0);
+}
+
+// A refused connect fails its transaction as a connection error (the server never saw it); the
+// worker then reconnects with backoff as after any lost connection, and goes on.
+TEST_P(LoadRunnerTest, ARefusedConnectPerTransactionIsThatTransactionsConnectionError) {
+  SlowConnectDriver driver(clock_, kMillisecond, kMillisecond, /*refuse_every=*/10);
+  LoadRunner::Options options = Engine();
+  options.connect_per_transaction = true;
+  options.reconnect_backoff_min = 10 * kMillisecond;
+  LoadRunner runner(driver, scenario_, recorder_, clock_, options);
+  ASSERT_TRUE(runner.Connect(1).ok());
+  const Nanos start = clock_.Now();
+  runner.StartOpenLoop(Uniform(100), start + kSecond);
+  runner.Wait();
+  const IntervalSnapshot got = recorder_.Drain(start + kSecond);
+  const auto& errors = got.query_types[0].errors;
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors.begin()->first,
+            std::make_pair(db::ErrorClass::kConnection, std::string("08006")));
+  // Every 10th connect is refused, and the reconnect after a refusal is a connect with no
+  // transaction: transactions 10, 19, 28 … 100 fail, the 89 others are timed connects.
+  EXPECT_EQ(got.Errors(), 11u);
+  EXPECT_EQ(got.Executed(), 89u);
+  EXPECT_EQ(got.connect_time.TotalCount(), 89u);
+  EXPECT_EQ(runner.not_started(), 0u);
 }
 
 // Open loop at 1,000/s on one connection, 0.5 ms a query: half the time in database calls,

@@ -272,6 +272,33 @@ TEST(MetricsExporterTest, TheHistogramUsesTheBoundsItWasGiven) {
   EXPECT_EQ(exporter.bucket_bounds(), (std::vector<double>{0.001, 0.01}));
 }
 
+TEST(MetricsExporterTest, ConnectTimesAreAHistogramOfTheRunsThatConnectPerTransaction) {
+  MetricsExporter exporter(10, {0.001, 0.01});
+  IntervalSnapshot once, per_transaction;
+  once.query_types.resize(1);
+  per_transaction.query_types.resize(1);
+  per_transaction.connect_time.Record(3'000'000);   // 3 ms
+  per_transaction.connect_time.Record(20'000'000);  // 20 ms
+  for (int second = 0; second < 2; ++second) {
+    exporter.OnInterval(
+        {.run_id = "held", .scenario = "s", .query_types = {"q"}, .merged = &once, .length_s = 1});
+    exporter.OnInterval({.run_id = "storm",
+                         .scenario = "s",
+                         .query_types = {"q"},
+                         .merged = &per_transaction,
+                         .length_s = 1});
+  }
+  const std::vector<MetricFamily> families = exporter.Collect();
+  const auto& connect = FamilyNamed(families, "dbload_connect_time_seconds");
+  ASSERT_EQ(connect.metric.size(), 1u) << "no series for the run that connected once";
+  EXPECT_EQ(LabelOf(connect.metric[0], "run"), "storm");
+  const auto& buckets = connect.metric[0].histogram.bucket;
+  ASSERT_EQ(buckets.size(), 3u);
+  EXPECT_EQ(buckets[0].cumulative_count, 0u);
+  EXPECT_EQ(buckets[1].cumulative_count, 2u);
+  EXPECT_EQ(buckets[2].cumulative_count, 4u);
+}
+
 }  // namespace
 }  // namespace dbload
 

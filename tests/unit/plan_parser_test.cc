@@ -124,6 +124,7 @@ target:
   noop: {fixed: 100us, exponential_mean: 50us}
   engine: event_loops
   event_loops: 3
+  connect: per_transaction
 workload: oltp
 scenario: read_write
 load:
@@ -143,6 +144,7 @@ seed: 18446744073709551615
   EXPECT_EQ(plan.target().noop().exponential_mean_ns(), 50'000);
   EXPECT_EQ(plan.target().engine(), dbload::v1::ENGINE_EVENT_LOOPS);
   EXPECT_EQ(plan.target().event_loops(), 3u);
+  EXPECT_EQ(plan.target().connect(), dbload::v1::CONNECT_MODE_PER_TRANSACTION);
   EXPECT_EQ(plan.scenario(), "read_write");
   ASSERT_TRUE(plan.load().has_open());
   EXPECT_DOUBLE_EQ(plan.load().open().rate(), 20000.5);
@@ -392,6 +394,8 @@ TEST(PlanErrorsTest, EngineChoicesAndTheirLimits) {
   EXPECT_THAT(ErrorOf("target: {driver: noop, engine: event_loops, event_loops: 1025}\n" + tail),
               HasSubstr("target.event_loops: expected an integer from 0 to 1024"));
   EXPECT_TRUE(ParsePlan("target: {driver: mysql, engine: threads}\n" + tail, kSource).ok());
+  EXPECT_EQ(ErrorOf("target: {driver: noop, connect: each}\n" + tail),
+            "plans/pg.yaml:1:33: target.connect: expected once or per_transaction, got \"each\"");
 }
 
 TEST(PlanErrorsTest, ClosedLoopNeedsAConnectionPerClient) {

@@ -942,3 +942,44 @@ TEST(PercentileBasisTest, WithinIntervalsNeedsEachValueInsideTheOther) {
 
 }  // namespace
 }  // namespace dbload
+
+namespace dbload {
+namespace {
+
+TEST(ReportBuilderTest, ConnectTimesOfAConnectionPerTransactionAreSummarizedAndShown) {
+  v1::Plan plan;
+  plan.mutable_target()->set_driver("postgresql");
+  plan.mutable_target()->set_connect(v1::CONNECT_MODE_PER_TRANSACTION);
+  RunReportBuilder builder(plan, {"q"});
+  for (int k = 1; k <= 3; ++k) {
+    IntervalSnapshot snapshot;
+    snapshot.query_types.resize(1);
+    for (int i = 0; i < 100; ++i) {
+      snapshot.query_types[0].response_time.Record(4'000'000);
+      snapshot.connect_time.Record(3'000'000);
+    }
+    builder.AddInterval({.elapsed_s = static_cast<double>(k), .length_s = 1, .warmup = k == 1},
+                        snapshot);
+  }
+  const v1::RunReport r = builder.Finish(2, 0, 0, "duration", "", {});
+  EXPECT_EQ(r.connect_time().count(), 200u) << "the warm-up's are in neither";
+  EXPECT_NEAR(r.connect_time().p99_ms(), 3.0, 0.003);
+  const std::string text = RenderReportText(r);
+  EXPECT_THAT(text, HasSubstr(", a connection per transaction"));
+  EXPECT_THAT(text, HasSubstr("Connect time, one per transaction (in the response time, not the "
+                              "service time)"));
+  EXPECT_THAT(RenderReportHtml(r),
+              HasSubstr("connect, one per transaction (in the response time)"));
+
+  RunReportBuilder held(v1::Plan(), {"q"});
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(1);
+  snapshot.query_types[0].response_time.Record(1'000'000);
+  held.AddInterval({.elapsed_s = 1, .length_s = 1}, snapshot);
+  const v1::RunReport once = held.Finish(1, 0, 0, "duration", "", {});
+  EXPECT_FALSE(once.has_connect_time());
+  EXPECT_THAT(RenderReportText(once), Not(HasSubstr("Connect time")));
+}
+
+}  // namespace
+}  // namespace dbload
