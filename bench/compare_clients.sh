@@ -29,6 +29,12 @@
 #                     dbload's engines (target.engine) measured in that test, each a row
 #   RATE_SET=         one more --set for dbload in that test (target.connect_timeout=60s: 1,000
 #                     connections opened at once can take PostgreSQL longer than 10 s on 2 cores)
+#   CONNECT_CLIENTS=4 CONNECT_JOBS=2
+#                     part "connect" (not in the default PARTS): a new connection per
+#                     transaction, closed loop, DURATION s: dbload target.connect:
+#                     per_transaction (each engine of RATE_ENGINES on PostgreSQL, threads on
+#                     MariaDB) against pgbench -C -j CONNECT_JOBS; transactions/s, CPU per
+#                     transaction, and connect times as each client reports them
 #   CO_RATE=2000 CO_DURATION=10 CO_STALL_AT=3 CO_STALL=1 CO_CONNS=8
 #                     coordinated-omission test: rate, length, when the stall starts, how long
 #                     every PostgreSQL process stays SIGSTOPped, connections per client
@@ -63,6 +69,8 @@ RATE_JOBS=${RATE_JOBS:-$OPEN_POOL}
 # Room on the server for the fixed-rate test's connections (dbenv's default is 300).
 export DBENV_PG_MAX_CONNECTIONS=$((OPEN_POOL + 100 > 300 ? OPEN_POOL + 100 : 300))
 RATE_ENGINES=${RATE_ENGINES:-"threads event_loops"}
+CONNECT_CLIENTS=${CONNECT_CLIENTS:-4}
+CONNECT_JOBS=${CONNECT_JOBS:-2}
 CO_RATE=${CO_RATE:-2000}
 CO_DURATION=${CO_DURATION:-10}
 CO_STALL_AT=${CO_STALL_AT:-3}
@@ -98,13 +106,13 @@ for tool in sysbench pgbench jq /usr/bin/time awk; do
   command -v "$tool" >/dev/null || die "$tool not found"
 done
 [[ -x $DBLOAD ]] || die "dbload binary not found at $DBLOAD (build it, or set DBLOAD=...)"
-for v in REPEATS DURATION ROWS OPEN_RATE OPEN_POOL RATE_JOBS CO_RATE CO_DURATION CO_STALL_AT CO_STALL CO_CONNS WARMUP LOAD_WAIT RETRIES OTHER_MAX; do
+for v in REPEATS DURATION ROWS OPEN_RATE OPEN_POOL RATE_JOBS CONNECT_CLIENTS CONNECT_JOBS CO_RATE CO_DURATION CO_STALL_AT CO_STALL CO_CONNS WARMUP LOAD_WAIT RETRIES OTHER_MAX; do
   [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer, got '${!v}'"
 done
 ((DURATION >= 1 && DURATION <= 3600)) || die "DURATION must be 1..3600"
 ((CO_STALL_AT + CO_STALL < CO_DURATION)) || die "the stall must end before CO_DURATION"
 for part in $PARTS; do
-  [[ $part == closed || $part == rate || $part == co ]] || die "PARTS: unknown part '$part' (closed, rate, co)"
+  [[ $part == closed || $part == connect || $part == rate || $part == co ]] || die "PARTS: unknown part '$part' (closed, connect, rate, co)"
 done
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 
@@ -363,6 +371,8 @@ fi
 # a-c: closed loop, point select, QPS and CPU per query
 
 CLOSED_ROWS=()
+CONNECT_ROWS=()
+CONNECT_TIMES=()
 SUMMARY_KEYS=()
 declare -A S_QPS=() S_CPU=() S_SRV=() S_OTHER=()
 # add_row TABLE KEY "QPS QUERIES ERRORS": one measured row (raw table) and its values for the
@@ -422,6 +432,22 @@ for ((REP = 1; REP <= REPEATS; REP++)); do
     measure "sysbench-my-$n-r$REP" mariadb -- sysbench oltp_point_select "${SB_MY[@]}" --threads="$n" --time="$DURATION" run
     add_row CLOSED_ROWS "MariaDB|$n|sysbench" "$(sysbench_stats "$M_LOG")"
   done
+
+  # A connection per transaction (pgbench -C): what a connection storm costs each client.
+  if want connect; then
+    note "a connection per transaction, $CONNECT_CLIENTS clients, round $REP"
+    for engine in $RATE_ENGINES; do
+      measure "conn-dbload-$engine-r$REP" postgres -- "$DBLOAD" run "$PG_PLAN" --set "load.closed.clients=$CONNECT_CLIENTS" --set target.connect=per_transaction --set "target.engine=$engine" --report "$WORK/conn-dbload-$engine-r$REP.json"
+      add_row CONNECT_ROWS "PostgreSQL|$CONNECT_CLIENTS|dbload -C, $engine" "$(dbload_stats "$M_JSON")"
+      [[ -n $M_JSON ]] && CONNECT_TIMES+=("| $REP | PostgreSQL | dbload, $engine | $(jqf .connect_time.mean_ms "$M_JSON") | $(jqf .connect_time.p50_ms "$M_JSON") | $(jqf .connect_time.p99_ms "$M_JSON") | $(jqf .service_time.p50_ms "$M_JSON") |")
+    done
+    measure "conn-pgbench-r$REP" postgres -- pgbench -n -S -M prepared -C -c "$CONNECT_CLIENTS" -j "$CONNECT_JOBS" -T "$DURATION" "${PGB_CONN[@]}"
+    add_row CONNECT_ROWS "PostgreSQL|$CONNECT_CLIENTS|pgbench -C -j $CONNECT_JOBS" "$(pgbench_stats "$M_LOG")"
+    [[ -n $M_FAILED ]] || CONNECT_TIMES+=("| $REP | PostgreSQL | pgbench -C | $(awk '/average connection time/ { print $5 }' "$M_LOG") | (not reported) | (not reported) | latency average $(awk '/latency average/ { print $4 }' "$M_LOG") |")
+    measure "conn-dbload-my-r$REP" mariadb -- "$DBLOAD" run "$MY_PLAN" --set "load.closed.clients=$CONNECT_CLIENTS" --set target.connect=per_transaction --report "$WORK/conn-dbload-my-r$REP.json"
+    add_row CONNECT_ROWS "MariaDB|$CONNECT_CLIENTS|dbload -C, threads" "$(dbload_stats "$M_JSON")"
+    [[ -n $M_JSON ]] && CONNECT_TIMES+=("| $REP | MariaDB | dbload, threads | $(jqf .connect_time.mean_ms "$M_JSON") | $(jqf .connect_time.p50_ms "$M_JSON") | $(jqf .connect_time.p99_ms "$M_JSON") | $(jqf .service_time.p50_ms "$M_JSON") |")
+  fi
 
   # Same fixed rate for every client (PostgreSQL): CPU per query when nobody runs flat out.
   want rate || continue
@@ -522,7 +548,7 @@ fi
     echo "| server | conns | client | QPS (median) | client CPU/query µs (median) | range | server CPU/query µs (median) | other % (median) |"
     echo "|---|---|---|---|---|---|---|---|"
     for key in "${SUMMARY_KEYS[@]}"; do
-      [[ $key == *"--rate"* || $key == *"open loop"* ]] && continue
+      [[ $key == *"--rate"* || $key == *"open loop"* || $key == *"-C"* ]] && continue
       # shellcheck disable=SC2086
       echo "| ${key//|/ | } | $(fmt_int "$(median ${S_QPS[$key]})") | **$(median ${S_CPU[$key]})** | $(minmax ${S_CPU[$key]}) | $(median ${S_SRV[$key]}) | $(median ${S_OTHER[$key]}) |"
     done
@@ -532,6 +558,22 @@ fi
     echo "| round | server | conns | client | QPS | queries | errors | client CPU s | client CPU/query µs | server CPU/query µs | load before | other % |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${CLOSED_ROWS[@]}"
+    echo
+  fi
+  if want connect; then
+    echo "### A connection per transaction (pgbench -C), point select, closed loop, ${CONNECT_CLIENTS} clients, ${DURATION} s"
+    echo
+    echo "Queries here are transactions, each on a connection of its own (connect, authenticate with SCRAM or MariaDB's native password, prepare, one select, close)."
+    echo
+    echo "| round | server | conns | client | transactions/s | transactions | errors | client CPU s | client CPU/transaction µs | server CPU/transaction µs | load before | other % |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    printf '%s\n' "${CONNECT_ROWS[@]}"
+    echo
+    echo "Connect times as each client reports them (ms). dbload's service time is the transaction's statements alone. pgbench prints the mean connect time only, and its latency average is duration × clients ÷ transactions, connects included; each pgbench thread opens its clients' connections one at a time, so it has at most -j connects in progress where dbload has one per client:"
+    echo
+    echo "| round | server | client | connect mean | connect p50 | connect p99 | service p50 / latency |"
+    echo "|---|---|---|---|---|---|---|"
+    printf '%s\n' "${CONNECT_TIMES[@]}"
     echo
   fi
   if want rate; then
