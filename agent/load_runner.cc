@@ -28,7 +28,27 @@ struct LoadRunner::Worker {
   ConnectionClock* time = nullptr;
   // Of its session's own work, what the recorder has been told (worker only).
   IntervalRecorder::SessionWorkSeen session_work;
+  // Its loop's turns to connect (Options::connects_at_once), or null: no limit.
+  FiberSemaphore* connecting = nullptr;
 };
+
+namespace {
+// A turn to connect for as long as it lives (none when `turns` is null).
+class ConnectTurn {
+ public:
+  explicit ConnectTurn(FiberSemaphore* turns) : turns_(turns) {
+    if (turns_ != nullptr) turns_->Acquire();
+  }
+  ~ConnectTurn() {
+    if (turns_ != nullptr) turns_->Release();
+  }
+  ConnectTurn(const ConnectTurn&) = delete;
+  ConnectTurn& operator=(const ConnectTurn&) = delete;
+
+ private:
+  FiberSemaphore* const turns_;
+};
+}  // namespace
 
 LoadRunner::LoadRunner(db::Driver& driver, const Scenario& scenario, IntervalRecorder& recorder,
                        Clock& clock, Options options)
@@ -74,28 +94,55 @@ void LoadRunner::StartClosedLoop(Nanos think_time, Nanos deadline) {
 void LoadRunner::OpenGate() { ReleaseGate(/*open=*/true); }
 
 void LoadRunner::ReleaseGate(bool open) {
-  std::vector<Fiber*> waiting;
   {
     std::lock_guard lock(gate_mu_);
     if (open) gate_open_ = true;
-    waiting.swap(gate_fibers_);
+    ++gate_releases_;
+    // On a simulated clock every waiter holds time from here until it runs, and then the gate's
+    // own hold ends (see WaitAtGate).
+    for (; threads_at_gate_ > 0; --threads_at_gate_) clock_.AttachThread();
+    for (Fiber* fiber : gate_fibers_) WakeFiberHoldingTime(fiber);
+    gate_fibers_.clear();
+    if (gate_holds_time_) {
+      gate_holds_time_ = false;
+      clock_.DetachThread();
+    }
   }
   gate_cv_.notify_all();
-  for (Fiber* fiber : waiting) WakeFiber(fiber);
 }
 
+// On a simulated clock a worker waits at the gate letting time move: others may still be
+// connecting, and their connects may take time (waiting their turn: Options::connects_at_once).
+// Once every worker is in, the gate itself holds time until it opens (HoldTimeOnceAllAreIn),
+// and ReleaseGate holds it for each waiter until it runs, as for threads woken from a
+// condition: the run's clock starts where the last connect ended.
 bool LoadRunner::WaitAtGate(std::unique_lock<std::mutex>& gate_lock) {
   if (!OnFiber()) {
-    gate_cv_.wait(gate_lock, [&] { return gate_open_ || stopping_.load(); });
+    if (!gate_open_ && !stopping_.load()) {
+      const uint64_t releases = gate_releases_;
+      clock_.DetachThread();
+      ++threads_at_gate_;
+      gate_cv_.wait(gate_lock, [&] { return gate_releases_ != releases; });
+    }
+    return gate_open_ && !stopping_;
   }
   while (!gate_open_ && !stopping_.load()) {
-    // OpenGate or Stop takes the list, and wakes each fiber on it once.
+    // ReleaseGate takes the list, and wakes each fiber on it once.
     gate_fibers_.push_back(CurrentFiber());
     gate_lock.unlock();
-    ParkCurrentFiber();
+    ParkCurrentFiber(WhileParked::kLetTimeMove);
     gate_lock.lock();
   }
   return gate_open_ && !stopping_;
+}
+
+void LoadRunner::HoldTimeOnceAllAreIn() {
+  if (connected_ + failed_ < workers_started_ || gate_open_ || stopping_.load() ||
+      gate_holds_time_) {
+    return;
+  }
+  clock_.AttachThread();
+  gate_holds_time_ = true;
 }
 
 absl::Status LoadRunner::StartWorkers(int count) {
@@ -104,8 +151,14 @@ absl::Status LoadRunner::StartWorkers(int count) {
   {
     std::lock_guard gate_lock(gate_mu_);
     failed_before = failed_;
+    workers_started_ += count;
+    expected = workers_started_;
   }
   {
+    // On a simulated clock, time stands still until every new worker exists: it moves on once
+    // every attached thread sleeps, and the first workers may sleep in their connects before
+    // the last are spawned.
+    ClockThread spawning(clock_);
     std::lock_guard lock(workers_mu_);
     const uint32_t slots = options_.total_slots > 0
                                ? options_.total_slots
@@ -124,7 +177,15 @@ absl::Status LoadRunner::StartWorkers(int count) {
       if (options_.event_loops > 0) {
         // Worker i on loop i mod event_loops; a loop starts with its first worker.
         const size_t loop = workers_.size() % static_cast<size_t>(options_.event_loops);
-        if (loop == loops_.size()) loops_.push_back(std::make_unique<FiberLoop>(clock_));
+        if (loop == loops_.size()) {
+          loops_.push_back(std::make_unique<FiberLoop>(clock_));
+          if (options_.connects_at_once > 0) {
+            const int loops = options_.event_loops;
+            connecting_.push_back(std::make_unique<FiberSemaphore>(
+                std::max(1, (options_.connects_at_once + loops - 1) / loops)));
+          }
+        }
+        if (!connecting_.empty()) worker->connecting = connecting_[loop].get();
         loops_[loop]->Spawn([this, w = worker.get()] { WorkerMain(*w); });
       } else {
         // Attached here, before the thread exists, so a simulated clock cannot move on without
@@ -134,7 +195,6 @@ absl::Status LoadRunner::StartWorkers(int count) {
       }
       workers_.push_back(std::move(worker));
     }
-    expected = static_cast<int>(workers_.size());
   }
   std::unique_lock lock(gate_mu_);
   gate_cv_.wait(lock, [&] { return connected_ + failed_ >= expected; });
@@ -146,6 +206,7 @@ void LoadRunner::WorkerMain(Worker& worker) {
   driver_.ThreadStart();
   absl::Status status;
   std::unique_ptr<db::Session> session;
+  std::optional<ConnectTurn> turn(std::in_place, worker.connecting);
   if (absl::StatusOr<std::unique_ptr<db::Session>> connected = driver_.Connect(); connected.ok()) {
     session = *std::move(connected);
     for (size_t id = 0; id < statements_.size() && status.ok(); ++id) {
@@ -166,6 +227,7 @@ void LoadRunner::WorkerMain(Worker& worker) {
     status = absl::Status(connected.status().code(),
                           absl::StrCat("target: ", connected.status().message()));
   }
+  turn.reset();
   bool proceed = false;
   {
     std::unique_lock lock(gate_mu_);
@@ -175,6 +237,7 @@ void LoadRunner::WorkerMain(Worker& worker) {
       ++failed_;
       first_connect_error_ = status;
     }
+    HoldTimeOnceAllAreIn();
     gate_cv_.notify_all();
     if (status.ok()) proceed = WaitAtGate(lock);
   }
@@ -332,7 +395,7 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
       // Reconnecting takes time (backoff): what comes next is timed from when it is done. That
       // time is the database's unavailability, not the agent's work.
       worker.time->Enter(ConnectionState::kConnecting, ended);
-      const bool reconnected = Reconnect(session);
+      const bool reconnected = Reconnect(worker, session);
       recorder_.RecordSessionWork(session, worker.session_work);
       now = clock_.Now();
       worker.time->Enter(ConnectionState::kInAgent, now);
@@ -411,12 +474,13 @@ bool LoadRunner::SleepUntilOrStopped(Nanos deadline, Nanos& now) {
   }
 }
 
-bool LoadRunner::Reconnect(db::Session& session) {
+bool LoadRunner::Reconnect(Worker& worker, db::Session& session) {
   Nanos backoff = options_.reconnect_backoff_min;
   for (;;) {
     Nanos now = clock_.Now();
     if (!SleepUntilOrStopped(std::min(now + backoff, deadline_.load()), now)) return false;
     if (now >= deadline_.load()) return false;
+    ConnectTurn turn(worker.connecting);
     if (session.Reconnect().ok()) return true;
     backoff = std::min(backoff * 2, options_.reconnect_backoff_max);
   }

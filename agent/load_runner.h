@@ -49,6 +49,10 @@ class LoadRunner {
     // the response time but not the service time; one that fails is the transaction's
     // connection error.
     bool connect_per_transaction = false;
+    // Event loops: at most this many workers connecting at once (0: no limit), split evenly
+    // over the loops; first connects and reconnects after a lost connection, not the connects
+    // of connect_per_transaction (those are the load).
+    int connects_at_once = 0;
   };
 
   LoadRunner(db::Driver& driver, const Scenario& scenario, IntervalRecorder& recorder,
@@ -115,6 +119,9 @@ class LoadRunner {
   void ReleaseGate(bool open);
   // The worker (connected) waits until the gate opens or the run stops; true if it opened.
   bool WaitAtGate(std::unique_lock<std::mutex>& gate_lock);
+  // Once every worker is in (connected or failed), the gate holds simulated time until it opens
+  // (see WaitAtGate). Under gate_mu_.
+  void HoldTimeOnceAllAreIn();
   void WorkerMain(Worker& worker);
   void RunOpenLoop(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker);
   void RunClosedLoop(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker);
@@ -132,7 +139,7 @@ class LoadRunner {
   bool SleepUntilOrStopped(Nanos deadline, Nanos& now);
   // The worker starts waiting (for an arrival's time, think time, a pause); sets `now`.
   void GoIdle(Worker& worker, Nanos& now);
-  bool Reconnect(db::Session& session);
+  bool Reconnect(Worker& worker, db::Session& session);
   void CountNotStarted();
 
   db::Driver& driver_;
@@ -168,6 +175,12 @@ class LoadRunner {
   // Start-up gate: workers connect, report, then wait until everyone is ready.
   std::mutex gate_mu_;
   std::condition_variable gate_cv_;
+  int workers_started_ = 0;  // connected_ + failed_ once they are all in
+  // On a simulated clock (see WaitAtGate): threads at the gate, detached from the clock; whether
+  // the gate holds time; ReleaseGate calls, which end the threads' waits.
+  int threads_at_gate_ = 0;
+  bool gate_holds_time_ = false;
+  uint64_t gate_releases_ = 0;
   int connected_ = 0;
   int failed_ = 0;
   absl::Status first_connect_error_;
@@ -177,6 +190,8 @@ class LoadRunner {
   mutable std::mutex workers_mu_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::unique_ptr<FiberLoop>> loops_;  // Options::event_loops of them, or none
+  // Per loop, when Options::connects_at_once limits them: the workers connecting now.
+  std::vector<std::unique_ptr<FiberSemaphore>> connecting_;
   uint32_t own_slots_used_ = 0;       // of first_slot, first_slot + 1 …
   std::deque<uint32_t> extra_slots_;  // AddSlots, taken first
 

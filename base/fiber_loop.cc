@@ -73,6 +73,9 @@ struct Fiber {
   // Its timers in the loop's heap, stale ones included: a finished fiber's stack goes at once,
   // the rest of it when its last timer leaves the heap.
   int timers = 0;
+  // Spawned, parked holding simulated time (WhileParked::kHoldTime) or woken by
+  // WakeFiberHoldingTime: the loop gives that time back when it takes the fiber to run it.
+  bool holds_time = false;
   bool done = false;
   void* asan_fake_stack = nullptr;
   void* tsan_fiber = nullptr;
@@ -154,18 +157,35 @@ struct FiberAccess {
     epoll_ctl(loop.epoll_fd_, EPOLL_CTL_DEL, watch.fd_, nullptr);
     loop.watches_.erase(entry);
   }
-  static void Park(Fiber* fiber) {
+  static void Park(Fiber* fiber, bool hold_time) {
     // Held while it waits, as a thread blocked on a condition holds simulated time.
-    fiber->loop->clock_.AttachThread();
+    if (hold_time) {
+      fiber->holds_time = true;
+      fiber->loop->clock_.AttachThread();
+    }
     fiber->loop->SwitchToLoop(fiber);
   }
-  static void Wake(Fiber* fiber) {
-    if (t_loop == fiber->loop) {
-      fiber->loop->ready_.push_back(fiber);
-      fiber->loop->clock_.DetachThread();
+  // `hold_time`: from another thread, simulated time stands still from now until the loop
+  // takes the fiber (written before the post, which the loop reads after it: the fiber, on its
+  // way to park, never writes it then).
+  static void Wake(Fiber* fiber, bool hold_time) {
+    FiberLoop& loop = *fiber->loop;
+    if (t_loop == &loop) {
+      loop.ready_.push_back(fiber);
+      GiveBackTime(fiber);
     } else {
-      fiber->loop->Post(fiber);
+      if (hold_time) {
+        loop.clock_.AttachThread();
+        fiber->holds_time = true;
+      }
+      loop.Post(fiber);
     }
+  }
+  // The fiber is ready to run on its loop's thread: the time it held is its loop's to keep.
+  static void GiveBackTime(Fiber* fiber) {
+    if (!fiber->holds_time) return;
+    fiber->holds_time = false;
+    fiber->loop->clock_.DetachThread();
   }
 };
 
@@ -208,6 +228,7 @@ void FiberLoop::Spawn(std::function<void()> body) {
 #endif
   // Held until the loop takes the fiber, as a thread attaches before it exists.
   clock_.AttachThread();
+  fiber->holds_time = true;
   Post(fiber);
 }
 
@@ -284,7 +305,7 @@ void FiberLoop::TakePosted() {
   std::lock_guard lock(posted_mu_);
   signaled_.store(false);
   ready_.insert(ready_.end(), posted_.begin(), posted_.end());
-  for (size_t i = 0; i < posted_.size(); ++i) clock_.DetachThread();  // see Spawn, Park
+  for (Fiber* fiber : posted_) FiberAccess::GiveBackTime(fiber);  // see Spawn, Park, Wake
   posted_.clear();
 }
 
@@ -448,8 +469,32 @@ bool SocketWatch::Wait(SocketEvent event, Nanos timeout) {
 
 Fiber* CurrentFiber() { return t_fiber; }
 
-void ParkCurrentFiber() { FiberAccess::Park(t_fiber); }
+void ParkCurrentFiber(WhileParked time) {
+  FiberAccess::Park(t_fiber, time == WhileParked::kHoldTime);
+}
 
-void WakeFiber(Fiber* fiber) { FiberAccess::Wake(fiber); }
+void WakeFiber(Fiber* fiber) { FiberAccess::Wake(fiber, /*hold_time=*/false); }
+
+void WakeFiberHoldingTime(Fiber* fiber) { FiberAccess::Wake(fiber, /*hold_time=*/true); }
+
+void FiberSemaphore::Acquire() {
+  if (available_ > 0) {
+    --available_;
+    return;
+  }
+  waiting_.push_back(t_fiber);
+  // Woken with the unit its releaser handed over.
+  FiberAccess::Park(t_fiber, /*hold_time=*/false);
+}
+
+void FiberSemaphore::Release() {
+  if (waiting_.empty()) {
+    ++available_;
+    return;
+  }
+  Fiber* next = waiting_.front();
+  waiting_.pop_front();
+  FiberAccess::Wake(next, /*hold_time=*/false);
+}
 
 }  // namespace dbload

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <queue>
@@ -162,13 +163,39 @@ class SocketWatch {
 
 // From a fiber: the fiber, for WakeFiber.
 Fiber* CurrentFiber();
+// What a parked fiber does to a SimulatedClock. kHoldTime: time stands still while it waits, as
+// it does for a thread blocked on a condition (what it waits for comes from an unattached
+// thread, or takes no time). kLetTimeMove: what it waits for takes simulated time (other fibers'
+// sleeps), so it must not hold it.
+enum class WhileParked : uint8_t { kHoldTime, kLetTimeMove };
 // From a fiber: parks it until some thread calls WakeFiber for it. The usual shape: take a
 // lock, look at a condition, record CurrentFiber() where the waker will find it, release the
 // lock, park, and look again. A wake that comes before the fiber has parked waits for it: the
 // loop runs nothing else of its own until the fiber is off its stack.
-void ParkCurrentFiber();
+void ParkCurrentFiber(WhileParked time = WhileParked::kHoldTime);
 // Makes a fiber parked by ParkCurrentFiber ready. Any thread; once per park.
 void WakeFiber(Fiber* fiber);
+// WakeFiber for a fiber parked with kLetTimeMove whose wait is over with time standing still,
+// as it does for a thread woken from a condition: from another thread, simulated time stands
+// still from this call until the fiber's loop takes it to run it.
+void WakeFiberHoldingTime(Fiber* fiber);
+
+// At most `units` holders at a time among the fibers of one loop (and only from that loop's
+// fibers: no lock). The others wait in Acquire, in the order they came, without holding
+// simulated time: they wait for a fiber of their own loop, which may be waiting on time.
+class FiberSemaphore {
+ public:
+  explicit FiberSemaphore(int units) : available_(units) {}
+  FiberSemaphore(const FiberSemaphore&) = delete;
+  FiberSemaphore& operator=(const FiberSemaphore&) = delete;
+
+  void Acquire();
+  void Release();
+
+ private:
+  int available_;
+  std::deque<Fiber*> waiting_;
+};
 
 }  // namespace dbload
 

@@ -226,6 +226,10 @@ absl::Status PlanConverter::ConvertTarget(const YAML::Node& node, Target& target
       if (!mode.ok()) return mode.status();
       target.set_connect(*mode == 0 ? dbload::v1::CONNECT_MODE_ONCE
                                     : dbload::v1::CONNECT_MODE_PER_TRANSACTION);
+    } else if (name == "connects_at_once") {
+      absl::StatusOr<uint32_t> connects = ReadInteger<uint32_t>(value, field_path, 1, kMaxPool);
+      status = connects.status();
+      if (connects.ok()) target.set_connects_at_once(*connects);
     } else if (name == "event_loops") {
       absl::StatusOr<uint32_t> loops = ReadInteger<uint32_t>(value, field_path, 0, kMaxEventLoops);
       status = loops.status();

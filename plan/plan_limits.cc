@@ -143,6 +143,10 @@ uint32_t EventLoopsFor(const v1::Target& target, uint32_t cores) {
   return std::max<uint32_t>(cores, 1);
 }
 
+uint32_t ConnectsAtOnce(const v1::Target& target) {
+  return target.connects_at_once() > 0 ? target.connects_at_once() : kDefaultConnectsAtOnce;
+}
+
 absl::Status CheckAgentResources(const v1::Plan& plan, uint64_t workers, bool explain,
                                  const AgentResources& resources, const std::string& agent) {
   if (workers == 0) return absl::OkStatus();

@@ -77,6 +77,9 @@ struct AgentResources {
 // per connection): Target.engine and event_loops, one loop per core by default (one when the
 // cores are unknown).
 uint32_t EventLoopsFor(const v1::Target& target, uint32_t cores);
+// Target.connects_at_once, or its default.
+inline constexpr uint32_t kDefaultConnectsAtOnce = 32;
+uint32_t ConnectsAtOnce(const v1::Target& target);
 
 // The shape of a workload against the limits above; a FieldError (base/field_error.h) whose
 // field is relative to the workload ("scenarios.0.query_types").

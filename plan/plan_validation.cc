@@ -132,6 +132,11 @@ absl::Status ValidateTarget(const Plan& plan, const FieldLocator& where) {
   if (target.event_loops() > 0 && target.engine() != dbload::v1::ENGINE_EVENT_LOOPS) {
     return Problem(where, "target.event_loops", "only with engine: event_loops");
   }
+  if (target.connects_at_once() > 0 && target.engine() != dbload::v1::ENGINE_EVENT_LOOPS) {
+    return Problem(where, "target.connects_at_once",
+                   "only with engine: event_loops (with threads, each connection opens on its own "
+                   "thread)");
+  }
   if (target.event_loops() > kMaxEventLoops) {
     return Problem(where, "target.event_loops",
                    absl::StrCat("expected ", IntegerRange(0, kMaxEventLoops),

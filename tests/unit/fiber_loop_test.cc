@@ -3,12 +3,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -225,6 +227,38 @@ TEST(FiberLoopTest, AParkedFiberRunsOnceWokenFromAnotherThread) {
   WakeFiber(to_wake);
   loop.Finish();
   EXPECT_TRUE(ran_after);
+}
+
+// Ten fibers each holding one of 3 units for 10 ms of simulated time: they go through in
+// rounds of 3, in the order they came, and the waiters hold no time (or the holders' sleeps
+// would never end).
+TEST(FiberLoopTest, ASemaphoreLetsItsUnitsThroughInTurnOnSimulatedTime) {
+  SimulatedClock clock;
+  const Nanos start = clock.Now();
+  FiberSemaphore units(3);
+  std::vector<std::pair<int, Nanos>> entered;
+  int holding = 0, most_holding = 0;
+  {
+    FiberLoop loop(clock);
+    for (int i = 0; i < 10; ++i) {
+      loop.Spawn([&, i] {
+        units.Acquire();
+        entered.emplace_back(i, clock.Now() - start);
+        most_holding = std::max(most_holding, ++holding);
+        clock.SleepUntil(clock.Now() + 10 * kMillisecond);
+        --holding;
+        units.Release();
+      });
+    }
+    loop.Finish();
+  }
+  EXPECT_EQ(most_holding, 3);
+  ASSERT_EQ(entered.size(), 10u);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(entered[static_cast<size_t>(i)].first, i);
+    EXPECT_EQ(entered[static_cast<size_t>(i)].second, (i / 3) * 10 * kMillisecond) << i;
+  }
+  EXPECT_EQ(clock.Now() - start, 40 * kMillisecond);
 }
 
 TEST(FiberLoopTest, InterruptedSleepsReturnEarlyAndSaySo) {

@@ -158,8 +158,16 @@ class SlowConnectDriver final : public db::Driver {
   db::Dialect dialect() const override { return db::Dialect::kNoop; }
   db::Capabilities capabilities() const override { return {}; }
   absl::StatusOr<std::unique_ptr<db::Session>> Connect() override {
+    const int now_connecting = ++connecting_;
+    for (int most = most_connecting_;
+         most < now_connecting && !most_connecting_.compare_exchange_weak(most, now_connecting);) {
+    }
+    clock_.SleepUntil(clock_.Now() + connect_time_);
+    --connecting_;
     return std::make_unique<Session>(*this);
   }
+  // The most first connects that were in progress at once.
+  int most_connecting() const { return most_connecting_; }
 
  private:
   struct Session final : StubSession {
@@ -183,6 +191,7 @@ class SlowConnectDriver final : public db::Driver {
   Clock& clock_;
   Nanos latency_, connect_time_;
   int refuse_every_;
+  std::atomic<int> connecting_{0}, most_connecting_{0};
 };
 
 class RefusingDriver final : public db::Driver {
@@ -376,6 +385,24 @@ TEST_P(LoadRunnerTest, ARefusedConnectPerTransactionIsThatTransactionsConnection
   EXPECT_EQ(got.Executed(), 89u);
   EXPECT_EQ(got.connect_time.TotalCount(), 89u);
   EXPECT_EQ(runner.not_started(), 0u);
+}
+
+// 20 workers whose connects take 10 ms each, at most 4 connecting at once: on two event loops
+// (2 each) they connect in 5 rounds; threads connect all at once, each on its own.
+TEST_P(LoadRunnerTest, EventLoopsOpenOnlySoManyConnectionsAtOnce) {
+  SlowConnectDriver driver(clock_, kMillisecond, 10 * kMillisecond);
+  LoadRunner::Options options = Engine();
+  options.connects_at_once = 4;
+  LoadRunner runner(driver, scenario_, recorder_, clock_, options);
+  const Nanos start = clock_.Now();
+  ASSERT_TRUE(runner.Connect(20).ok());
+  if (GetParam() > 0) {
+    EXPECT_EQ(driver.most_connecting(), 4);
+    EXPECT_EQ(clock_.Now() - start, 5 * 10 * kMillisecond);
+  } else {
+    EXPECT_EQ(driver.most_connecting(), 20);
+    EXPECT_EQ(clock_.Now() - start, 10 * kMillisecond);
+  }
 }
 
 // Open loop at 1,000/s on one connection, 0.5 ms a query: half the time in database calls,

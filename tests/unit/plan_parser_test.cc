@@ -125,6 +125,7 @@ target:
   engine: event_loops
   event_loops: 3
   connect: per_transaction
+  connects_at_once: 100
 workload: oltp
 scenario: read_write
 load:
@@ -145,6 +146,7 @@ seed: 18446744073709551615
   EXPECT_EQ(plan.target().engine(), dbload::v1::ENGINE_EVENT_LOOPS);
   EXPECT_EQ(plan.target().event_loops(), 3u);
   EXPECT_EQ(plan.target().connect(), dbload::v1::CONNECT_MODE_PER_TRANSACTION);
+  EXPECT_EQ(ConnectsAtOnce(plan.target()), 100u);
   EXPECT_EQ(plan.scenario(), "read_write");
   ASSERT_TRUE(plan.load().has_open());
   EXPECT_DOUBLE_EQ(plan.load().open().rate(), 20000.5);
@@ -394,6 +396,11 @@ TEST(PlanErrorsTest, EngineChoicesAndTheirLimits) {
   EXPECT_THAT(ErrorOf("target: {driver: noop, engine: event_loops, event_loops: 1025}\n" + tail),
               HasSubstr("target.event_loops: expected an integer from 0 to 1024"));
   EXPECT_TRUE(ParsePlan("target: {driver: mysql, engine: threads}\n" + tail, kSource).ok());
+  EXPECT_THAT(ErrorOf("target: {driver: noop, connects_at_once: 8}\n" + tail),
+              HasSubstr("target.connects_at_once: only with engine: event_loops"));
+  EXPECT_THAT(ErrorOf("target: {driver: noop, engine: event_loops, connects_at_once: 0}\n" + tail),
+              HasSubstr("target.connects_at_once: expected an integer from 1 to 100000"));
+  EXPECT_EQ(ConnectsAtOnce(dbload::v1::Target()), kDefaultConnectsAtOnce);
   EXPECT_EQ(ErrorOf("target: {driver: noop, connect: each}\n" + tail),
             "plans/pg.yaml:1:33: target.connect: expected once or per_transaction, got \"each\"");
 }
