@@ -19,6 +19,8 @@
 #   REPEATS=1         rounds of the closed-loop and fixed-rate comparisons (clients interleaved
 #                     in every round); the summary shows the median of the rounds
 #   ROWS=100000       rows in sbtest1 (and pgbench scale = ROWS/100000, at least 1)
+#   CLOSED_ENGINES=threads
+#                     dbload's engines (target.engine) in the closed-loop PostgreSQL rows
 #   OPEN_RATE=10000   fixed-rate test (PostgreSQL, DURATION seconds): dbload's open-loop
 #                     accuracy, and client CPU per query of dbload / sysbench --rate /
 #                     pgbench --rate at that same rate
@@ -69,6 +71,7 @@ RATE_JOBS=${RATE_JOBS:-$OPEN_POOL}
 # Room on the server for the fixed-rate test's connections (dbenv's default is 300).
 export DBENV_PG_MAX_CONNECTIONS=$((OPEN_POOL + 100 > 300 ? OPEN_POOL + 100 : 300))
 RATE_ENGINES=${RATE_ENGINES:-"threads event_loops"}
+CLOSED_ENGINES=${CLOSED_ENGINES:-threads}
 CONNECT_CLIENTS=${CONNECT_CLIENTS:-4}
 CONNECT_JOBS=${CONNECT_JOBS:-2}
 CO_RATE=${CO_RATE:-2000}
@@ -416,8 +419,10 @@ for ((REP = 1; REP <= REPEATS; REP++)); do
   for n in $CONNS; do
     want closed || break
     # PostgreSQL
-    measure "dbload-pg-$n-r$REP" postgres -- "$DBLOAD" run "$PG_PLAN" --set "load.closed.clients=$n" --report "$WORK/dbload-pg-$n-r$REP.json"
-    add_row CLOSED_ROWS "PostgreSQL|$n|dbload" "$(dbload_stats "$M_JSON")"
+    for engine in $CLOSED_ENGINES; do
+      measure "dbload-pg-$engine-$n-r$REP" postgres -- "$DBLOAD" run "$PG_PLAN" --set "load.closed.clients=$n" --set "target.engine=$engine" --report "$WORK/dbload-pg-$engine-$n-r$REP.json"
+      add_row CLOSED_ROWS "PostgreSQL|$n|dbload, $engine" "$(dbload_stats "$M_JSON")"
+    done
 
     measure "pgbench-pg-$n-r$REP" postgres -- pgbench -n -S -M prepared -c "$n" -j "$n" -T "$DURATION" "${PGB_CONN[@]}"
     add_row CLOSED_ROWS "PostgreSQL|$n|pgbench -S -M prepared -j $n" "$(pgbench_stats "$M_LOG")"

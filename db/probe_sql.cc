@@ -89,7 +89,7 @@ UNION ALL SELECT name || '=' || current_setting(name) FROM pg_settings WHERE nam
   ('server_version', 'block_size', 'shared_buffers', 'max_connections', 'work_mem',
    'effective_cache_size', 'synchronous_commit', 'fsync', 'full_page_writes', 'wal_level',
    'checkpoint_timeout', 'max_wal_size', 'random_page_cost', 'default_transaction_isolation',
-   'deadlock_timeout', 'lock_timeout'))sql";
+   'deadlock_timeout', 'lock_timeout', 'autovacuum', 'autovacuum_naptime'))sql";
 
 const char kMySqlIdentityQuery[] =
     "SELECT CONCAT('version=', VERSION()) UNION ALL "

@@ -177,6 +177,13 @@ TEST_F(ProbeTest, PostgresCountsEveryInsertedRowAndTheStagesAddUpToTheRun) {
   EXPECT_TRUE(absl::StartsWith(manifest.server_version(), "PostgreSQL 15")) << manifest.server_version();
   EXPECT_EQ(manifest.server_settings().at("shared_buffers"),
             absl::StripAsciiWhitespace(testing::Psql(servers(), "postgres", "SHOW shared_buffers")));
+  // What the commit reconciliation allows autovacuum, as the server shows it ("on", "1min").
+  for (const char* setting : {"autovacuum", "autovacuum_naptime"}) {
+    EXPECT_EQ(manifest.server_settings().at(setting),
+              absl::StripAsciiWhitespace(
+                  testing::Psql(servers(), "postgres", absl::StrCat("SHOW ", setting))))
+        << setting;
+  }
   ASSERT_EQ(manifest.agents_size(), 1);
   EXPECT_EQ(manifest.agents(0).cores(), std::thread::hardware_concurrency());
   EXPECT_EQ(manifest.seed(), report.plan().seed());

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace dbload {
 namespace {
 
@@ -94,6 +96,39 @@ TEST(LossBound, CommitsReconcileWithinTheLostAgentsBoundOrAreNotExplained) {
   *fewer.add_lost_agents() = agent;
   ReconcileCommits(9000, {.connections_opened = 6, .statements_prepared = 6}, true, 10.1, fewer);
   EXPECT_EQ(fewer.commit_reconciliation().verdict(), "not explained");
+}
+
+// Autovacuum's workers visit each database once per autovacuum_naptime and commit 2 there when
+// they vacuum nothing: a surplus no larger than that many visits can pay is theirs.
+TEST(LossBound, CommitsBeyondTheReportsWithinAutovacuumsVisitsAreItsOwn) {
+  const auto reconcile = [](int64_t surplus, const std::string& autovacuum,
+                            const std::string& naptime, double last_reading_s) {
+    v1::RunReport report = ProbedReport(1000, 1000 + 9000 + 18 + surplus);
+    report.mutable_probe_samples(1)->set_elapsed_s(last_reading_s);
+    auto& settings = *report.mutable_manifest()->mutable_server_settings();
+    settings["autovacuum"] = autovacuum;
+    settings["autovacuum_naptime"] = naptime;
+    ReconcileCommits(9000, {.connections_opened = 6, .statements_prepared = 6}, true, 10.1,
+                     report);
+    return report.commit_reconciliation();
+  };
+  // 10.21 s between the readings, one visit a minute: at most 1.
+  v1::CommitReconciliation one = reconcile(2, "on", "1min", 10.2);
+  EXPECT_EQ(one.autovacuum_visits_at_most(), 1);
+  EXPECT_EQ(one.verdict(), "within autovacuum's visits");
+  EXPECT_THAT(one.note(), HasSubstr("autovacuum_naptime 1min: in the 10.2 s between the probe's"));
+  EXPECT_EQ(reconcile(3, "on", "1min", 10.2).verdict(), "not explained");
+  EXPECT_EQ(reconcile(2, "off", "1min", 10.2).verdict(), "not explained");
+  EXPECT_EQ(reconcile(2, "off", "1min", 10.2).autovacuum_visits_at_most(), 0);
+  EXPECT_EQ(reconcile(0, "on", "1min", 10.2).verdict(), "matches");
+  // 130.01 s at one visit a minute: at most 3 (6 commits); at one per 15 s, at most 9.
+  EXPECT_EQ(reconcile(6, "on", "1min", 130).verdict(), "within autovacuum's visits");
+  EXPECT_EQ(reconcile(8, "on", "1min", 130).verdict(), "not explained");
+  EXPECT_EQ(reconcile(8, "on", "15s", 130).autovacuum_visits_at_most(), 9);
+  EXPECT_EQ(reconcile(8, "on", "15s", 130).verdict(), "within autovacuum's visits");
+  EXPECT_EQ(reconcile(2, "on", "soon", 10.2).verdict(), "not explained");
+  // Fewer commits than the report counts are never autovacuum's.
+  EXPECT_EQ(reconcile(-2, "on", "1min", 10.2).verdict(), "not explained");
 }
 
 TEST(LossBound, NoReconciliationWithoutReadingsAroundTheLoadOrOnMySql) {
