@@ -5,7 +5,8 @@
 // (tests/harness/dbenv) that scraped
 //  - a real dbload-coordinator (--metrics) with two real dbload-agent processes, which ran two
 //    short runs of a workload written here: one against PostgreSQL (open loop, two stages, so
-//    that the stage annotation has boundaries to show) and one against MariaDB (closed loop);
+//    that the stage annotation has boundaries to show) and one against MariaDB (closed loop, a
+//    connection per transaction, for the connect-time panel);
 //    a hot row locked with FOR UPDATE NOWAIT makes some transactions fail for real (SQLSTATE
 //    55P03 / errno 1205, both classified retryable), so that "errors by class" has data;
 //  - real prometheus-node-exporter, prometheus-postgres-exporter and prometheus-mysqld-exporter
@@ -300,6 +301,32 @@ std::string Substitute(const std::string& expr, const std::map<std::string, std:
 
 // ---------------------------------------------------------------------------------------------
 // The structure Grafana needs to import the dashboard anywhere.
+
+// A legend that names a quantile names the one its query asks for: "p99.9" for quantile="0.999"
+// or histogram_quantile(0.999, …).
+TEST(DashboardStructureTest, EveryQuantileIsLabelledAsTheOneItShows) {
+  const json dashboard = LoadDashboard();
+  ASSERT_TRUE(dashboard.is_object());
+  static const std::regex asked(R"re((?:quantile="|histogram_quantile\()(0\.\d+))re");
+  static const std::regex named(R"( p(\d+(?:\.\d+)?)$)");
+  int checked = 0;
+  for (const json& panel : AllPanels(dashboard)) {
+    for (const json& target : panel.value("targets", json::array())) {
+      const std::string expr = target.value("expr", "");
+      const std::string legend = target.value("legendFormat", "");
+      std::smatch quantile, label;
+      if (!std::regex_search(expr, quantile, asked) || !std::regex_search(legend, label, named)) {
+        continue;
+      }
+      // 0.999 → "99.9", 0.5 → "50", as a legend writes it.
+      const std::string percent = absl::StrFormat("%g", std::stod(quantile[1].str()) * 100);
+      EXPECT_EQ(label[1].str(), percent)
+          << "panel '" << panel.value("title", "") << "': " << legend << " for " << expr;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 12);
+}
 
 TEST(DashboardStructureTest, ImportableAndWellFormed) {
   const json dashboard = LoadDashboard();
@@ -649,6 +676,8 @@ TEST_F(DashboardQueryTest, EveryPanelShowsDataOfRealRuns) {
   const std::string mariadb_run = Submit(
       "mariadb.yaml", absl::StrCat("name: dash-mariadb\n",
                                    TargetYaml("mysql", "MARIADB_PORT", "MARIADB_PASSWORD_FILE"),
+                                   // A connection per transaction, for the connect-time panel.
+                                   "  connect: per_transaction\n"
                                    "workload: ./dash.yaml\nscenario: mixed\n"
                                    "load: {closed: {clients: 4, think_time: 1ms}}\nwarmup: 0s\n"
                                    "stop: {duration: 4s}\nseed: 8\n"));
