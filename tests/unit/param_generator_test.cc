@@ -315,9 +315,16 @@ TEST(ParamGeneratorTest, TimestampsAreWrittenAsTheCalendarHasThem) {
 TEST(ParamGeneratorTest, NowIsTheClientsClock) {
   auto generator = Make("now {}");
   std::string text;
-  const int64_t before = static_cast<int64_t>(time(nullptr));
+  // The generator's clock, CLOCK_REALTIME: time() reads the coarse clock, which can still be in
+  // the second before (CI saw the generator 1 s "after" it).
+  const auto seconds_now = [] {
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    return static_cast<int64_t>(now.tv_sec);
+  };
+  const int64_t before = seconds_now();
   const std::optional<int64_t> parsed = ParseTimestamp(Text(generator->Next({}, text)));
-  const int64_t after = static_cast<int64_t>(time(nullptr));
+  const int64_t after = seconds_now();
   ASSERT_TRUE(parsed.has_value()) << text;
   EXPECT_GE(*parsed / 1'000'000, before);
   EXPECT_LE(*parsed / 1'000'000, after);
