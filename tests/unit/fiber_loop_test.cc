@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -240,6 +241,9 @@ TEST(FiberLoopTest, ASemaphoreLetsItsUnitsThroughInTurnOnSimulatedTime) {
   int holding = 0, most_holding = 0;
   {
     FiberLoop loop(clock);
+    // Time stands still until all ten exist (the first would otherwise sleep its 10 ms before
+    // the last is spawned).
+    std::optional<ClockThread> spawning(std::in_place, clock);
     for (int i = 0; i < 10; ++i) {
       loop.Spawn([&, i] {
         units.Acquire();
@@ -250,6 +254,7 @@ TEST(FiberLoopTest, ASemaphoreLetsItsUnitsThroughInTurnOnSimulatedTime) {
         units.Release();
       });
     }
+    spawning.reset();
     loop.Finish();
   }
   EXPECT_EQ(most_holding, 3);
