@@ -202,32 +202,36 @@ absl::Status LoadRunner::StartWorkers(int count) {
   return absl::OkStatus();
 }
 
+absl::Status LoadRunner::OpenSession(Worker& worker, std::unique_ptr<db::Session>& session) {
+  ConnectTurn turn(worker.connecting);
+  absl::StatusOr<std::unique_ptr<db::Session>> connected = driver_.Connect();
+  if (!connected.ok()) {
+    return absl::Status(connected.status().code(),
+                        absl::StrCat("target: ", connected.status().message()));
+  }
+  session = *std::move(connected);
+  absl::Status status;
+  for (size_t id = 0; id < statements_.size() && status.ok(); ++id) {
+    status = session->Prepare(static_cast<int>(id), statements_[id]);
+    if (!status.ok()) {
+      // The connection worked: what failed is the workload's SQL. A missing table is most often
+      // a prepare not run; other errors (syntax) get no such hint.
+      const bool missing_table = absl::StrContains(status.message(), "[42P01]") ||
+                                 absl::StrContains(status.message(), "[1146]");
+      status = absl::Status(
+          status.code(),
+          absl::StrCat("workload: ", status.message(),
+                       missing_table ? " (has `dbload prepare` been run for this plan?)" : ""));
+    }
+  }
+  recorder_.RecordSessionWork(*session, worker.session_work);
+  return status;
+}
+
 void LoadRunner::WorkerMain(Worker& worker) {
   driver_.ThreadStart();
-  absl::Status status;
   std::unique_ptr<db::Session> session;
-  std::optional<ConnectTurn> turn(std::in_place, worker.connecting);
-  if (absl::StatusOr<std::unique_ptr<db::Session>> connected = driver_.Connect(); connected.ok()) {
-    session = *std::move(connected);
-    for (size_t id = 0; id < statements_.size() && status.ok(); ++id) {
-      status = session->Prepare(static_cast<int>(id), statements_[id]);
-      if (!status.ok()) {
-        // The connection worked: what failed is the workload's SQL. A missing table is most
-        // often a prepare not run; other errors (syntax) get no such hint.
-        const bool missing_table = absl::StrContains(status.message(), "[42P01]") ||
-                                   absl::StrContains(status.message(), "[1146]");
-        status = absl::Status(
-            status.code(),
-            absl::StrCat("workload: ", status.message(),
-                         missing_table ? " (has `dbload prepare` been run for this plan?)" : ""));
-      }
-    }
-    recorder_.RecordSessionWork(*session, worker.session_work);
-  } else {
-    status = absl::Status(connected.status().code(),
-                          absl::StrCat("target: ", connected.status().message()));
-  }
-  turn.reset();
+  const absl::Status status = OpenSession(worker, session);
   bool proceed = false;
   {
     std::unique_lock lock(gate_mu_);

@@ -122,6 +122,9 @@ class LoadRunner {
   // Once every worker is in (connected or failed), the gate holds simulated time until it opens
   // (see WaitAtGate). Under gate_mu_.
   void HoldTimeOnceAllAreIn();
+  // Connects and prepares the scenario's statements, taking a turn (Options::connects_at_once);
+  // the error says whether the target or the workload's SQL failed.
+  absl::Status OpenSession(Worker& worker, std::unique_ptr<db::Session>& session);
   void WorkerMain(Worker& worker);
   void RunOpenLoop(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker);
   void RunClosedLoop(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker);

@@ -137,8 +137,9 @@ void FillMeasured(const IntervalSnapshot& measured, const std::vector<std::strin
   *report.mutable_service_time() = Summarize(service);
   *report.mutable_schedule_lag() = Summarize(measured.schedule_lag);
   *report.mutable_dispatch_lag() = Summarize(measured.dispatch_lag);
-  if (!measured.connect_time.Empty())
+  if (!measured.connect_time.Empty()) {
     *report.mutable_connect_time() = Summarize(measured.connect_time);
+  }
 }
 
 }  // namespace
