@@ -344,7 +344,7 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
                                   .message = std::string(reconnected.message())};
     }
   }
-  if (outcome.ok()) outcome = scenario_worker.Run(query_type, session);
+  if (outcome.ok()) outcome = TryTransaction(scenario_worker, query_type, session, false);
   // A retry policy tries the transaction again (the worker has rolled it back) while its error
   // is one of the policy's causes; it stays one transaction, timed from its intended start
   // through its last try. A stop ends the tries: the run is over, the transaction failed.
@@ -366,7 +366,7 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
     const std::optional<db::RetryCause> cause = retried_cause(outcome);
     if (!cause) break;
     recorder_.RecordRetry(query_type, *cause);
-    outcome = scenario_worker.Retry(query_type, session);
+    outcome = TryTransaction(scenario_worker, query_type, session, true);
   }
   const Nanos ended = clock_.Now();
   const uint64_t statements = session.statements_sent() - sent_before;
@@ -413,6 +413,22 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
       return false;
   }
   return false;
+}
+
+db::ExecOutcome LoadRunner::TryTransaction(ScenarioWorker& scenario_worker, int query_type,
+                                           db::Session& session, bool again) {
+  const auto run = [&] {
+    return again ? scenario_worker.Retry(query_type, session)
+                 : scenario_worker.Run(query_type, session);
+  };
+  if (!options_.pipeline) return run();
+  if (std::optional<db::DbError> refused = session.StartPipeline()) {
+    return db::ExecOutcome{.error = std::move(refused)};
+  }
+  const db::ExecOutcome ran = run();
+  db::ExecOutcome answered = session.EndPipeline();
+  // An error the workload met while sending came first; the server's answers come after.
+  return ran.ok() ? answered : ran;
 }
 
 LoadRunner::Ticket LoadRunner::TakeTicket(Nanos now) {

@@ -53,6 +53,10 @@ class LoadRunner {
     // over the loops; first connects and reconnects after a lost connection, not the connects
     // of connect_per_transaction (those are the load).
     int connects_at_once = 0;
+    // Each try of a transaction in one pipeline (v1::Target.pipeline, pgbench's \startpipeline
+    // … \endpipeline around it; Session::StartPipeline): its statements sent in one go and
+    // answered at its end.
+    bool pipeline = false;
   };
 
   LoadRunner(db::Driver& driver, const Scenario& scenario, IntervalRecorder& recorder,
@@ -133,6 +137,9 @@ class LoadRunner {
   // when the worker must stop. `had_free_connection`: see IntervalRecorder::RecordScheduleLag.
   bool RunTransaction(Worker& worker, db::Session& session, ScenarioWorker& scenario_worker,
                       Nanos intended, bool had_free_connection, Nanos& now);
+  // One try of a transaction (`again`: a retry), in a pipeline of its own with Options::pipeline.
+  db::ExecOutcome TryTransaction(ScenarioWorker& scenario_worker, int query_type,
+                                 db::Session& session, bool again);
   // `now`: a recent clock reading (the caller's last), for the deadline check.
   Ticket TakeTicket(Nanos now);
   bool TakeBudget();

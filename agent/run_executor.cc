@@ -141,7 +141,8 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
        .event_loops =
            static_cast<int>(EventLoopsFor(plan.target(), std::thread::hardware_concurrency())),
        .connect_per_transaction = plan.target().connect() == v1::CONNECT_MODE_PER_TRANSACTION,
-       .connects_at_once = static_cast<int>(ConnectsAtOnce(plan.target()))});
+       .connects_at_once = static_cast<int>(ConnectsAtOnce(plan.target())),
+       .pipeline = plan.target().pipeline()});
   ExecutionResult result;
   result.setup_s = setup_s;
   result.started_at = absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone());

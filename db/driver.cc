@@ -30,6 +30,12 @@ std::string_view ErrorClassName(ErrorClass error_class) {
   return "unknown";
 }
 
+std::optional<DbError> Session::StartPipeline() {
+  return DbError{.error_class = ErrorClass::kFatal,
+                 .code = "",
+                 .message = "this session cannot pipeline statements (PostgreSQL's can)"};
+}
+
 std::string Redact(std::string text, std::string_view secret) {
   if (secret.empty()) return text;
   for (size_t at = text.find(secret); at != std::string::npos;

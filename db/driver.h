@@ -85,6 +85,19 @@ class Session {
   // Drops the connection and opens a new one with the same settings.
   virtual absl::Status Reconnect() = 0;
 
+  // Pipelining, as pgbench's \startpipeline … \endpipeline around a transaction (PostgreSQL's
+  // pipeline mode): after StartPipeline, Execute, Begin, Commit and Rollback send their statement
+  // and return at once, ok with no rows (an error only when it could not be sent, and no first
+  // value); EndPipeline sends a sync, reads every answer and returns the first error (the
+  // statements after it did not run, and a transaction it left open is rolled back) or else
+  // the rows of them all. A whole transaction costs one round trip. Without Begin, the
+  // statements up to the sync are one implicit transaction at the server: an error undoes them
+  // all. BulkInsert and FetchColumn fail in a pipeline.
+  // A session that cannot pipeline refuses StartPipeline (kFatal); EndPipeline outside a
+  // pipeline does nothing.
+  virtual std::optional<DbError> StartPipeline();
+  virtual ExecOutcome EndPipeline() { return {}; }
+
   // Data loading, not the timed path. Appends rows to `table` as fast as the database takes
   // them: COPY … FROM STDIN (PostgreSQL), one multi-row INSERT (MySQL); inside the open
   // transaction if there is one. `table` and `columns` are plain names, quoted here.

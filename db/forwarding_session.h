@@ -2,6 +2,7 @@
 #define DBLOAD_DB_FORWARDING_SESSION_H_
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,6 +31,8 @@ class ForwardingSession : public Session {
   ExecOutcome Commit() override { return inner_->Commit(); }
   ExecOutcome Rollback() override { return inner_->Rollback(); }
   absl::Status Reconnect() override { return inner_->Reconnect(); }
+  std::optional<DbError> StartPipeline() override { return inner_->StartPipeline(); }
+  ExecOutcome EndPipeline() override { return inner_->EndPipeline(); }
   ExecOutcome BulkInsert(std::string_view table, std::span<const std::string> columns,
                          std::span<const Value> values) override {
     return inner_->BulkInsert(table, columns, values);

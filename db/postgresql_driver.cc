@@ -257,10 +257,66 @@ class PostgreSqlSession final : public ServerSession {
     }
     BindParams(params);
     CountStatementSent();
-    Result result(
-        Await(PQsendQueryPrepared(handle_, names_[id].c_str(), static_cast<int>(params.size()),
-                                  pointers_.data(), nullptr, nullptr, /*resultFormat=*/0)));
+    const int sent =
+        PQsendQueryPrepared(handle_, names_[id].c_str(), static_cast<int>(params.size()),
+                            pointers_.data(), nullptr, nullptr, /*resultFormat=*/0);
+    if (pipelining_) return Queued(sent, PipelinedStatement::kStatement);
+    Result result(Await(sent));
     Fill(result.get(), capture_first_value, outcome);
+    return outcome;
+  }
+
+  std::optional<DbError> StartPipeline() override {
+    if (auto error = EnsureConnected()) return error;
+    // Non-blocking while the pipeline lasts: a long one must not block in a send while the
+    // server, its answers unread, has stopped reading (see FlushPipeline).
+    if (pipelining_ || PQenterPipelineMode(handle_) != 1 || PQsetnonblocking(handle_, 1) != 0) {
+      return MakeError("", absl::StrCat("cannot start a pipeline: ", PQerrorMessage(handle_)));
+    }
+    pipelining_ = true;
+    pipeline_.clear();
+    return std::nullopt;
+  }
+
+  ExecOutcome EndPipeline() override {
+    ExecOutcome outcome;
+    if (!pipelining_) return outcome;
+    bool read_since_sent = false;
+    if (PQpipelineSync(handle_) != 1 || !FlushPipeline(read_since_sent)) {
+      outcome.error = PipelineBroken(PQerrorMessage(handle_));
+      return outcome;
+    }
+    // Each statement's results end with a null; after the first error the server skips the
+    // rest (PGRES_PIPELINE_ABORTED) up to the sync, whose own result comes last.
+    for (size_t i = 0; i < pipeline_.size(); ++i) {
+      const bool commit = pipeline_[i] == PipelinedStatement::kCommit;
+      while (PGresult* next = NextResult(read_since_sent)) {
+        Result result(next);
+        if (PQresultStatus(next) == PGRES_PIPELINE_ABORTED) continue;
+        ExecOutcome answered;
+        Fill(next, false, answered);  // closes the connection if it went
+        if (commit) CheckCommitted(next, answered);
+        if (!answered.ok() && !outcome.error) outcome.error = std::move(answered.error);
+        outcome.rows += answered.rows;
+        if (handle_ == nullptr) return outcome;  // the connection went: nothing more comes
+      }
+      if (PQstatus(handle_) != CONNECTION_OK) break;
+    }
+    Result sync(NextResult(read_since_sent));
+    if (sync == nullptr || PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC ||
+        PQexitPipelineMode(handle_) != 1 || PQsetnonblocking(handle_, 0) != 0) {
+      DbError lost =
+          PipelineBroken(absl::StrCat("the pipeline did not end: ", PQerrorMessage(handle_)));
+      if (!outcome.error || outcome.error->error_class != ErrorClass::kConnection) {
+        outcome.error = std::move(lost);
+      }
+      return outcome;
+    }
+    pipelining_ = false;
+    pipeline_.clear();
+    // An error inside BEGIN … COMMIT left the transaction open and failed (the COMMIT was
+    // skipped): end it, as the caller would have had it seen the error in time.
+    if (PQtransactionStatus(handle_) == PQTRANS_INERROR) RunRollback();
     return outcome;
   }
 
@@ -327,13 +383,19 @@ class PostgreSqlSession final : public ServerSession {
   ExecOutcome RunRollback() override { return Simple("ROLLBACK"); }
 
   ExecOutcome RunCommit() override {
-    ExecOutcome outcome;
     CountStatementSent();
+    if (pipelining_) return Queued(SendInPipeline("COMMIT"), PipelinedStatement::kCommit);
+    ExecOutcome outcome;
     Result result(Await(PQsendQuery(handle_, "COMMIT")));
     Fill(result.get(), false, outcome);
-    if (outcome.ok() && std::strcmp(PQcmdStatus(result.get()), "ROLLBACK") == 0) {
-      // PostgreSQL answers COMMIT of a failed transaction with ROLLBACK and no error: that is
-      // not a commit.
+    CheckCommitted(result.get(), outcome);
+    return outcome;
+  }
+
+  // PostgreSQL answers COMMIT of a failed transaction with ROLLBACK and no error: that is not a
+  // commit. A COMMIT whose connection went may have happened.
+  void CheckCommitted(const PGresult* result, ExecOutcome& outcome) {
+    if (outcome.ok() && std::strcmp(PQcmdStatus(const_cast<PGresult*>(result)), "ROLLBACK") == 0) {
       outcome.error =
           DbError{.error_class = classifier_.Classify("25P02"),
                   .code = "25P02",  // in_failed_sql_transaction
@@ -342,7 +404,6 @@ class PostgreSqlSession final : public ServerSession {
       outcome.error->code = "08007";  // transaction_resolution_unknown: COMMIT may have happened
       outcome.error->message = "connection lost during COMMIT: " + outcome.error->message;
     }
-    return outcome;
   }
 
   // COPY in text format: one statement and a stream of rows, the fastest way into PostgreSQL
@@ -460,6 +521,8 @@ class PostgreSqlSession final : public ServerSession {
   }
 
   void CloseConnection() override {
+    pipelining_ = false;
+    pipeline_.clear();
     watch_.reset();  // before its socket closes
     notices_.reset();
     connection_.reset();
@@ -515,28 +578,74 @@ class PostgreSqlSession final : public ServerSession {
     // buffer was full: then PQgetResult below finishes the sending, blocking.
     PGresult* last = nullptr;
     bool read_since_sent = false;
-    for (;;) {
-      while (PQisBusy(handle_) != 0) {
-        const int fd = PQsocket(handle_);
-        if (fd < 0) break;  // gone: PQgetResult says why
-        // The watch is edge-triggered, and PQconsumeInput reads what one read gives: the rest
-        // of that edge (the server's close after its FATAL error, as a restart sends them) may
-        // be waiting still, and no new edge would come for it. So after a read, look first.
-        if (!read_since_sent || !MoreToRead(fd)) Watch().WaitReadable();
-        read_since_sent = true;
-        // A failed read (the connection went) leaves the error for PQgetResult to report.
-        if (PQconsumeInput(handle_) == 0) break;
-      }
-      PGresult* next = PQgetResult(handle_);
-      if (next == nullptr) return last;
+    while (PGresult* next = NextResult(read_since_sent)) {
       PQclear(last);
       last = next;
     }
+    return last;
+  }
+
+  // PQgetResult once it would not block: the next result of the statement being answered, or
+  // null at its end. `read_since_sent`: whether a read came since the statement went out.
+  PGresult* NextResult(bool& read_since_sent) {
+    while (PQisBusy(handle_) != 0) {
+      const int fd = PQsocket(handle_);
+      if (fd < 0) break;  // gone: PQgetResult says why
+      // The watch is edge-triggered, and PQconsumeInput reads what one read gives: the rest
+      // of that edge (the server's close after its FATAL error, as a restart sends them) may
+      // be waiting still, and no new edge would come for it. So after a read, look first.
+      if (!read_since_sent || !MoreToRead(fd)) Watch().WaitReadable();
+      read_since_sent = true;
+      // A failed read (the connection went) leaves the error for PQgetResult to report.
+      if (PQconsumeInput(handle_) == 0) break;
+    }
+    return PQgetResult(handle_);
+  }
+
+  // Sends what the pipeline still holds. Whenever the socket takes no more, libpq reads the
+  // answers that came (the server stops reading while they wait unread); the wait between tries
+  // is for the socket to take more, or a millisecond at most, since more answers to read may be
+  // what the server waits for. Only a pipeline of more than the socket buffers' worth waits.
+  bool FlushPipeline(bool& read_since_sent) {
+    for (int flushed; (flushed = PQflush(handle_)) != 0;) {
+      if (flushed < 0) return false;
+      read_since_sent = true;
+      Watch().Wait(SocketEvent::kWritable, kMillisecond);
+    }
+    return true;
+  }
+
+  // A pipeline whose sending or ending failed: its connection, in a state no statement can
+  // follow, is closed whatever the classifier's rules say.
+  DbError PipelineBroken(std::string_view message) {
+    DbError error = MakeError("08006", message);
+    error.error_class = ErrorClass::kConnection;
+    if (handle_ != nullptr) ConnectionLost();
+    return error;
+  }
+
+  enum class PipelinedStatement : uint8_t { kStatement, kCommit };
+  // A statement sent in the pipeline (`sent`: what PQsend* returned), answered at its end.
+  ExecOutcome Queued(int sent, PipelinedStatement statement) {
+    ExecOutcome outcome;
+    if (sent != 1) {
+      Fill(nullptr, false, outcome);  // libpq's words, and a connection it reports bad is gone
+      return outcome;
+    }
+    pipeline_.push_back(statement);
+    return outcome;
+  }
+
+  // The extended protocol's way to send a statement with no parameters: pipeline mode has no
+  // simple queries.
+  int SendInPipeline(const char* sql) {
+    return PQsendQueryParams(handle_, sql, 0, nullptr, nullptr, nullptr, nullptr, 0);
   }
 
   ExecOutcome Simple(const char* sql) {
-    ExecOutcome outcome;
     CountStatementSent();
+    if (pipelining_) return Queued(SendInPipeline(sql), PipelinedStatement::kStatement);
+    ExecOutcome outcome;
     Result result(Await(PQsendQuery(handle_, sql)));
     Fill(result.get(), true, outcome);
     return outcome;
@@ -590,6 +699,9 @@ class PostgreSqlSession final : public ServerSession {
   std::unique_ptr<QuietNotices> notices_;
   PGconn* handle_ = nullptr;  // connection_'s libpq connection; null when there is none
   std::unique_ptr<SocketWatch> watch_;  // handle_'s socket, once waited on
+  // Between StartPipeline and EndPipeline: what was sent, in order, to be answered at the end.
+  bool pipelining_ = false;
+  std::vector<PipelinedStatement> pipeline_;
   std::vector<std::string> names_;  // statement id → its name on the server, "s<id>"
   std::vector<bool> prepared_;      // statement id → prepared on the open connection
 

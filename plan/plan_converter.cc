@@ -226,6 +226,10 @@ absl::Status PlanConverter::ConvertTarget(const YAML::Node& node, Target& target
       if (!mode.ok()) return mode.status();
       target.set_connect(*mode == 0 ? dbload::v1::CONNECT_MODE_ONCE
                                     : dbload::v1::CONNECT_MODE_PER_TRANSACTION);
+    } else if (name == "pipeline") {
+      absl::StatusOr<size_t> pipeline = ReadChoice(value, field_path, {"false", "true"});
+      if (!pipeline.ok()) return pipeline.status();
+      target.set_pipeline(*pipeline == 1);
     } else if (name == "connects_at_once") {
       absl::StatusOr<uint32_t> connects = ReadInteger<uint32_t>(value, field_path, 1, kMaxPool);
       status = connects.status();

@@ -137,6 +137,12 @@ absl::Status ValidateTarget(const Plan& plan, const FieldLocator& where) {
                    "only with engine: event_loops (with threads, each connection opens on its own "
                    "thread)");
   }
+  if (target.pipeline() && target.driver() != "postgresql") {
+    return Problem(where, "target.pipeline",
+                   absl::StrCat("pipelining is PostgreSQL's (libpq's pipeline mode); the target's "
+                                "driver is ",
+                                target.driver()));
+  }
   if (target.event_loops() > kMaxEventLoops) {
     return Problem(where, "target.event_loops",
                    absl::StrCat("expected ", IntegerRange(0, kMaxEventLoops),
@@ -388,6 +394,29 @@ absl::Status ValidateAbort(const Plan& plan, const FieldLocator& where) {
   return absl::OkStatus();
 }
 
+// A pipeline sends every statement of a transaction before the first answer: no statement can
+// bind a value an earlier one captures.
+absl::Status ValidatePipeline(const Plan& plan, const FieldLocator& where) {
+  if (!plan.target().pipeline()) return absl::OkStatus();
+  for (const v1::Scenario& scenario : plan.workload_spec().scenarios()) {
+    if (scenario.name() != plan.scenario()) continue;
+    for (const v1::QueryType& query_type : scenario.query_types()) {
+      for (int s = 0; s < query_type.statements_size(); ++s) {
+        for (const v1::Generator& param : query_type.statements(s).params()) {
+          if (param.captured().empty()) continue;
+          return Problem(
+              where, "target.pipeline",
+              absl::StrCat("query type ", query_type.name(), ", statement ", s + 1,
+                           " binds the value captured as '", param.captured(),
+                           "', which a pipeline does not have until the transaction's end; run "
+                           "this scenario without pipeline"));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 // The limits of plan/plan_limits.h that a plan carries: its stages, and its workload (a
 // coordinator or agent receives it as a proto, without the file the parser checked).
 absl::Status ValidateSize(const Plan& plan, const FieldLocator& where) {
@@ -445,6 +474,7 @@ absl::Status ValidatePlanAt(const Plan& plan, const FieldLocator& where) {
   }
   if (absl::Status status = ValidateStages(plan, where); !status.ok()) return status;
   if (absl::Status status = ValidateAbort(plan, where); !status.ok()) return status;
+  if (absl::Status status = ValidatePipeline(plan, where); !status.ok()) return status;
   return ValidateSize(plan, where);
 }
 

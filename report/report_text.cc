@@ -72,7 +72,8 @@ std::string DescribeTarget(const v1::Target& target) {
   return absl::StrCat(
       target.driver(), " ", where,
       target.database().empty() ? "" : absl::StrCat("/", target.database()),
-      target.connect() == v1::CONNECT_MODE_PER_TRANSACTION ? ", a connection per transaction" : "");
+      target.connect() == v1::CONNECT_MODE_PER_TRANSACTION ? ", a connection per transaction" : "",
+      target.pipeline() ? ", each transaction pipelined" : "");
 }
 
 }  // namespace

@@ -569,6 +569,138 @@ TEST_P(DbDriverTest, CommitAfterAFailedStatementIsReported) {
   EXPECT_EQ(Count("k = 6"), 1);
 }
 
+// pgbench's \startpipeline: the statements go out without waiting and are answered at the end,
+// the first error there ending the transaction, which the session rolls back.
+TEST_P(DbDriverTest, PipelinedStatementsAreAnsweredAtTheEndAndTheFirstErrorEndsThem) {
+  CreateTable();
+  std::unique_ptr<Session> session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Prepare(0, {.name = "insert",
+                                 .sql = Sql("INSERT INTO {t} (k, d, s, n) VALUES ($1, 0, 'x', "
+                                            "NULL)")}));
+  ASSERT_OK(session->Prepare(1, {.name = "count", .sql = Sql("SELECT count(*) FROM {t}")}));
+  if (!postgres()) {
+    const std::optional<DbError> refused = session->StartPipeline();
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_EQ(refused->error_class, ErrorClass::kFatal);
+    EXPECT_THAT(refused->message, HasSubstr("cannot pipeline"));
+    ASSERT_EXEC_OK(session->Execute(1, {}, true));  // the session goes on as before
+    return;
+  }
+  ASSERT_OK(session->Prepare(2, {.name = "divide", .sql = "SELECT 1 / $1::int"}));
+  const Value one[] = {int64_t{1}};
+  const Value two[] = {int64_t{2}};
+  const Value zero[] = {int64_t{0}};
+  const uint64_t sent_before = session->statements_sent();
+
+  // BEGIN, 3 inserts, a count, COMMIT: each call returns at once, without its answer.
+  ASSERT_EQ(session->StartPipeline(), std::nullopt);
+  ASSERT_EXEC_OK(session->Begin());
+  for (int i = 0; i < 3; ++i) {
+    const ExecOutcome inserted = session->Execute(0, one, false);
+    ASSERT_EXEC_OK(inserted);
+    EXPECT_EQ(inserted.rows, 0) << "answered before the pipeline's end";
+  }
+  const ExecOutcome counted = session->Execute(1, {}, true);
+  ASSERT_EXEC_OK(counted);
+  EXPECT_FALSE(counted.first_value.has_value());
+  ASSERT_EXEC_OK(session->Commit());
+  const ExecOutcome answered = session->EndPipeline();
+  ASSERT_EXEC_OK(answered);
+  EXPECT_EQ(answered.rows, 3 + 1) << "3 inserted, 1 row counted";
+  EXPECT_EQ(Count("k = 1"), 3);
+  EXPECT_EQ(session->statements_sent() - sent_before, 6u);
+
+  // A division by zero between two inserts: the error is the pipeline's, the second insert and
+  // the COMMIT never ran, and the failed transaction was rolled back (the session is usable).
+  ASSERT_EQ(session->StartPipeline(), std::nullopt);
+  ASSERT_EXEC_OK(session->Begin());
+  ASSERT_EXEC_OK(session->Execute(0, two, false));
+  ASSERT_EXEC_OK(session->Execute(2, zero, false));
+  ASSERT_EXEC_OK(session->Execute(0, two, false));
+  ASSERT_EXEC_OK(session->Commit());
+  const ExecOutcome failed = session->EndPipeline();
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error->code, "22012");  // division_by_zero
+  EXPECT_EQ(failed.error->error_class, ErrorClass::kFatal);
+  EXPECT_EQ(Count("k = 2"), 0);
+  ASSERT_EXEC_OK(session->Execute(0, two, false));
+  EXPECT_EQ(Count("k = 2"), 1) << "autocommit again, outside any pipeline";
+
+  // Without BEGIN the statements up to the sync are one implicit transaction: the insert before
+  // the error is undone with it.
+  const Value three[] = {int64_t{3}};
+  ASSERT_EQ(session->StartPipeline(), std::nullopt);
+  ASSERT_EXEC_OK(session->Execute(0, three, false));
+  ASSERT_EXEC_OK(session->Execute(2, zero, false));
+  EXPECT_FALSE(session->EndPipeline().ok());
+  EXPECT_EQ(Count("k = 3"), 0);
+  EXPECT_TRUE(session->EndPipeline().ok()) << "outside a pipeline it does nothing";
+}
+
+// A pipeline of 20 MB each way, more than the sockets' buffers hold: the server stops reading
+// while its answers wait unread, so they must be read while the rest is still being sent. On a
+// thread and on a fiber (whose waits go through its loop).
+TEST_P(DbDriverTest, APipelineLargerThanTheSocketBuffersEnds) {
+  if (!postgres()) GTEST_SKIP() << "PostgreSQL only";
+  const auto pipeline = [&] {
+    std::unique_ptr<Session> session = Connect();
+    ASSERT_NE(session, nullptr);
+    ASSERT_OK(session->Prepare(0, {.name = "echo", .sql = "SELECT $1::text"}));
+    const std::string kilobyte(1000, 'x');
+    const Value echoed[] = {std::string_view(kilobyte)};
+    constexpr int kStatements = 20'000;
+    ASSERT_EQ(session->StartPipeline(), std::nullopt);
+    for (int i = 0; i < kStatements; ++i) ASSERT_EXEC_OK(session->Execute(0, echoed, false));
+    const ExecOutcome answered = session->EndPipeline();
+    ASSERT_EXEC_OK(answered);
+    EXPECT_EQ(answered.rows, kStatements);
+    ASSERT_EXEC_OK(session->Execute(0, echoed, false));
+  };
+  pipeline();
+  bool done = false;
+  {
+    FiberLoop loop(clock_);
+    loop.Spawn([&] {
+      pipeline();
+      done = true;
+    });
+  }
+  EXPECT_TRUE(done);
+}
+
+// A connection killed between two pipelines fails the next one with a connection error (found
+// at its end: sending to a closed connection is not an error yet); the pipeline after that
+// reconnects, prepares again, and commits.
+TEST_P(DbDriverTest, PipelineOnAKilledConnectionIsAConnectionErrorAndTheNextReconnects) {
+  if (!postgres()) GTEST_SKIP() << "PostgreSQL only";
+  CreateTable();
+  std::unique_ptr<Session> session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Prepare(0, {.name = "insert",
+                                 .sql = Sql("INSERT INTO {t} (k, d, s, n) VALUES ($1, 0, 'x', "
+                                            "NULL)")}));
+  const int64_t pid = ConnectionId(*session, 1);
+  KillFromObserver(pid);
+  const Value four[] = {int64_t{4}};
+  ASSERT_EQ(session->StartPipeline(), std::nullopt);
+  session->Begin();
+  session->Execute(0, four, false);
+  session->Commit();
+  const ExecOutcome lost = session->EndPipeline();
+  ASSERT_FALSE(lost.ok());
+  EXPECT_EQ(lost.error->error_class, ErrorClass::kConnection) << lost.error->message;
+  EXPECT_EQ(Count("k = 4"), 0);
+
+  ASSERT_EQ(session->StartPipeline(), std::nullopt);
+  ASSERT_EXEC_OK(session->Begin());
+  ASSERT_EXEC_OK(session->Execute(0, four, false));
+  ASSERT_EXEC_OK(session->Commit());
+  ASSERT_EXEC_OK(session->EndPipeline());
+  EXPECT_EQ(Count("k = 4"), 1);
+  EXPECT_NE(ConnectionId(*session, 1), pid);
+}
+
 TEST_P(DbDriverTest, KilledConnectionIsAConnectionErrorAndReconnectPreparesAgain) {
   CreateTable();
   ASSERT_EXEC_OK(observer_->ExecuteSql(Sql("INSERT INTO {t} (k) VALUES (1), (1), (2)")));

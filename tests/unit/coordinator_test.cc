@@ -1020,6 +1020,9 @@ TEST_F(CoordinatorTest, AJoinerTakesTheQueriesTheLostAgentHadLeft) {
   clock_.Advance(1500 * kMillisecond);
   service_->Tick();  // a1 silent for 3.5 s: lost with 380 of its 500 left
   EXPECT_EQ(a1.WaitClosed().error_code(), grpc::StatusCode::CANCELLED);
+  // The agent sees its stream end before the coordinator's handler has removed it; until then
+  // its name is taken (and the old a1 would count as the second agent below).
+  ASSERT_TRUE(WaitForAgents(1));
   FakeAgent& again = Connect("a1");
   ASSERT_TRUE(WaitForAgents(2));
   service_->Tick();

@@ -194,6 +194,56 @@ class SlowConnectDriver final : public db::Driver {
   std::atomic<int> connecting_{0}, most_connecting_{0};
 };
 
+// A server `round_trip` away. Outside a pipeline each statement waits for its answer; inside
+// one it is only sent, and EndPipeline waits one round trip for all the answers. Every
+// `fail_every`-th pipeline (when > 0) is answered with a serialization failure.
+class PipeliningDriver final : public db::Driver {
+ public:
+  PipeliningDriver(Clock& clock, Nanos round_trip, int fail_every = 0)
+      : clock_(clock), round_trip_(round_trip), fail_every_(fail_every) {}
+  db::Dialect dialect() const override { return db::Dialect::kPostgreSql; }
+  db::Capabilities capabilities() const override { return {}; }
+  absl::StatusOr<std::unique_ptr<db::Session>> Connect() override {
+    return std::make_unique<Session>(*this);
+  }
+  std::atomic<int> started{0}, ended{0};
+
+ private:
+  struct Session final : StubSession {
+    explicit Session(PipeliningDriver& d) : d(d) {}
+    db::ExecOutcome Execute(int, std::span<const db::Value>, bool) override { return Sent(); }
+    db::ExecOutcome Begin() override { return Sent(); }
+    db::ExecOutcome Commit() override { return Sent(); }
+    db::ExecOutcome Rollback() override { return Sent(); }
+    std::optional<db::DbError> StartPipeline() override {
+      ++d.started;
+      pipelining = true;
+      return std::nullopt;
+    }
+    db::ExecOutcome EndPipeline() override {
+      ++d.ended;
+      pipelining = false;
+      d.clock_.SleepUntil(d.clock_.Now() + d.round_trip_);
+      if (d.fail_every_ > 0 && ++pipelines % d.fail_every_ == 0) {
+        return {.error = db::DbError{db::ErrorClass::kRetryable, "40001", "could not serialize"}};
+      }
+      return {.rows = 1};
+    }
+    db::ExecOutcome Sent() {
+      CountStatementSent();
+      if (pipelining) return {};
+      d.clock_.SleepUntil(d.clock_.Now() + d.round_trip_);
+      return {.rows = 1};
+    }
+    PipeliningDriver& d;
+    bool pipelining = false;
+    int pipelines = 0;
+  };
+  Clock& clock_;
+  Nanos round_trip_;
+  int fail_every_;
+};
+
 class RefusingDriver final : public db::Driver {
  public:
   db::Dialect dialect() const override { return db::Dialect::kNoop; }
@@ -385,6 +435,63 @@ TEST_P(LoadRunnerTest, ARefusedConnectPerTransactionIsThatTransactionsConnection
   EXPECT_EQ(got.Executed(), 89u);
   EXPECT_EQ(got.connect_time.TotalCount(), 89u);
   EXPECT_EQ(runner.not_started(), 0u);
+}
+
+// pgbench's \startpipeline: a transaction of 5 statements (BEGIN, 3, COMMIT) costs one round
+// trip instead of 5, as a single statement does. One client, 1 ms round trips, 1 s: 1,000
+// transactions, half of each shape (without the pipeline 6 ms a pair: 334 start within the 1 s).
+TEST_P(LoadRunnerTest, APipelinedTransactionTakesOneRoundTrip) {
+  for (const bool pipeline : {false, true}) {
+    SCOPED_TRACE(pipeline);
+    IntervalRecorder recorder(2);
+    PipeliningDriver driver(clock_, kMillisecond);
+    const TwoShapesScenario shapes({});
+    LoadRunner::Options options = Engine();
+    options.pipeline = pipeline;
+    LoadRunner runner(driver, shapes, recorder, clock_, options);
+    ASSERT_TRUE(runner.Connect(1).ok());
+    const Nanos start = clock_.Now();
+    runner.StartClosedLoop(0, start + kSecond);
+    runner.Wait();
+    const IntervalSnapshot got = recorder.Drain(start + kSecond);
+    const QueryTypeInterval& transaction = got.query_types[1];
+    if (!pipeline) {
+      EXPECT_EQ(got.Executed(), 334u);
+      EXPECT_NEAR(transaction.service_time.Max(), 5 * kMillisecond, 5 * kMillisecond / 1000);
+      EXPECT_EQ(driver.started, 0);
+      continue;
+    }
+    EXPECT_EQ(got.Executed(), 1'000u);
+    EXPECT_EQ(got.Statements(), 500u * 1 + 500u * 5) << "each statement is still counted";
+    EXPECT_NEAR(transaction.service_time.Max(), kMillisecond, kMillisecond / 1000);
+    EXPECT_EQ(driver.started, 1'000);
+    EXPECT_EQ(driver.ended, 1'000);
+  }
+}
+
+// The pipeline's answer is the transaction's: a serialization failure found at its end is
+// retried as any other, each try in a pipeline of its own. Every 2nd pipeline fails: the first
+// transaction commits at once, each of the 99 others on its 2nd try.
+TEST_P(LoadRunnerTest, APipelineAnsweredWithAnErrorIsRetriedInAPipelineOfItsOwn) {
+  PipeliningDriver driver(clock_, kMillisecond, /*fail_every=*/2);
+  const SingleStatementScenario retrying({},
+                                         {.max_tries = 3, .on = {db::RetryCause::kSerialization}});
+  LoadRunner::Options options = Engine();
+  options.pipeline = true;
+  LoadRunner runner(driver, retrying, recorder_, clock_, options);
+  runner.SetStartLimit(100);
+  ASSERT_TRUE(runner.Connect(1).ok());
+  runner.StartClosedLoop(0, clock_.Now() + 10 * kSecond);
+  runner.Wait();
+  const IntervalSnapshot got = DrainAll();
+  EXPECT_EQ(got.Executed(), 100u);
+  EXPECT_EQ(got.Errors(), 0u);
+  EXPECT_EQ(driver.started, 199);
+  EXPECT_EQ(driver.ended, 199);
+  const RetryTally& retry = got.query_types[0].retry;
+  EXPECT_THAT(retry.retries,
+              testing::ElementsAre(testing::Pair(db::RetryCause::kSerialization, 99u)));
+  EXPECT_THAT(retry.committed_by_tries, testing::ElementsAre(testing::Pair(2u, 99u)));
 }
 
 // 20 workers whose connects take 10 ms each, at most 4 connecting at once: on two event loops

@@ -401,6 +401,14 @@ TEST(PlanErrorsTest, EngineChoicesAndTheirLimits) {
   EXPECT_THAT(ErrorOf("target: {driver: noop, engine: event_loops, connects_at_once: 0}\n" + tail),
               HasSubstr("target.connects_at_once: expected an integer from 1 to 100000"));
   EXPECT_EQ(ConnectsAtOnce(dbload::v1::Target()), kDefaultConnectsAtOnce);
+  EXPECT_TRUE(ParsePlan("target: {driver: postgresql, pipeline: true}\n" + tail, kSource)
+                  ->target()
+                  .pipeline());
+  EXPECT_EQ(ErrorOf("target: {driver: postgresql, pipeline: yes}\n" + tail),
+            "plans/pg.yaml:1:40: target.pipeline: expected false or true, got \"yes\"");
+  EXPECT_THAT(ErrorOf("target: {driver: noop, pipeline: true}\n" + tail),
+              HasSubstr("target.pipeline: pipelining is PostgreSQL's (libpq's pipeline mode); "
+                        "the target's driver is noop"));
   EXPECT_EQ(ErrorOf("target: {driver: noop, connect: each}\n" + tail),
             "plans/pg.yaml:1:33: target.connect: expected once or per_transaction, got \"each\"");
 }

@@ -64,6 +64,38 @@ TEST(PlanValidationTest, MessagesArePlacedWhereTheLocatorSays) {
               ::testing::StartsWith("p.yaml: --set target.driver: expected one of"));
 }
 
+// A pipeline is PostgreSQL's, and sends every statement of a transaction before any answer: a
+// statement that binds what an earlier one captured cannot be in one.
+TEST(PlanValidationTest, APipelineIsPostgresqlsAndBindsNoCapturedValue) {
+  v1::Plan plan = OpenLoopPlan();
+  plan.mutable_target()->set_pipeline(true);
+  plan.set_workload("bank");
+  plan.set_scenario("transfer");
+  ApplyPlanDefaults(plan);
+  v1::Scenario& scenario = *plan.mutable_workload_spec()->add_scenarios();
+  scenario.set_name("transfer");
+  v1::QueryType& open = *scenario.add_query_types();
+  open.set_name("open_account");
+  v1::Statement& insert = *open.add_statements();
+  insert.set_capture("id");
+  v1::Statement& deposit = *open.add_statements();
+  deposit.add_params()->mutable_uniform()->set_max(10);  // any generator but a captured value
+  EXPECT_TRUE(ValidatePlan(plan, "plan").ok()) << ValidatePlan(plan, "plan");
+
+  deposit.add_params()->set_captured("id");
+  EXPECT_EQ(ValidatePlan(plan, "plan").message(),
+            "plan: target.pipeline: query type open_account, statement 2 binds the value "
+            "captured as 'id', which a pipeline does not have until the transaction's end; run "
+            "this scenario without pipeline");
+  plan.set_scenario("another");
+  EXPECT_TRUE(ValidatePlan(plan, "plan").ok()) << "only the plan's scenario matters";
+
+  plan.mutable_target()->set_driver("mysql");
+  EXPECT_EQ(ValidatePlan(plan, "plan").message(),
+            "plan: target.pipeline: pipelining is PostgreSQL's (libpq's pipeline mode); the "
+            "target's driver is mysql");
+}
+
 TEST(FieldMessagesTest, PathsQuoteKeysThatAreNotPlainNames) {
   EXPECT_EQ(JoinFieldPath("", "target"), "target");
   EXPECT_EQ(JoinFieldPath("workload_options", "table_size"), "workload_options.table_size");

@@ -26,6 +26,7 @@ namespace dbload {
 namespace {
 
 namespace v1 = dbload::v1;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -979,6 +980,20 @@ TEST(ReportBuilderTest, ConnectTimesOfAConnectionPerTransactionAreSummarizedAndS
   const v1::RunReport once = held.Finish(1, 0, 0, "duration", "", {});
   EXPECT_FALSE(once.has_connect_time());
   EXPECT_THAT(RenderReportText(once), Not(HasSubstr("Connect time")));
+}
+
+TEST(ReportTextTest, ThePlansTargetSaysWhetherTransactionsWerePipelined) {
+  v1::Plan plan;
+  plan.mutable_target()->set_driver("postgresql");
+  plan.mutable_target()->set_host("db");
+  plan.mutable_target()->set_port(5432);
+  RunReportBuilder plain(plan, {"q"});
+  EXPECT_THAT(RenderReportText(plain.Finish(1, 0, 0, "duration", "", {})),
+              AllOf(HasSubstr("postgresql db:5432"), Not(HasSubstr("pipelined"))));
+  plan.mutable_target()->set_pipeline(true);
+  RunReportBuilder pipelined(plan, {"q"});
+  EXPECT_THAT(RenderReportText(pipelined.Finish(1, 0, 0, "duration", "", {})),
+              HasSubstr("postgresql db:5432, each transaction pipelined"));
 }
 
 }  // namespace
