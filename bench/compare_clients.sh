@@ -37,6 +37,13 @@
 #                     per_transaction (each engine of RATE_ENGINES on PostgreSQL, threads on
 #                     MariaDB) against pgbench -C -j CONNECT_JOBS; transactions/s, CPU per
 #                     transaction, and connect times as each client reports them
+#   PIPELINE_CLIENTS=4
+#                     part "pipeline" (not in the default PARTS): oltp read_only (BEGIN, 10 point
+#                     selects, 4 range selects, COMMIT) on PostgreSQL, closed loop, DURATION s:
+#                     dbload with and without target.pipeline (each engine of RATE_ENGINES)
+#                     against pgbench running the same statements in a script with and without
+#                     \startpipeline … \endpipeline, and sysbench oltp_read_only; transactions/s
+#                     and CPU per transaction
 #   CO_RATE=2000 CO_DURATION=10 CO_STALL_AT=3 CO_STALL=1 CO_CONNS=8
 #                     coordinated-omission test: rate, length, when the stall starts, how long
 #                     every PostgreSQL process stays SIGSTOPped, connections per client
@@ -74,6 +81,7 @@ RATE_ENGINES=${RATE_ENGINES:-"threads event_loops"}
 CLOSED_ENGINES=${CLOSED_ENGINES:-threads}
 CONNECT_CLIENTS=${CONNECT_CLIENTS:-4}
 CONNECT_JOBS=${CONNECT_JOBS:-2}
+PIPELINE_CLIENTS=${PIPELINE_CLIENTS:-4}
 CO_RATE=${CO_RATE:-2000}
 CO_DURATION=${CO_DURATION:-10}
 CO_STALL_AT=${CO_STALL_AT:-3}
@@ -115,7 +123,7 @@ done
 ((DURATION >= 1 && DURATION <= 3600)) || die "DURATION must be 1..3600"
 ((CO_STALL_AT + CO_STALL < CO_DURATION)) || die "the stall must end before CO_DURATION"
 for part in $PARTS; do
-  [[ $part == closed || $part == connect || $part == rate || $part == co ]] || die "PARTS: unknown part '$part' (closed, connect, rate, co)"
+  [[ $part == closed || $part == connect || $part == pipeline || $part == rate || $part == co ]] || die "PARTS: unknown part '$part' (closed, connect, pipeline, rate, co)"
 done
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 
@@ -359,6 +367,29 @@ OPEN_CPU=()
 OPEN_ENGINES=()
 write_plan "$MY_PLAN" mysql "$MARIADB_PORT" "$MARIADB_USER" "$MARIADB_PASSWORD_FILE" "$MARIADB_DATABASE" "{closed: {clients: 4}}" "$DURATION"
 
+# sysbench's oltp_read_only transaction as a pgbench script (sysbench's default range_size, 100;
+# uniform ids, as dbload and sysbench are told to draw them in this part), plain and pipelined.
+write_read_only_script() { # FILE PIPELINED(0/1)
+  {
+    for i in $(seq 1 10); do echo "\\set id$i random(1, $ROWS)"; done
+    for i in $(seq 1 4); do echo "\\set r$i random(1, $ROWS)"; done
+    (($2)) && echo '\startpipeline'
+    echo 'BEGIN;'
+    for i in $(seq 1 10); do echo "SELECT c FROM sbtest1 WHERE id = :id$i;"; done
+    echo 'SELECT c FROM sbtest1 WHERE id BETWEEN :r1 AND :r1 + 99;'
+    echo 'SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN :r2 AND :r2 + 99;'
+    echo 'SELECT c FROM sbtest1 WHERE id BETWEEN :r3 AND :r3 + 99 ORDER BY c;'
+    echo 'SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN :r4 AND :r4 + 99 ORDER BY c;'
+    echo 'END;'
+    (($2)) && echo '\endpipeline'
+    true
+  } >"$1"
+}
+PGB_READ_ONLY=$WORK/read_only.sql
+PGB_READ_ONLY_PIPELINED=$WORK/read_only_pipelined.sql
+write_read_only_script "$PGB_READ_ONLY" 0
+write_read_only_script "$PGB_READ_ONLY_PIPELINED" 1
+
 # Warm both servers' caches with every client before anything is measured.
 note "warming up (${WARMUP}s per client)"
 if ((WARMUP > 0)); then
@@ -374,6 +405,7 @@ fi
 # a-c: closed loop, point select, QPS and CPU per query
 
 CLOSED_ROWS=()
+PIPELINE_ROWS=()
 CONNECT_ROWS=()
 CONNECT_TIMES=()
 SUMMARY_KEYS=()
@@ -403,6 +435,9 @@ add_row() {
   S_CPU[$key]+="$cpu_us "
   S_SRV[$key]+="$srv_us "
   S_OTHER[$key]+="$M_OTHER_PCT "
+}
+sysbench_tx_stats() { # LOG -> "TPS TRANSACTIONS ERRORS"
+  awk '/^ *transactions:/ { t = $2; r = $3; gsub(/\(/, "", r) } /ignored errors:/ { e = $3 } END { print r, t, e }' "$1"
 }
 sysbench_stats() { # LOG -> "QPS QUERIES ERRORS"
   awk '/^ *queries:/ { q = $2; r = $3; gsub(/\(/, "", r) } /ignored errors:/ { e = $3 } END { print r, q, e }' "$1"
@@ -452,6 +487,24 @@ for ((REP = 1; REP <= REPEATS; REP++)); do
     measure "conn-dbload-my-r$REP" mariadb -- "$DBLOAD" run "$MY_PLAN" --set "load.closed.clients=$CONNECT_CLIENTS" --set target.connect=per_transaction --report "$WORK/conn-dbload-my-r$REP.json"
     add_row CONNECT_ROWS "MariaDB|$CONNECT_CLIENTS|dbload -C, threads" "$(dbload_stats "$M_JSON")"
     [[ -n $M_JSON ]] && CONNECT_TIMES+=("| $REP | MariaDB | dbload, threads | $(jqf .connect_time.mean_ms "$M_JSON") | $(jqf .connect_time.p50_ms "$M_JSON") | $(jqf .connect_time.p99_ms "$M_JSON") | $(jqf .service_time.p50_ms "$M_JSON") |")
+  fi
+
+  # Pipelined transactions (pgbench's \startpipeline): sysbench's read_only transaction, 16
+  # statements, in one round trip or in 16.
+  if want pipeline; then
+    note "read_only transactions with and without a pipeline, $PIPELINE_CLIENTS clients, round $REP"
+    for engine in $RATE_ENGINES; do
+      for pipeline in false true; do
+        measure "pipe-dbload-$engine-$pipeline-r$REP" postgres -- "$DBLOAD" run "$PG_PLAN" --set scenario=read_only --set workload_options.rand_type=uniform --set "load.closed.clients=$PIPELINE_CLIENTS" --set "target.pipeline=$pipeline" --set "target.engine=$engine" --report "$WORK/pipe-dbload-$engine-$pipeline-r$REP.json"
+        add_row PIPELINE_ROWS "PostgreSQL|$PIPELINE_CLIENTS|dbload, $engine, pipeline $pipeline" "$(dbload_stats "$M_JSON")"
+      done
+    done
+    for script in "$PGB_READ_ONLY" "$PGB_READ_ONLY_PIPELINED"; do
+      measure "pipe-pgbench-$(basename "$script" .sql)-r$REP" postgres -- pgbench -n -M prepared -f "$script" -c "$PIPELINE_CLIENTS" -j "$PIPELINE_CLIENTS" -T "$DURATION" "${PGB_CONN[@]}"
+      add_row PIPELINE_ROWS "PostgreSQL|$PIPELINE_CLIENTS|pgbench -f $(basename "$script")" "$(pgbench_stats "$M_LOG")"
+    done
+    measure "pipe-sysbench-r$REP" postgres -- sysbench oltp_read_only "${SB_PG[@]}" --rand-type=uniform --threads="$PIPELINE_CLIENTS" --time="$DURATION" run
+    add_row PIPELINE_ROWS "PostgreSQL|$PIPELINE_CLIENTS|sysbench oltp_read_only" "$(sysbench_tx_stats "$M_LOG")"
   fi
 
   # Same fixed rate for every client (PostgreSQL): CPU per query when nobody runs flat out.
@@ -553,7 +606,7 @@ fi
     echo "| server | conns | client | QPS (median) | client CPU/query µs (median) | range | server CPU/query µs (median) | other % (median) |"
     echo "|---|---|---|---|---|---|---|---|"
     for key in "${SUMMARY_KEYS[@]}"; do
-      [[ $key == *"--rate"* || $key == *"open loop"* || $key == *"-C"* ]] && continue
+      [[ $key == *"--rate"* || $key == *"open loop"* || $key == *"-C"* || $key == *pipeline* || $key == *read_only* ]] && continue
       # shellcheck disable=SC2086
       echo "| ${key//|/ | } | $(fmt_int "$(median ${S_QPS[$key]})") | **$(median ${S_CPU[$key]})** | $(minmax ${S_CPU[$key]}) | $(median ${S_SRV[$key]}) | $(median ${S_OTHER[$key]}) |"
     done
@@ -579,6 +632,20 @@ fi
     echo "| round | server | client | connect mean | connect p50 | connect p99 | service p50 / latency |"
     echo "|---|---|---|---|---|---|---|"
     printf '%s\n' "${CONNECT_TIMES[@]}"
+    echo
+  fi
+  if want pipeline; then
+    echo "### Pipelined transactions (pgbench's \\startpipeline), oltp read_only, closed loop, ${PIPELINE_CLIENTS} clients, PostgreSQL, ${DURATION} s"
+    echo
+    echo "Queries here are transactions: BEGIN, 10 point selects, 4 selects of 100-row ranges, COMMIT — one round trip each when pipelined, 16 otherwise. Ids are uniform for all three clients (dbload workload_options.rand_type=uniform, sysbench --rand-type=uniform). pgbench's pipelined script (the other one lacks \\startpipeline and \\endpipeline):"
+    echo
+    echo '```'
+    cat "$PGB_READ_ONLY_PIPELINED"
+    echo '```'
+    echo
+    echo "| round | server | conns | client | transactions/s | transactions | errors | client CPU s | client CPU/transaction µs | server CPU/transaction µs | load before | other % |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    printf '%s\n' "${PIPELINE_ROWS[@]}"
     echo
   fi
   if want rate; then

@@ -714,6 +714,64 @@ TEST_F(DbFaultsTest, MariaDbConnectionPerTransaction) {
   RunAConnectionPerTransaction(Backend::kMariaDb, "MARIADB_PORT", "threads");
 }
 
+// A connection per transaction through a PostgreSQL restart: the connects refused while it is
+// down fail their transactions as connection errors, no arrival is lost, and the server's own
+// counts agree with the report's: every connection it saw, and every commit.
+TEST_F(DbFaultsTest, PostgresRestartWithAConnectionPerTransaction) {
+  constexpr int kStormRate = 50;
+  ASSERT_NO_FATAL_FAILURE(EnsurePrepared(Backend::kPostgres));
+  const std::string report_path = dir_->path() + "/pg_restart_per_transaction.json";
+  const int64_t before = ServerConnections(Backend::kPostgres);
+  Child child({DBLOAD_BINARY, "run", Plan(Backend::kPostgres, "PG_PORT"), "--set",
+               "target.connect=per_transaction", "--set",
+               absl::StrCat("load.open.rate=", kStormRate), "--report", report_path});
+  Clock::time_point line_seen;
+  double line_s = 0;
+  ASSERT_NO_FATAL_FAILURE(StartRun(child, &line_seen, &line_s));
+  bool up = false;
+  ScopeGuard restore([&] {
+    if (!up) RestartServer("postgres", 0);
+  });
+  FaultWindow fault{.start_s = ElapsedAt(line_seen, line_s)};
+  RestartServer("postgres", kDownS);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  up = true;
+  fault.end_s = ElapsedAt(line_seen, line_s);
+
+  const ProcessResult result = child.Wait(kChildTimeout);
+  ASSERT_EQ(result.exit_code, kExitOk) << result.Describe();
+  absl::StatusOr<v1::RunReport> report = testing::LoadReport(report_path);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->end_reason(), "duration");
+  ErrorTally errors = TallyErrors(*report);
+  EXPECT_GT(errors.by_class["connection"], 0u) << Join(errors.by_code);
+  EXPECT_EQ(errors.by_class["connection"], report->errors()) << Join(errors.by_code);
+  EXPECT_EQ(report->executed() + report->errors() + report->not_started(),
+            static_cast<uint64_t>(kStormRate * kDurationS));
+  // Every transaction that ran connected first; so did one that failed after its connect.
+  EXPECT_GE(report->connect_time().count(), report->executed());
+  EXPECT_LE(report->connect_time().count(), report->executed() + report->errors());
+
+  const v1::CommitReconciliation& commits = report->commit_reconciliation();
+  ASSERT_TRUE(commits.available()) << commits.note();
+  EXPECT_EQ(commits.verdict(), "matches")
+      << "database " << commits.database_commits() << ", report " << commits.report_commits()
+      << ", connections " << commits.connection_commits();
+  // A backend counts its session when it exits: the last one's may come a moment after dbload.
+  int64_t counted = ServerConnections(Backend::kPostgres) - before;
+  for (int i = 0; i < 40 && counted < static_cast<int64_t>(commits.connections_opened()); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    counted = ServerConnections(Backend::kPostgres) - before;
+  }
+  EXPECT_EQ(counted, static_cast<int64_t>(commits.connections_opened()));
+  std::cout << "[figures] postgres restart, a connection per transaction, fault " << fault.start_s
+            << "-" << fault.end_s << " s: executed " << report->executed() << ", errors "
+            << Join(errors.by_code) << ", not started " << report->not_started()
+            << "; connections opened " << commits.connections_opened() << ", counted by the server "
+            << counted << "; commits: database " << commits.database_commits() << ", report "
+            << commits.report_commits() << "; intervals: " << IntervalSeries(*report) << std::endl;
+}
+
 }  // namespace
 }  // namespace dbload
 
