@@ -172,6 +172,13 @@ class DbDriverTest : public ::testing::TestWithParam<Backend> {
     return out;
   }
 
+  // Statement 0 of `session`: one row of CreateTable's table with k = $1.
+  void PrepareInsert(Session& session) {
+    ASSERT_OK(session.Prepare(
+        0,
+        {.name = "insert", .sql = Sql("INSERT INTO {t} (k, d, s, n) VALUES ($1, 0, 'x', NULL)")}));
+  }
+
   void CreateTable() {
     ASSERT_EXEC_OK(observer_->ExecuteSql(Sql(
         postgres() ? "CREATE TABLE {t} (id BIGSERIAL PRIMARY KEY, k BIGINT, d DOUBLE PRECISION, "
@@ -527,8 +534,7 @@ TEST_P(DbDriverTest, ExplicitTransactionsCommitAndRollBack) {
   CreateTable();
   std::unique_ptr<Session> session = Connect();
   ASSERT_NE(session, nullptr);
-  ASSERT_OK(session->Prepare(
-      0, {.name = "insert", .sql = Sql("INSERT INTO {t} (k, d, s, n) VALUES ($1, 0, 'x', NULL)")}));
+  ASSERT_NO_FATAL_FAILURE(PrepareInsert(*session));
   const Value one[] = {int64_t{1}};
   const Value two[] = {int64_t{2}};
 
@@ -575,9 +581,7 @@ TEST_P(DbDriverTest, PipelinedStatementsAreAnsweredAtTheEndAndTheFirstErrorEndsT
   CreateTable();
   std::unique_ptr<Session> session = Connect();
   ASSERT_NE(session, nullptr);
-  ASSERT_OK(session->Prepare(0, {.name = "insert",
-                                 .sql = Sql("INSERT INTO {t} (k, d, s, n) VALUES ($1, 0, 'x', "
-                                            "NULL)")}));
+  ASSERT_NO_FATAL_FAILURE(PrepareInsert(*session));
   ASSERT_OK(session->Prepare(1, {.name = "count", .sql = Sql("SELECT count(*) FROM {t}")}));
   if (!postgres()) {
     const std::optional<DbError> refused = session->StartPipeline();
@@ -677,9 +681,7 @@ TEST_P(DbDriverTest, PipelineOnAKilledConnectionIsAConnectionErrorAndTheNextReco
   CreateTable();
   std::unique_ptr<Session> session = Connect();
   ASSERT_NE(session, nullptr);
-  ASSERT_OK(session->Prepare(0, {.name = "insert",
-                                 .sql = Sql("INSERT INTO {t} (k, d, s, n) VALUES ($1, 0, 'x', "
-                                            "NULL)")}));
+  ASSERT_NO_FATAL_FAILURE(PrepareInsert(*session));
   const int64_t pid = ConnectionId(*session, 1);
   KillFromObserver(pid);
   const Value four[] = {int64_t{4}};
