@@ -11,6 +11,7 @@
 #include <iostream>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "db/dialect_sql.h"
 #include "workload/load_state.h"
 #include "workload/param_generator.h"
+#include "workload/row_source.h"
 #include "workload/sql_text.h"
 
 namespace dbload {
@@ -557,17 +559,25 @@ class Loader {
     const int64_t batch = data.batch() > 0 ? data.batch() : kDefaultLoadBatch;
     std::vector<std::unique_ptr<ParamGenerator>> generators;
     std::vector<std::string> columns;
+    const auto seed = [&](uint64_t stream) {
+      return MixSeed(MixSeed(kSeedOfLoad, std::hash<std::string>{}(table.name())),
+                     stream * 1'000'003 + static_cast<uint64_t>(part.first + part.done));
+    };
     for (int c = 0; c < data.columns_size(); ++c) {
-      absl::StatusOr<std::unique_ptr<ParamGenerator>> generator = MakeParamGenerator(
-          data.columns(c).generator(),
-          {.seed = MixSeed(MixSeed(kSeedOfLoad, std::hash<std::string>{}(table.name())),
-                           static_cast<uint64_t>(c) * 1'000'003 +
-                               static_cast<uint64_t>(part.first + part.done))});
+      absl::StatusOr<std::unique_ptr<ParamGenerator>> generator =
+          MakeParamGenerator(data.columns(c).generator(), {.seed = seed(static_cast<uint64_t>(c))});
       if (!generator.ok()) return generator.status();
       generators.push_back(*std::move(generator));
       columns.push_back(data.columns(c).name());
     }
-    const bool server_side = data.columns_size() == 0;
+    std::unique_ptr<RowSource> source;
+    if (!data.builtin_rows().empty()) {
+      absl::StatusOr<std::unique_ptr<RowSource>> made = MakeRowSource(data.builtin_rows(), seed(0));
+      if (!made.ok()) return made.status();
+      source = *std::move(made);
+      columns = source->columns();
+    }
+    const bool server_side = data.columns_size() == 0 && source == nullptr;
     if (server_side) {
       absl::StatusOr<std::string> sql = SqlFor(data.generate(), dialect_, table.name());
       if (!sql.ok()) return sql.status();
@@ -594,11 +604,18 @@ class Loader {
         const Value bounds[] = {first, last};
         loaded = session.Execute(0, bounds);
       } else {
-        const size_t cells = static_cast<size_t>(last - first + 1) * generators.size();
+        const size_t width = columns.size();
+        const size_t cells = static_cast<size_t>(last - first + 1) * width;
         values.resize(cells);
         texts.resize(cells);
         size_t cell = 0;
         for (int64_t row = first; row <= last; ++row) {
+          if (source != nullptr) {
+            source->Row(row, std::span(values).subspan(cell, width),
+                        std::span(texts).subspan(cell, width));
+            cell += width;
+            continue;
+          }
           for (auto& generator : generators) {
             values[cell] = generator->Next({.row = row}, texts[cell]);
             ++cell;

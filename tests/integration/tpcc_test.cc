@@ -1,0 +1,139 @@
+// TPC-C's tables (workload/tpcc_data.h) loaded into real PostgreSQL 15 and MariaDB 10.11 (started
+// by tests/harness/dbenv) by the resumable parallel loader, and read back from the databases:
+// the row counts of clause 4.3.3.1 per warehouse, and what the clause fixes beyond them (the
+// loader's own checks, and here: last names, credit, ORIGINAL data, new orders, districts).
+// Its length: one binary is one ctest test, so that the servers it needs start once for all
+// its cases (tests/integration/CMakeLists.txt).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "base/clock.h"
+#include "db/driver.h"
+#include "db/driver_factory.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/harness/test_servers.h"
+#include "workload/loader.h"
+#include "workload/tpcc_data.h"
+#include "workload/tpcc_random.h"
+
+namespace dbload::tpcc {
+namespace {
+
+using ::dbload::testing::PasswordOf;
+using ::dbload::testing::TestServers;
+using ::dbload::testing::TestServersEnvironment;
+
+#define ASSERT_OK(expr)                                     \
+  do {                                                      \
+    const absl::Status assert_ok_status = (expr);           \
+    ASSERT_TRUE(assert_ok_status.ok()) << assert_ok_status; \
+  } while (0)
+
+constexpr int64_t kWarehouses = 2;
+
+class TpccLoadTest : public ::testing::TestWithParam<bool> {
+ protected:
+  bool postgres() const { return GetParam(); }
+
+  void SetUp() override {
+    TestServers& servers = TestServersEnvironment::Servers();
+    const v1::Target target = postgres() ? servers.PostgresTarget() : servers.MariaDbTarget();
+    absl::StatusOr<std::string> password = PasswordOf(target);
+    ASSERT_OK(password.status());
+    absl::StatusOr<std::unique_ptr<db::Driver>> driver = db::MakeDriver(target, *password, clock_);
+    ASSERT_OK(driver.status());
+    driver_ = *std::move(driver);
+    driver_->ThreadStart();
+    absl::StatusOr<std::unique_ptr<db::Session>> session = driver_->Connect();
+    ASSERT_OK(session.status());
+    session_ = *std::move(session);
+  }
+
+  void TearDown() override {
+    if (session_ != nullptr) {
+      (void)DropWorkloadData(spec_, *session_,
+                             postgres() ? db::Dialect::kPostgreSql : db::Dialect::kMySql);
+    }
+    session_.reset();
+    if (driver_ != nullptr) driver_->ThreadEnd();
+  }
+
+  int64_t Count(const std::string& sql) {
+    absl::StatusOr<std::vector<std::string>> rows = session_->FetchColumn(sql, 1);
+    EXPECT_TRUE(rows.ok()) << rows.status() << ": " << sql;
+    int64_t value = -1;
+    if (rows.ok() && rows->size() == 1) {
+      EXPECT_TRUE(absl::SimpleAtoi((*rows)[0], &value)) << (*rows)[0];
+    }
+    return value;
+  }
+
+  SteadyClock clock_;
+  std::unique_ptr<db::Driver> driver_;
+  std::unique_ptr<db::Session> session_;
+  const v1::WorkloadSpec spec_ = DataSpec(kWarehouses);
+};
+
+// Loaded in 3 parts at once (parts cut across warehouses and districts), then validated by the
+// loader (every table's count, the spec's checks), then read back here.
+TEST_P(TpccLoadTest, LoadsClause4sRowsPerWarehouse) {
+  ASSERT_OK(DropWorkloadData(spec_, *session_,
+                             postgres() ? db::Dialect::kPostgreSql : db::Dialect::kMySql));
+  ASSERT_OK(LoadWorkloadData(spec_, *driver_, {.parallel = 3}, nullptr));
+
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM item"), 100'000);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM warehouse"), kWarehouses);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM district"), 10 * kWarehouses);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM stock"), 100'000 * kWarehouses);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM customer"), 30'000 * kWarehouses);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM history"), 30'000 * kWarehouses);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM orders"), 30'000 * kWarehouses);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM new_order"), 9'000 * kWarehouses);
+  const int64_t lines = Count("SELECT COUNT(*) FROM order_line");
+  EXPECT_EQ(lines, Count("SELECT SUM(o_ol_cnt) FROM orders"));
+  EXPECT_NEAR(static_cast<double>(lines), 300'000.0 * kWarehouses, 3'000.0 * kWarehouses)
+      << "10 lines an order on average";
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM orders WHERE o_ol_cnt < 5 OR o_ol_cnt > 15"), 0);
+
+  // Every district of every warehouse, each with its 3,000 customers and the next order 3,001.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM (SELECT c_w_id, c_d_id FROM customer GROUP BY c_w_id, "
+                  "c_d_id HAVING COUNT(*) = 3000 AND MIN(c_id) = 1 AND MAX(c_id) = 3000) x"),
+            10 * kWarehouses);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM district WHERE d_next_o_id = 3001"), 10 * kWarehouses);
+  // Clause 4.3.2.3: the first 1,000 customers of a district take the 1,000 names in order.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM customer WHERE c_id = 372 AND c_last = 'PRICALLYOUGHT'"),
+            10 * kWarehouses);
+  EXPECT_EQ(Count("SELECT COUNT(DISTINCT c_last) FROM customer WHERE c_id <= 1000"), 1000);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM customer WHERE c_middle <> 'OE'"), 0);
+  // 10 % bad credit, 10 % ORIGINAL data: 6,000 ± 3 standard deviations of 60,000 and the like.
+  EXPECT_NEAR(Count("SELECT COUNT(*) FROM customer WHERE c_credit = 'BC'"), 6'000, 220);
+  EXPECT_NEAR(Count("SELECT COUNT(*) FROM item WHERE i_data LIKE '%ORIGINAL%'"), 10'000, 300);
+  EXPECT_NEAR(Count("SELECT COUNT(*) FROM stock WHERE s_data LIKE '%ORIGINAL%'"), 20'000, 400);
+  // Delivered orders have a carrier and delivered lines of no amount; new orders have neither.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM orders WHERE (o_id < 2101) <> (o_carrier_id IS NOT NULL)"),
+            0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM order_line WHERE (ol_o_id < 2101) <> (ol_delivery_d IS NOT "
+                  "NULL) OR (ol_o_id < 2101 AND ol_amount <> 0) OR (ol_o_id >= 2101 AND "
+                  "(ol_amount < 0.01 OR ol_amount > 9999.99))"),
+            0);
+  EXPECT_EQ(Count("SELECT MIN(no_o_id) FROM new_order"), 2101);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM warehouse WHERE w_ytd = 300000"), kWarehouses);
+}
+
+INSTANTIATE_TEST_SUITE_P(Servers, TpccLoadTest, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return std::string(info.param ? "pg" : "mariadb");
+                         });
+
+}  // namespace
+}  // namespace dbload::tpcc
+
+int main(int argc, char** argv) {
+  return dbload::testing::RunTestsWithServers(argc, argv, {"postgres", "mariadb"});
+}

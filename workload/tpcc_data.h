@@ -1,0 +1,47 @@
+#ifndef DBLOAD_WORKLOAD_TPCC_DATA_H_
+#define DBLOAD_WORKLOAD_TPCC_DATA_H_
+
+// TPC-C's nine tables (revision 5.11, clause 1.3) and their initial population (clause 4.3.3.1)
+// as a data spec for the resumable loader: each table's rows are made in code from their row
+// numbers (TableData.builtin_rows "tpcc.<table>", workload/row_source.h), so that a table loads
+// in parallel parts, split by warehouse, and resumes where it stopped.
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "dbload/v1/workload.pb.h"
+#include "workload/row_source.h"
+#include "workload/tpcc_random.h"
+
+namespace dbload::tpcc {
+
+inline constexpr char kTpccWorkloadName[] = "tpcc";
+
+// Per warehouse (clause 4.3.3.1); ITEM has kItems in all.
+inline constexpr int64_t kItems = 100'000;
+inline constexpr int64_t kDistrictsPerWarehouse = 10;
+inline constexpr int64_t kCustomersPerDistrict = 3'000;
+inline constexpr int64_t kOrdersPerDistrict = 3'000;
+inline constexpr int64_t kFirstNewOrder = 2'101;  // orders 2,101 … 3,000 are not delivered
+
+// The C values of every load (clause 2.1.6: a run-time constant, chosen once at random; fixed
+// here so that a run knows the C_LAST its load used, for clause 2.1.6.1, without reading it).
+inline constexpr NURandConstants kLoadConstants = {
+    .last_name = 157, .customer_id = 259, .item_id = 7'911};
+
+// O_OL_CNT of an order, 5 … 15: the same for the order and for its lines, whichever part and
+// whichever attempt of a resumed load makes them.
+int OrderLineCount(int64_t warehouse, int64_t district, int64_t order);
+
+// The spec of `warehouses` warehouses: the tables in load order, their keys and the two
+// secondary indexes (customer by last name, orders by customer), and checks of what clause
+// 4.3.3.1 fixes beyond the row counts.
+v1::WorkloadSpec DataSpec(int64_t warehouses);
+
+// The source of table `table` ("customer" for "tpcc.customer"); null for a name it lacks.
+std::unique_ptr<RowSource> MakeTpccRowSource(std::string_view table, uint64_t seed);
+
+}  // namespace dbload::tpcc
+
+#endif  // DBLOAD_WORKLOAD_TPCC_DATA_H_
