@@ -437,6 +437,7 @@ v1::WorkloadSpec DataSpec(int64_t warehouses) {
            "timestamp, ol_quantity integer, ol_amount numeric(6,2), ol_dist_info char(24)",
            "ol_w_id, ol_d_id, ol_o_id, ol_number", lines);
 
+  for (v1::Check& check : ConsistencyChecks()) *spec.add_checks() = std::move(check);
   // What clause 4.3.3.1 fixes beyond the counts, each query counting the exceptions.
   AddCheck(spec, "each district's orders name each of its customers once",
            "SELECT COUNT(*) FROM (SELECT o_w_id, o_d_id FROM orders GROUP BY o_w_id, o_d_id "
@@ -452,6 +453,34 @@ v1::WorkloadSpec DataSpec(int64_t warehouses) {
            "o.o_id)",
            0);
   return spec;
+}
+
+std::vector<v1::Check> ConsistencyChecks() {
+  v1::WorkloadSpec checks;
+  AddCheck(checks, "consistency condition 1 (clause 3.3.2.1): W_YTD = sum(D_YTD)",
+           "SELECT COUNT(*) FROM warehouse w WHERE w_ytd <> (SELECT SUM(d_ytd) FROM district d "
+           "WHERE d.d_w_id = w.w_id)",
+           0);
+  AddCheck(checks,
+           "consistency condition 2 (clause 3.3.2.2): D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)",
+           "SELECT COUNT(*) FROM district d WHERE d_next_o_id - 1 <> (SELECT MAX(o_id) FROM orders "
+           "o WHERE o.o_w_id = d.d_w_id AND o.o_d_id = d.d_id) OR d_next_o_id - 1 <> (SELECT "
+           "MAX(no_o_id) FROM new_order n WHERE n.no_w_id = d.d_w_id AND n.no_d_id = d.d_id)",
+           0);
+  AddCheck(checks,
+           "consistency condition 3 (clause 3.3.2.3): max(NO_O_ID) - min(NO_O_ID) + 1 = the "
+           "district's new orders",
+           "SELECT COUNT(*) FROM (SELECT no_w_id, no_d_id FROM new_order GROUP BY no_w_id, no_d_id "
+           "HAVING MAX(no_o_id) - MIN(no_o_id) + 1 <> COUNT(*)) x",
+           0);
+  AddCheck(
+      checks,
+      "consistency condition 4 (clause 3.3.2.4): sum(O_OL_CNT) = the district's order lines",
+      "SELECT COUNT(*) FROM (SELECT o_w_id, o_d_id, SUM(o_ol_cnt) AS line_count FROM orders "
+      "GROUP BY o_w_id, o_d_id) o WHERE line_count <> (SELECT COUNT(*) FROM order_line l WHERE "
+      "l.ol_w_id = o.o_w_id AND l.ol_d_id = o.o_d_id)",
+      0);
+  return {checks.checks().begin(), checks.checks().end()};
 }
 
 std::unique_ptr<RowSource> MakeTpccRowSource(std::string_view table, uint64_t seed) {

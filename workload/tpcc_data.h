@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "dbload/v1/workload.pb.h"
 #include "workload/row_source.h"
@@ -35,9 +36,14 @@ inline constexpr NURandConstants kLoadConstants = {
 int OrderLineCount(int64_t warehouse, int64_t district, int64_t order);
 
 // The spec of `warehouses` warehouses: the tables in load order, their keys and the two
-// secondary indexes (customer by last name, orders by customer), and checks of what clause
-// 4.3.3.1 fixes beyond the row counts.
+// secondary indexes (customer by last name, orders by customer), and checks: the consistency
+// conditions (ConsistencyChecks) and what clause 4.3.3.1 fixes beyond the row counts.
 v1::WorkloadSpec DataSpec(int64_t warehouses);
+
+// The specification's consistency conditions 1–4 (clause 3.3.2.1–3.3.2.4), each a query that
+// counts the warehouses or districts violating it (0 when it holds): after loading (DataSpec's
+// checks) and after a run.
+std::vector<v1::Check> ConsistencyChecks();
 
 // The source of table `table` ("customer" for "tpcc.customer"); null for a name it lacks.
 std::unique_ptr<RowSource> MakeTpccRowSource(std::string_view table, uint64_t seed);

@@ -124,6 +124,24 @@ TEST_P(TpccLoadTest, LoadsClause4sRowsPerWarehouse) {
             0);
   EXPECT_EQ(Count("SELECT MIN(no_o_id) FROM new_order"), 2101);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM warehouse WHERE w_ytd = 300000"), kWarehouses);
+
+  // The consistency conditions hold after loading (the loader checked them), and each one
+  // catches a break of its own: the validation names all four.
+  for (const char* sql :
+       {"UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1 AND d_id = 1",
+        "UPDATE district SET d_next_o_id = 3002 WHERE d_w_id = 2 AND d_id = 3",
+        "DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 2 AND no_o_id = 2500",
+        "DELETE FROM order_line WHERE ol_w_id = 2 AND ol_d_id = 4 AND ol_o_id = 7 AND ol_number = "
+        "1"}) {
+    const db::ExecOutcome broken = session_->ExecuteSql(sql);
+    ASSERT_TRUE(broken.ok()) << sql << ": " << broken.error->message;
+  }
+  const absl::Status validated = ValidateWorkloadData(
+      spec_, *session_, postgres() ? db::Dialect::kPostgreSql : db::Dialect::kMySql);
+  for (int condition = 1; condition <= 4; ++condition) {
+    EXPECT_THAT(std::string(validated.message()),
+                ::testing::HasSubstr(absl::StrCat("consistency condition ", condition, " ")));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, TpccLoadTest, ::testing::Values(true, false),
