@@ -5,7 +5,9 @@
 // Its length: one binary is one ctest test, so that the servers it needs start once for all
 // its cases (tests/integration/CMakeLists.txt).
 
+#include <atomic>
 #include <cstdint>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -142,6 +144,29 @@ TEST_P(TpccLoadTest, LoadsClause4sRowsPerWarehouse) {
     EXPECT_THAT(std::string(validated.message()),
                 ::testing::HasSubstr(absl::StrCat("consistency condition ", condition, " ")));
   }
+}
+
+// A load stopped part-way (between batches, as Ctrl-C stops it) and run again resumes at the
+// exact row: an order's lines, made after the resume, still number its O_OL_CNT, and a
+// district's orders still name each customer once (the loader's checks say so, with the
+// consistency conditions).
+TEST_P(TpccLoadTest, AStoppedLoadResumesConsistent) {
+  ASSERT_OK(DropWorkloadData(spec_, *session_,
+                             postgres() ? db::Dialect::kPostgreSql : db::Dialect::kMySql));
+  // Stopped once order_line has some rows: its parts then resume mid-district, mid-order.
+  std::atomic<bool> stop = false;
+  const absl::Status stopped =
+      LoadWorkloadData(spec_, *driver_, {.parallel = 2, .should_stop = [&] { return stop.load(); }},
+                       [&](const PrepareProgress& progress) {
+                         if (progress.table == "order_line" && progress.rows_done > 0) stop = true;
+                       });
+  ASSERT_EQ(stopped.code(), absl::StatusCode::kAborted) << stopped;
+  const int64_t lines_before = Count("SELECT COUNT(*) FROM order_line");
+  EXPECT_GT(lines_before, 0);
+  EXPECT_LT(lines_before, Count("SELECT SUM(o_ol_cnt) FROM orders"));
+  ASSERT_OK(LoadWorkloadData(spec_, *driver_, {.parallel = 2}, nullptr));
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM order_line"), Count("SELECT SUM(o_ol_cnt) FROM orders"));
+  std::cout << "stopped with " << lines_before << " order lines loaded, then resumed" << std::endl;
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, TpccLoadTest, ::testing::Values(true, false),
