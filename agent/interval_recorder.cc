@@ -1,11 +1,12 @@
 #include "agent/interval_recorder.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace dbload {
 
 IntervalRecorder::IntervalRecorder(int query_type_count)
-    : errors_(query_type_count), retries_(query_type_count) {
+    : errors_(query_type_count), retries_(query_type_count), rolled_back_(query_type_count) {
   for (int i = 0; i < query_type_count; ++i) slots_.push_back(std::make_unique<QueryTypeSlot>());
 }
 
@@ -29,6 +30,11 @@ void IntervalRecorder::RecordCommittedAfterTries(int query_type, uint32_t tries)
 void IntervalRecorder::RecordFailedAfterRetries(int query_type) {
   std::lock_guard lock(errors_mu_);
   ++retries_[query_type].failed_after_retries;
+}
+
+void IntervalRecorder::RecordRolledBack(int query_type) {
+  std::lock_guard lock(errors_mu_);
+  ++rolled_back_[query_type];
 }
 
 void ConnectionClock::Enter(ConnectionState state, Nanos now) {
@@ -110,6 +116,7 @@ IntervalSnapshot IntervalRecorder::Drain(Nanos now) {
   for (size_t i = 0; i < slots_.size(); ++i) {
     snapshot.query_types[i].errors.swap(errors_[i]);
     std::swap(snapshot.query_types[i].retry, retries_[i]);
+    snapshot.query_types[i].rolled_back = std::exchange(rolled_back_[i], 0);
   }
   return snapshot;
 }

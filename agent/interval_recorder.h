@@ -84,6 +84,9 @@ class IntervalRecorder {
   void RecordRetry(int query_type, db::RetryCause cause);
   void RecordCommittedAfterTries(int query_type, uint32_t tries);
   void RecordFailedAfterRetries(int query_type);
+  // A transaction of RecordSuccess that the workload rolled back by design (rare, so under the
+  // errors' mutex as well).
+  void RecordRolledBack(int query_type);
 
   // What of one session's own work (db::Session::connections_opened, statements_prepared) a
   // recorder has been told; kept by the session's user.
@@ -118,7 +121,8 @@ class IntervalRecorder {
   std::atomic<uint64_t> statements_prepared_{0};
   std::mutex errors_mu_;
   std::vector<std::map<std::pair<db::ErrorClass, std::string>, uint64_t>> errors_;
-  std::vector<RetryTally> retries_;  // under errors_mu_ too
+  std::vector<RetryTally> retries_;    // under errors_mu_ too
+  std::vector<uint64_t> rolled_back_;  // under errors_mu_ too
   struct Connection {
     explicit Connection(Nanos now) : clock(now) {}
     ConnectionClock clock;

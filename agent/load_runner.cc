@@ -376,6 +376,7 @@ bool LoadRunner::RunTransaction(Worker& worker, db::Session& session,
   recorder_.RecordScheduleLag(started - intended, had_free_connection);
   if (outcome.ok()) {
     recorder_.RecordSuccess(query_type, ended - intended, ended - connected, statements);
+    if (outcome.rolled_back) recorder_.RecordRolledBack(query_type);
     if (tries > 1) recorder_.RecordCommittedAfterTries(query_type, tries);
     completed_.fetch_add(1, std::memory_order_relaxed);
     return true;

@@ -56,6 +56,9 @@ struct RunInterval {
 //                                   retry policy, by the error that caused them       counter
 //   dbload_retry_failures_total{run,scenario,query_type}  transactions tried again that still
 //                                   failed (also in dbload_queries_total's errors)    counter
+//   dbload_rolled_back_total{run,scenario,query_type}  transactions the workload rolled back
+//                                   by design (TPC-C's), also result="ok"; only once some were
+//                                                                                     counter
 //   dbload_response_time_seconds / dbload_service_time_seconds{…}         histograms
 //   dbload_connect_time_seconds{run,scenario}   connects of runs with a connection per
 //                                   transaction (target.connect), only in those     histogram
@@ -140,6 +143,7 @@ class MetricsExporter final : public prometheus::Collectable {
     std::map<std::pair<std::string, std::string>, uint64_t> errors;  // (class, code)
     uint64_t statements = 0;
     RetryTally retry;
+    uint64_t rolled_back = 0;
     std::deque<SparseCounts> window;  // response time, newest last
   };
   // A probe counter's highest value since its last reset, and what it counted before its resets.

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "report/invariants.h"
 #include "report/row_changes.h"
+#include "workload/workload.h"
 
 namespace dbload {
 
@@ -76,7 +77,10 @@ std::vector<v1::InvariantResult> PlannedInvariants(const v1::Plan& plan) {
   std::vector<v1::InvariantResult> invariants;
   const std::string& driver = plan.target().driver();
   if (driver != "postgresql" && driver != "mysql") return invariants;  // no rows to read
-  for (const v1::Invariant& invariant : plan.workload_spec().invariants()) {
+  // A workload file's, in the plan; or one built in code's (tpcc's consistency conditions).
+  absl::StatusOr<std::unique_ptr<Workload>> workload = MakePlanWorkload(plan);
+  if (!workload.ok()) return invariants;  // the plan was refused before this
+  for (const v1::Invariant& invariant : (*workload)->Invariants()) {
     const v1::DialectSql& sql = invariant.sql();
     const std::string& own = driver == "postgresql" ? sql.postgresql() : sql.mysql();
     v1::InvariantResult& result = invariants.emplace_back();

@@ -39,7 +39,7 @@ absl::StatusOr<std::vector<std::string>> ReadValues(db::Driver& driver,
 using ValueReader = std::function<absl::StatusOr<std::vector<std::string>>(
     const std::vector<std::string>& queries)>;
 
-// The workload's invariants (v1::Invariant) of a plan, with their SQL in the target's dialect.
+// The invariants (v1::Invariant) of a plan's workload, with their SQL in the target's dialect.
 std::vector<v1::InvariantResult> PlannedInvariants(const v1::Plan& plan);
 // Judges each invariant by what its query returned before and after the load (same order), into
 // `report`; FailedPrecondition naming each broken one (InvariantViolations, report/invariants.h).

@@ -20,6 +20,7 @@ void ResetSnapshot(IntervalSnapshot& snapshot) {
     q.errors.clear();
     q.statements = 0;
     q.retry = {};
+    q.rolled_back = 0;
   }
   snapshot.schedule_lag.Reset();
   snapshot.dispatch_lag.Reset();

@@ -49,6 +49,10 @@ struct ExecOutcome {
   // caller asked for it.
   std::optional<int64_t> first_value;
   std::optional<DbError> error;
+  // Set by a workload, never by a driver: the workload ended the transaction with ROLLBACK as
+  // its specification asks (TPC-C's New-Order on an unused item). A success, counted apart
+  // (v1::QueryTypeReport.rolled_back).
+  bool rolled_back = false;
   bool ok() const { return !error.has_value(); }
 };
 

@@ -81,6 +81,7 @@ void IntervalSnapshot::Add(const IntervalSnapshot& other) {
     for (const auto& [key, count] : other.query_types[i].errors) query_types[i].errors[key] += count;
     query_types[i].statements += other.query_types[i].statements;
     query_types[i].retry.Add(other.query_types[i].retry);
+    query_types[i].rolled_back += other.query_types[i].rolled_back;
   }
   schedule_lag.Add(other.schedule_lag);
   dispatch_lag.Add(other.dispatch_lag);
@@ -95,7 +96,7 @@ void SnapshotToReport(const IntervalSnapshot& snapshot, v1::AgentReport* report)
   for (size_t i = 0; i < snapshot.query_types.size(); ++i) {
     const QueryTypeInterval& q = snapshot.query_types[i];
     if (q.response_time.Empty() && q.service_time.Empty() && q.errors.empty() &&
-        q.statements == 0 && q.retry.empty()) {
+        q.statements == 0 && q.retry.empty() && q.rolled_back == 0) {
       continue;
     }
     v1::QueryTypeDelta* delta = report->add_query_types();
@@ -110,6 +111,7 @@ void SnapshotToReport(const IntervalSnapshot& snapshot, v1::AgentReport* report)
       error->set_count(count);
     }
     RetryTallyToProto(q.retry, *delta);
+    delta->set_rolled_back(q.rolled_back);
   }
   snapshot.schedule_lag.ToProto(report->mutable_schedule_lag());
   snapshot.dispatch_lag.ToProto(report->mutable_dispatch_lag());
@@ -249,6 +251,10 @@ absl::StatusOr<CheckedReport> CheckReport(const v1::AgentReport& report, int que
       }
       q.retry.committed_by_tries[committed.tries()] += committed.count();
     }
+    if (delta.rolled_back() > kMaxStatementsPerReport) {
+      return too_many(delta.rolled_back(), "rollbacks by the workload");
+    }
+    q.rolled_back = delta.rolled_back();
   }
   if (absl::StatusOr<uint64_t> lag = CheckHistogram(report.schedule_lag()); !lag.ok()) {
     return About(lag.status(), "schedule lag");

@@ -39,6 +39,10 @@ struct QueryTypeInterval {
   // Like statements, each retry lands in the interval it happened in, which may come before the
   // one of its transaction's outcome; totals over intervals are exact.
   RetryTally retry;
+  // Of the executed transactions, those the workload ended with ROLLBACK by design (see
+  // v1::QueryTypeReport.rolled_back); recorded after their success, so possibly an interval
+  // later.
+  uint64_t rolled_back = 0;
   // Errors that failed a transaction: every class but kIgnored. Ignored errors are neither
   // transactions nor errors (sysbench's "ignored errors"): stop rules, SLOs and error rates do
   // not count them, reports show them apart.

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/code_workload_names.h"
 #include "base/field_error.h"
 #include "base/nearest_name.h"
 #include "base/quote.h"
@@ -398,6 +399,12 @@ absl::Status ValidateAbort(const Plan& plan, const FieldLocator& where) {
 // bind a value an earlier one captures.
 absl::Status ValidatePipeline(const Plan& plan, const FieldLocator& where) {
   if (!plan.target().pipeline()) return absl::OkStatus();
+  if (plan.workload() == kTpccWorkloadName) {
+    return Problem(where, "target.pipeline",
+                   "workload tpcc reads values in the middle of its transactions (the next order "
+                   "id, the customer by name, the oldest new order), which a pipeline does not "
+                   "have until the transaction's end; run it without pipeline");
+  }
   for (const v1::Scenario& scenario : plan.workload_spec().scenarios()) {
     if (scenario.name() != plan.scenario()) continue;
     for (const v1::QueryType& query_type : scenario.query_types()) {

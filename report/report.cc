@@ -128,6 +128,7 @@ void FillMeasured(const IntervalSnapshot& measured, const std::vector<std::strin
       e->set_count(count);
     }
     RetryTallyToProto(q.retry, *out);
+    out->set_rolled_back(q.rolled_back);
     *out->mutable_response_time() = Summarize(q.response_time);
     *out->mutable_service_time() = Summarize(q.service_time);
     q.response_time.ToProto(out->mutable_response_histogram());

@@ -50,6 +50,12 @@ std::string DescribeStatements(uint64_t statements, uint64_t executed, uint64_t 
 // What a query type's retry policy did: "deadlock 12, serialization 3; committed after 2 tries
 // 10, after 3 tries 1; failed after retrying 1". Empty when it never retried.
 std::string DescribeRetries(const dbload::v1::QueryTypeReport& query_type);
+// A query type's executed count, with the rolled back by the workload among them: "4321" or
+// "4321 (43 rolled back by the workload)".
+std::string DescribeExecuted(const dbload::v1::QueryTypeReport& query_type);
+// For a run of workload tpcc, TPC-C's own figures: "tpmC 25,310 (…); mix new_order 45.0 %, …".
+// Empty for any other workload.
+std::string DescribeTpcc(const dbload::v1::RunReport& report);
 // What every connection of the run started with: "isolation serializable; SET lock_timeout =
 // '2s'". Empty when nothing was set (the server's defaults).
 std::string ConnectionSetup(const dbload::v1::RunManifest& manifest);

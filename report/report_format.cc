@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/code_workload_names.h"
 #include "report/report.h"
 
 namespace dbload {
@@ -44,6 +45,33 @@ std::string DescribeRetries(const v1::QueryTypeReport& query_type) {
     parts.push_back(absl::StrCat("failed after retrying ", query_type.failed_after_retries()));
   }
   return absl::StrJoin(parts, "; ");
+}
+
+std::string DescribeExecuted(const v1::QueryTypeReport& query_type) {
+  if (query_type.rolled_back() == 0) return absl::StrCat(query_type.executed());
+  return absl::StrCat(query_type.executed(), " (", query_type.rolled_back(),
+                      " rolled back by the workload)");
+}
+
+std::string DescribeTpcc(const v1::RunReport& report) {
+  if (report.plan().workload() != kTpccWorkloadName) return "";
+  uint64_t total = 0, new_orders = 0;
+  for (const v1::QueryTypeReport& type : report.query_types()) {
+    total += type.executed();
+    if (type.name() == "new_order") new_orders = type.executed();
+  }
+  if (total == 0 || report.queries_duration_s() <= 0) return "";
+  std::vector<std::string> mix;
+  for (const v1::QueryTypeReport& type : report.query_types()) {
+    mix.push_back(
+        absl::StrFormat("%s %.1f %%", type.name(),
+                        100.0 * static_cast<double>(type.executed()) / static_cast<double>(total)));
+  }
+  return absl::StrCat(
+      "tpmC ", FormatCount(60.0 * static_cast<double>(new_orders) / report.queries_duration_s()),
+      " (New-Orders completed per minute of the measured part, those rolled back "
+      "by the specification's 1 % included; no keying or think times); mix ",
+      absl::StrJoin(mix, ", "));
 }
 
 std::string ConnectionSetup(const v1::RunManifest& manifest) {

@@ -131,8 +131,11 @@ std::string SummarySection(const v1::RunReport& r) {
   absl::StrAppend(&out, MetaRow("Executed queries", absl::StrCat(r.executed())));
   if (r.query_types_size() > 1) {
     for (const auto& q : r.query_types()) {
-      absl::StrAppend(&out, MetaRow(absl::StrCat("  ", q.name()), absl::StrCat(q.executed())));
+      absl::StrAppend(&out, MetaRow(absl::StrCat("  ", q.name()), DescribeExecuted(q)));
     }
+  }
+  if (const std::string tpcc = DescribeTpcc(r); !tpcc.empty()) {
+    absl::StrAppend(&out, MetaRow("TPC-C", tpcc));
   }
   if (const std::string statements = DescribeStatements(r.statements(), r.executed(), r.errors(),
                                                         r.ignored(), r.queries_duration_s());

@@ -389,8 +389,11 @@ std::string RenderReportText(const v1::RunReport& r) {
   absl::StrAppend(&out, "Executed queries: ", r.executed(), "\n");
   if (r.query_types_size() > 1) {
     for (const auto& q : r.query_types()) {
-      absl::StrAppend(&out, "  ", q.name(), ": ", q.executed(), "\n");
+      absl::StrAppend(&out, "  ", q.name(), ": ", DescribeExecuted(q), "\n");
     }
+  }
+  if (const std::string tpcc = DescribeTpcc(r); !tpcc.empty()) {
+    absl::StrAppend(&out, "TPC-C: ", tpcc, "\n");
   }
   // sysbench's queries (read + write + other): statements ÷ queries duration is its QPS.
   if (const std::string statements =

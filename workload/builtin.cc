@@ -1,13 +1,14 @@
 // The workloads a plan can name in a process that reads no YAML (the agent, the coordinator):
-// oltp, built in code (sysbench's scenarios), and the plan's own workload_spec. The YAML files,
-// user's and built-in (workloads/), are read into that spec by the CLI
+// oltp and tpcc, built in code (sysbench's scenarios, TPC-C), and the plan's own workload_spec. The
+// YAML files, user's and built-in (workloads/), are read into that spec by the CLI
 // (ResolvePlanWorkload, workload/workload_parser.h), so that they travel inside the plan.
 
 #include "absl/strings/str_cat.h"
+#include "base/code_workload_names.h"
 #include "base/field_error.h"
 #include "workload/declarative.h"
 #include "workload/oltp.h"
-#include "workload/oltp_name.h"
+#include "workload/tpcc.h"
 #include "workload/workload.h"
 
 namespace dbload {
@@ -19,11 +20,17 @@ absl::StatusOr<std::unique_ptr<Workload>> MakeWorkload(
     if (!parsed.ok()) return parsed.status();
     return MakeOltpWorkload(*std::move(parsed));
   }
-  return FieldError("workload",
-                    absl::StrCat("unknown workload '", name, "' (in code: ", kOltpWorkloadName,
-                                 "; a workload written in YAML, a file or a "
-                                 "built-in such as shop, travels in the plan as its "
-                                 "workload_spec, which dbload fills in from the file)"));
+  if (name == kTpccWorkloadName) {
+    absl::StatusOr<tpcc::TpccOptions> parsed = tpcc::ParseTpccOptions(options);
+    if (!parsed.ok()) return parsed.status();
+    return tpcc::MakeTpccWorkload(*parsed);
+  }
+  return FieldError(
+      "workload", absl::StrCat("unknown workload '", name, "' (in code: ", kOltpWorkloadName, ", ",
+                               kTpccWorkloadName,
+                               "; a workload written in YAML, a file or a "
+                               "built-in such as shop, travels in the plan as its "
+                               "workload_spec, which dbload fills in from the file)"));
 }
 
 absl::StatusOr<std::unique_ptr<Workload>> MakePlanWorkload(const v1::Plan& plan) {

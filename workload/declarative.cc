@@ -587,6 +587,9 @@ class DeclarativeWorkload final : public Workload {
   }
 
   v1::WorkloadSpec DataSpec() const override { return spec_; }
+  std::vector<v1::Invariant> Invariants() const override {
+    return {spec_.invariants().begin(), spec_.invariants().end()};
+  }
 
  private:
   const v1::WorkloadSpec spec_;

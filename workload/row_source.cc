@@ -8,7 +8,7 @@
 namespace dbload {
 
 absl::StatusOr<std::unique_ptr<RowSource>> MakeRowSource(const std::string& name, uint64_t seed) {
-  const std::string tpcc = absl::StrCat(tpcc::kTpccWorkloadName, ".");
+  const std::string tpcc = absl::StrCat(kTpccWorkloadName, ".");
   if (std::string_view(name).starts_with(tpcc)) {
     if (std::unique_ptr<RowSource> source =
             tpcc::MakeTpccRowSource(std::string_view(name).substr(tpcc.size()), seed)) {

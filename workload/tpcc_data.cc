@@ -26,15 +26,8 @@ class Cells {
     values_[next_] = std::string_view(texts_[next_]);
     ++next_;
   }
-  // An exact decimal: `units` of 10^-scale ("-10.00" for -1000 at scale 2), written as text so
-  // that no binary fraction reaches the NUMERIC column.
-  void Decimal(int64_t units, int scale) {
-    int64_t one = 1;
-    for (int i = 0; i < scale; ++i) one *= 10;
-    const int64_t whole = (units < 0 ? -units : units) / one;
-    const int64_t fraction = (units < 0 ? -units : units) % one;
-    Text(absl::StrFormat("%s%d.%0*d", units < 0 ? "-" : "", whole, scale, fraction));
-  }
+  // An exact decimal, written as text so that no binary fraction reaches the NUMERIC column.
+  void Decimal(int64_t units, int scale) { Text(DecimalText(units, scale)); }
 
  private:
   std::span<db::Value> values_;

@@ -11,13 +11,12 @@
 #include <string_view>
 #include <vector>
 
+#include "base/code_workload_names.h"
 #include "dbload/v1/workload.pb.h"
 #include "workload/row_source.h"
 #include "workload/tpcc_random.h"
 
 namespace dbload::tpcc {
-
-inline constexpr char kTpccWorkloadName[] = "tpcc";
 
 // Per warehouse (clause 4.3.3.1); ITEM has kItems in all.
 inline constexpr int64_t kItems = 100'000;

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/strings/str_format.h"
+
 namespace dbload::tpcc {
 
 namespace {
@@ -83,6 +85,14 @@ std::string ItemData(Random& random, bool original) {
 }
 
 bool IsOriginal(Random& random) { return random.Uniform(1, 100) <= 10; }
+
+std::string DecimalText(int64_t units, int scale) {
+  int64_t one = 1;
+  for (int i = 0; i < scale; ++i) one *= 10;
+  const int64_t magnitude = units < 0 ? -units : units;
+  return absl::StrFormat("%s%d.%0*d", units < 0 ? "-" : "", magnitude / one, scale,
+                         magnitude % one);
+}
 
 std::vector<int32_t> Permutation(Random& random, int32_t n) {
   std::vector<int32_t> values(static_cast<size_t>(n));

@@ -54,6 +54,9 @@ std::string ZipCode(Random& random);
 // draws the 10 %, see IsOriginal).
 std::string ItemData(Random& random, bool original);
 bool IsOriginal(Random& random);
+// `units` of 10^-scale as exact decimal text: "-10.00" for -1000 at scale 2 (money and rates are
+// bound as text, so that no binary fraction reaches a NUMERIC column).
+std::string DecimalText(int64_t units, int scale);
 // 1 … n in random order (O_C_ID: "selected sequentially from a random permutation of
 // [1 .. 3,000]", clause 4.3.3.1).
 std::vector<int32_t> Permutation(Random& random, int32_t n);

@@ -118,6 +118,10 @@ class Workload {
   // Its tables, how their data is generated, and the checks of the loaded data: what
   // `dbload prepare` loads and `dbload cleanup` drops (workload/loader.h).
   virtual dbload::v1::WorkloadSpec DataSpec() const = 0;
+  // Conditions its data keeps whatever the load does, checked by the coordinator before and
+  // after every run (v1::Invariant): a workload file's `invariants`, TPC-C's consistency
+  // conditions.
+  virtual std::vector<dbload::v1::Invariant> Invariants() const { return {}; }
 };
 
 // The signature of MakePlanWorkload, for components that take a workload source as a

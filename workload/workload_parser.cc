@@ -14,11 +14,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "base/code_workload_names.h"
 #include "base/field_error.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "plan/plan_limits.h"
-#include "workload/oltp_name.h"
 #include "workload/param_generator.h"
 #include "workload/sql_text.h"
 #include "workload/workload_spec_check.h"
@@ -573,13 +573,16 @@ absl::StatusOr<WorkloadSpec> ResolveWorkload(const std::string& name_or_path,
 }
 
 std::vector<std::string> BuiltinWorkloadNames() {
-  std::vector<std::string> names = {kOltpWorkloadName};
+  std::vector<std::string> names = {kOltpWorkloadName, kTpccWorkloadName};
   for (const auto& [name, text] : BuiltinWorkloadFiles()) names.push_back(name);
   return names;
 }
 
 absl::Status ResolvePlanWorkload(v1::Plan& plan) {
-  if (plan.has_workload_spec() || plan.workload() == kOltpWorkloadName) return absl::OkStatus();
+  if (plan.has_workload_spec() || plan.workload() == kOltpWorkloadName ||
+      plan.workload() == kTpccWorkloadName) {
+    return absl::OkStatus();
+  }
   if (!IsYamlWorkload(plan.workload())) {
     return FieldError("workload",
                       absl::StrCat("unknown workload '", plan.workload(),

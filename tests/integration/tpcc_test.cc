@@ -6,10 +6,13 @@
 // its cases (tests/integration/CMakeLists.txt).
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -19,6 +22,11 @@
 #include "db/driver_factory.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "process/exit_codes.h"
+#include "tests/harness/dbload_processes.h"
+#include "tests/harness/scratch_dir.h"
+#include "tests/harness/sql_clients.h"
+#include "tests/harness/test_reports.h"
 #include "tests/harness/test_servers.h"
 #include "workload/loader.h"
 #include "workload/tpcc_data.h"
@@ -28,6 +36,8 @@ namespace dbload::tpcc {
 namespace {
 
 using ::dbload::testing::PasswordOf;
+using ::dbload::testing::ProcessResult;
+using ::dbload::testing::RunDbload;
 using ::dbload::testing::TestServers;
 using ::dbload::testing::TestServersEnvironment;
 
@@ -38,6 +48,7 @@ using ::dbload::testing::TestServersEnvironment;
   } while (0)
 
 constexpr int64_t kWarehouses = 2;
+constexpr std::chrono::seconds kLoadTimeout(120);
 
 class TpccLoadTest : public ::testing::TestWithParam<bool> {
  protected:
@@ -58,6 +69,11 @@ class TpccLoadTest : public ::testing::TestWithParam<bool> {
   }
 
   void TearDown() override {
+    // A case that closed the session for the server's counters opens one again.
+    if (session_ == nullptr && driver_ != nullptr) {
+      absl::StatusOr<std::unique_ptr<db::Session>> session = driver_->Connect();
+      if (session.ok()) session_ = *std::move(session);
+    }
     if (session_ != nullptr) {
       (void)DropWorkloadData(spec_, *session_,
                              postgres() ? db::Dialect::kPostgreSql : db::Dialect::kMySql);
@@ -168,6 +184,162 @@ TEST_P(TpccLoadTest, AStoppedLoadResumesConsistent) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM order_line"), Count("SELECT SUM(o_ol_cnt) FROM orders"));
   std::cout << "stopped with " << lines_before << " order lines loaded, then resumed" << std::endl;
 }
+
+// The workload end to end through `dbload`: prepared in 2 parts, run by 2 agents in one
+// process (terminals bound to the 2 warehouses), read back from the report and the database.
+class TpccRunTest : public TpccLoadTest {
+ protected:
+  // `target_extra`: more fields of the target (", isolation: serializable").
+  std::string PlanYaml(const testing::ScratchDir& dir, int64_t warehouses, int clients,
+                       const std::string& stop, const std::string& target_extra = "") {
+    TestServers& servers = TestServersEnvironment::Servers();
+    const std::string target =
+        postgres()
+            ? absl::StrCat("{driver: postgresql, host: 127.0.0.1, port: ", servers.Get("PG_PORT"),
+                           ", user: bench, password_file: ", servers.Get("PG_PASSWORD_FILE"),
+                           ", database: bench", target_extra, "}")
+            : absl::StrCat("{driver: mysql, host: 127.0.0.1, port: ", servers.Get("MARIADB_PORT"),
+                           ", user: bench, password_file: ", servers.Get("MARIADB_PASSWORD_FILE"),
+                           ", database: bench", target_extra, "}");
+    return dir.Write(
+        "tpcc.yaml",
+        absl::StrCat("name: tpcc\ntarget: ", target,
+                     "\nworkload: tpcc\nworkload_options: {warehouses: ", warehouses,
+                     "}\nscenario: standard\nload: {closed: {clients: ", clients,
+                     "}}\nwarmup: 0s\nstop: ", stop, "\nseed: 7\nexplain: {enabled: false}\n"));
+  }
+
+  // Prepares `plan` in 2 parts, runs it with 2 agents in one process, and checks what every
+  // run of tpcc must keep: the consistency conditions, read by the coordinator after the run,
+  // and the report's counts against what the database itself counted: each Payment one history
+  // row; each New-Order one order with its lines, but those the workload rolled back; each of
+  // those, each try a conflict undid and each failed transaction a rollback at the server.
+  v1::RunReport PrepareAndRun(const testing::ScratchDir& dir, const std::string& plan) {
+    EXPECT_EQ(RunDbload({"cleanup", plan}).exit_code, kExitOk);
+    const ProcessResult prepared = RunDbload({"prepare", plan, "--parallel", "2"}, kLoadTimeout);
+    EXPECT_EQ(prepared.exit_code, kExitOk) << prepared.Describe();
+    // Read by the database's client, and this fixture's session leaves bench so that
+    // PostgreSQL's counters settle: counts before the counters ahead of the run, after them
+    // afterwards.
+    session_.reset();
+    const int64_t orders = ClientCount("SELECT COUNT(*) FROM orders");
+    const int64_t history = ClientCount("SELECT COUNT(*) FROM history");
+    const int64_t lines = ClientCount("SELECT COUNT(*) FROM order_line");
+    const int64_t rollbacks = Rollbacks();
+
+    const std::string report_path = dir.path() + "/report.json";
+    const ProcessResult run = RunDbload({"run", plan, "--agents", "2", "--report", report_path},
+                                        std::chrono::seconds(60));
+    EXPECT_EQ(run.exit_code, kExitOk) << run.Describe();
+    EXPECT_THAT(run.out, ::testing::HasSubstr("TPC-C: tpmC "));
+    v1::RunReport report = testing::ReadReport(report_path);
+    const int64_t rolled_back_at_server = Rollbacks() - rollbacks;
+
+    EXPECT_EQ(report.invariants_not_checked(), "");
+    EXPECT_EQ(report.invariants_size(), 4) << run.out;
+    for (const v1::InvariantResult& invariant : report.invariants()) {
+      EXPECT_TRUE(invariant.holds()) << invariant.name() << ": " << invariant.after();
+    }
+    std::map<std::string, const v1::QueryTypeReport*> types;
+    int64_t rolled_back = 0;
+    for (const v1::QueryTypeReport& type : report.query_types()) {
+      types[type.name()] = &type;
+      rolled_back += static_cast<int64_t>(type.rolled_back() + type.errors());
+      for (const v1::RetryCount& retry : type.retries()) rolled_back += retry.count();
+    }
+    if (types.size() != 5) {
+      ADD_FAILURE() << run.out;
+      return report;
+    }
+    EXPECT_EQ(rolled_back_at_server, rolled_back);
+    EXPECT_EQ(ClientCount("SELECT COUNT(*) FROM history") - history,
+              static_cast<int64_t>(types["payment"]->executed()));
+    const v1::QueryTypeReport& new_order = *types["new_order"];
+    EXPECT_EQ(ClientCount("SELECT COUNT(*) FROM orders") - orders,
+              static_cast<int64_t>(new_order.executed() - new_order.rolled_back()));
+    EXPECT_EQ(ClientCount("SELECT COUNT(*) FROM order_line") - lines,
+              ClientCount("SELECT SUM(o_ol_cnt) FROM orders WHERE o_id > 3000"));
+    return report;
+  }
+
+  // A count the database's own client reads in database bench.
+  int64_t ClientCount(const std::string& sql) {
+    TestServers& servers = TestServersEnvironment::Servers();
+    return testing::ToInt(postgres() ? testing::Psql(servers, "bench", sql)
+                                     : testing::Mariadb(servers, "USE bench; " + sql));
+  }
+
+  // Transactions the server rolled back, as it counts them: PostgreSQL's xact_rollback of
+  // bench once settled; MariaDB's ROLLBACK statements (Com_rollback) once two reads agree.
+  int64_t Rollbacks() {
+    TestServers& servers = TestServersEnvironment::Servers();
+    if (postgres()) return testing::SettledPgDatabaseCounters(servers).xact_rollback;
+    int64_t previous = -1;
+    for (int read = 0; read < 50; ++read) {
+      const std::string line = testing::Mariadb(servers, "SHOW GLOBAL STATUS LIKE 'Com_rollback'");
+      const int64_t now = testing::ToInt(line.substr(line.find('\t') + 1));
+      if (now == previous) return now;
+      previous = now;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ADD_FAILURE() << "Com_rollback did not settle";
+    return -1;
+  }
+};
+
+TEST_P(TpccRunTest, TwoAgentsRunTheStandardMixAndTheConsistencyConditionsHold) {
+  const testing::ScratchDir dir("dbload_tpcc_test");
+  const std::string plan = PlanYaml(dir, kWarehouses, 4, "{duration: 10s}");
+  const v1::RunReport report = PrepareAndRun(dir, plan);
+  ASSERT_EQ(report.query_types_size(), 5);
+
+  // The mix: within a point of clause 5.2.3's percentages.
+  int64_t total = 0;
+  for (const v1::QueryTypeReport& type : report.query_types()) {
+    total += static_cast<int64_t>(type.executed());
+    EXPECT_EQ(type.errors(), 0u) << type.name();
+  }
+  ASSERT_GT(total, 1'000);
+  const double standard[] = {45, 43, 4, 4, 4};  // in the order of the query types
+  for (int i = 0; i < 5; ++i) {
+    const v1::QueryTypeReport& type = report.query_types(i);
+    EXPECT_NEAR(100.0 * static_cast<double>(type.executed()) / static_cast<double>(total),
+                standard[i], 1.0)
+        << type.name() << ": " << type.executed() << " of " << total;
+  }
+  // The specification's 1 % of New-Orders, rolled back by the workload.
+  const v1::QueryTypeReport& new_order = report.query_types(0);
+  EXPECT_NEAR(static_cast<double>(new_order.rolled_back()),
+              static_cast<double>(new_order.executed()) / 100, 15)
+      << new_order.executed();
+}
+
+// Forced contention: 8 terminals on one warehouse where concurrent updates of a row fail
+// (PostgreSQL at SERIALIZABLE: 40001; MariaDB at REPEATABLE READ with snapshot isolation: 1020),
+// on the warehouse's W_YTD above all: the workload's retry policy tries them again, and the
+// data stays consistent.
+TEST_P(TpccRunTest, ContentionOnOneWarehouseIsRetriedAndStaysConsistent) {
+  const testing::ScratchDir dir("dbload_tpcc_test");
+  const std::string plan =
+      PlanYaml(dir, 1, 8, "{duration: 8s}",
+               postgres() ? ", isolation: serializable"
+                          : ", isolation: repeatable_read, session: [\"SET SESSION "
+                            "innodb_snapshot_isolation = ON\"]");
+  const v1::RunReport report = PrepareAndRun(dir, plan);
+  uint64_t retries = 0, executed = 0;
+  for (const v1::QueryTypeReport& type : report.query_types()) {
+    for (const v1::RetryCount& retry : type.retries()) retries += retry.count();
+    executed += type.executed();
+  }
+  std::cout << "contention: " << executed << " transactions, " << retries << " retries\n";
+  EXPECT_GT(executed, 500u);
+  EXPECT_GT(retries, 50u) << "contention was forced";
+}
+
+INSTANTIATE_TEST_SUITE_P(Servers, TpccRunTest, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return std::string(info.param ? "pg" : "mariadb");
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Servers, TpccLoadTest, ::testing::Values(true, false),
                          [](const ::testing::TestParamInfo<bool>& info) {

@@ -614,10 +614,11 @@ TEST_F(CoordinatorTest, InvalidPlansAreRefusedNamingTheField) {
   plan.set_scenario("browse");
   status = Submit(plan, response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(),
-              HasSubstr("test.yaml: workload: unknown workload 'shop' (in code: oltp; a workload "
-                        "written in YAML, a file or a built-in such as shop, travels in the plan "
-                        "as its workload_spec"));
+  EXPECT_THAT(
+      status.error_message(),
+      HasSubstr("test.yaml: workload: unknown workload 'shop' (in code: oltp, tpcc; a workload "
+                "written in YAML, a file or a built-in such as shop, travels in the plan "
+                "as its workload_spec"));
 }
 
 TEST_F(CoordinatorTest, RunsAnAgentWouldRefuseAreRefusedUpFrontNamingEveryAgentAndWhy) {

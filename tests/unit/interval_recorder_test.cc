@@ -160,6 +160,26 @@ TEST(IntervalSnapshotWireTest, RetryCountsTravelExactlyAndGarbageIsRefused) {
   EXPECT_FALSE(SnapshotFromReport(huge, 3).ok());
 }
 
+// Rollbacks by the workload travel with their query type, even alone in an interval (recorded
+// just after a drain took their transaction's success), each in one drain.
+TEST(IntervalSnapshotWireTest, RollbacksByTheWorkloadTravelExactly) {
+  IntervalRecorder recorder(2);
+  recorder.RecordRolledBack(1);
+  recorder.RecordRolledBack(1);
+  const IntervalSnapshot original = recorder.Drain();
+  EXPECT_EQ(original.query_types[1].rolled_back, 2u);
+  EXPECT_EQ(recorder.Drain().query_types[1].rolled_back, 0u);
+  v1::AgentReport report;
+  SnapshotToReport(original, &report);
+  ASSERT_EQ(report.query_types_size(), 1);
+  absl::StatusOr<IntervalSnapshot> decoded = SnapshotFromReport(report, 2);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->query_types[1].rolled_back, 2u);
+  report.mutable_query_types(0)->set_rolled_back(uint64_t{1} << 62);
+  EXPECT_THAT(SnapshotFromReport(report, 2).status().message(),
+              testing::HasSubstr("rollbacks by the workload in one interval"));
+}
+
 // Each connection's time lands in the interval it passed in, state by state, including a state
 // it is still in when the interval closes: a call stuck across three drains counts in each.
 TEST(IntervalRecorderTest, ConnectionTimeIsSplitByStateAndByInterval) {

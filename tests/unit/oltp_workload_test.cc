@@ -226,7 +226,7 @@ TEST(OltpWorkloadTest, BadOptionsAndNamesAreRefusedWithTheirName) {
   const absl::Status unknown = MakeWorkload("oltp", {{"table_sise", "10"}}).status();
   EXPECT_THAT(unknown.message(), HasSubstr("unknown option of workload oltp"));
   EXPECT_EQ(FieldOf(unknown), "workload_options.table_sise");
-  EXPECT_THAT(MakeWorkload("tpcc", {}).status().message(), HasSubstr("unknown workload 'tpcc'"));
+  EXPECT_THAT(MakeWorkload("tpcd", {}).status().message(), HasSubstr("unknown workload 'tpcd'"));
   auto workload = MakeWorkload("oltp", {});
   EXPECT_THAT((*workload)->MakeScenario("read_wrote").status().message(),
               HasSubstr("no scenario 'read_wrote'"));

@@ -96,6 +96,19 @@ TEST(PlanValidationTest, APipelineIsPostgresqlsAndBindsNoCapturedValue) {
             "target's driver is mysql");
 }
 
+// tpcc's transactions read values mid-way (the next order id, the customer by name).
+TEST(PlanValidationTest, TpccCannotBePipelined) {
+  v1::Plan plan = OpenLoopPlan();
+  plan.set_workload("tpcc");
+  plan.set_scenario("standard");
+  ApplyPlanDefaults(plan);
+  EXPECT_TRUE(ValidatePlan(plan, "plan").ok()) << ValidatePlan(plan, "plan");
+  plan.mutable_target()->set_pipeline(true);
+  EXPECT_THAT(std::string(ValidatePlan(plan, "plan").message()),
+              ::testing::StartsWith("plan: target.pipeline: workload tpcc reads values in the "
+                                    "middle of its transactions"));
+}
+
 TEST(FieldMessagesTest, PathsQuoteKeysThatAreNotPlainNames) {
   EXPECT_EQ(JoinFieldPath("", "target"), "target");
   EXPECT_EQ(JoinFieldPath("workload_options", "table_size"), "workload_options.table_size");

@@ -627,6 +627,33 @@ TEST(ReportBuilderTest, IgnoredErrorsAreCountedApartEverywhere) {
 }
 
 // A retry policy's counts, summed exactly over intervals and shown in every format.
+// A run of tpcc: its rollbacks by design beside each query type's executed count, and tpmC
+// (New-Orders per minute of the measured part) with the mix run.
+TEST(ReportBuilderTest, TpccRunsShowTheirRollbacksTpmCAndMix) {
+  v1::Plan plan;
+  plan.set_workload("tpcc");
+  RunReportBuilder builder(plan, {"new_order", "payment"});
+  IntervalSnapshot snapshot;
+  snapshot.query_types.resize(2);
+  for (int i = 0; i < 450; ++i) snapshot.query_types[0].response_time.Record(1'000'000);
+  for (int i = 0; i < 550; ++i) snapshot.query_types[1].response_time.Record(1'000'000);
+  snapshot.query_types[0].rolled_back = 5;
+  builder.AddInterval({.elapsed_s = 30, .length_s = 30}, snapshot);
+  const v1::RunReport r = builder.Finish(30, 0, 0, "duration", "", {});
+  EXPECT_EQ(r.query_types(0).rolled_back(), 5u);
+  const std::string text = RenderReportText(r);
+  EXPECT_THAT(text, HasSubstr("  new_order: 450 (5 rolled back by the workload)\n"));
+  EXPECT_THAT(text, HasSubstr("  payment: 550\n"));
+  EXPECT_THAT(text, HasSubstr("TPC-C: tpmC 900 (New-Orders completed per minute"));
+  EXPECT_THAT(text, HasSubstr("mix new_order 45.0 %, payment 55.0 %"));
+  EXPECT_THAT(RenderReportHtml(r), HasSubstr("tpmC 900"));
+
+  plan.set_workload("oltp");
+  RunReportBuilder oltp(plan, {"new_order", "payment"});
+  oltp.AddInterval({.elapsed_s = 30, .length_s = 30}, snapshot);
+  EXPECT_THAT(RenderReportText(oltp.Finish(30, 0, 0, "duration", "", {})), Not(HasSubstr("tpmC")));
+}
+
 TEST(ReportBuilderTest, RetriesAreSummedAndShownInEveryFormat) {
   v1::Plan plan;
   RunReportBuilder builder(plan, {"transfer", "audit"});

@@ -32,12 +32,14 @@ IntervalSnapshot EmptySnapshot() {
 }
 
 // A snapshot of `samples` random transactions, each of 1 to 20 statements, also recorded into
-// `union_response` and `union_service` (and `union_statements`) per query type, as if one
-// recorder had seen every agent's samples.
+// `union_response` and `union_service` (and `union_statements`, and `union_rolled_back`: those of
+// 20 statements count as rolled back by the workload) per query type, as if one recorder had
+// seen every agent's samples.
 IntervalSnapshot RandomSnapshot(std::mt19937_64& random, int samples,
                                 std::vector<Histogram>* union_response,
                                 std::vector<Histogram>* union_service, Histogram* union_lag,
-                                std::vector<uint64_t>* union_statements = nullptr) {
+                                std::vector<uint64_t>* union_statements = nullptr,
+                                std::vector<uint64_t>* union_rolled_back = nullptr) {
   IntervalSnapshot snapshot = EmptySnapshot();
   std::lognormal_distribution<double> latency(13.0, 1.5);  // ~0.4 ms median, long tail
   for (int i = 0; i < samples; ++i) {
@@ -50,6 +52,10 @@ IntervalSnapshot RandomSnapshot(std::mt19937_64& random, int samples,
     const uint64_t statements = 1 + random() % 20;
     snapshot.query_types[q].statements += statements;
     if (union_statements != nullptr) (*union_statements)[q] += statements;
+    if (statements == 20) {
+      ++snapshot.query_types[q].rolled_back;
+      if (union_rolled_back != nullptr) ++(*union_rolled_back)[q];
+    }
     if (union_response != nullptr) {
       (*union_response)[q].Record(service + lag);
       (*union_service)[q].Record(service);
@@ -93,6 +99,7 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
   std::vector<Histogram> union_response(kQueryTypes.size()), union_service(kQueryTypes.size());
   Histogram union_lag;
   std::vector<uint64_t> union_statements(kQueryTypes.size(), 0);
+  std::vector<uint64_t> union_rolled_back(kQueryTypes.size(), 0);
   const std::vector<std::string> agents = {"a0", "a1", "a2"};
   std::map<std::string, uint64_t> executed_by_agent;
   std::map<std::string, Histogram> response_by_agent;
@@ -119,8 +126,9 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
     std::shuffle(senders.begin(), senders.end(), random);
     for (const std::string& agent : senders) {
       const int samples = 100 + static_cast<int>(random() % 2000);
-      const IntervalSnapshot snapshot = RandomSnapshot(
-          random, samples, &union_response, &union_service, &union_lag, &union_statements);
+      const IntervalSnapshot snapshot =
+          RandomSnapshot(random, samples, &union_response, &union_service, &union_lag,
+                         &union_statements, &union_rolled_back);
       executed_by_agent[agent] += samples;
       for (const QueryTypeInterval& q : snapshot.query_types) response_by_agent[agent].Add(q.response_time);
       expected_executed += samples;
@@ -131,7 +139,8 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
   }
   for (const std::string& agent : agents) {
     const IntervalSnapshot snapshot =
-        RandomSnapshot(random, 77, &union_response, &union_service, &union_lag, &union_statements);
+        RandomSnapshot(random, 77, &union_response, &union_service, &union_lag, &union_statements,
+                       &union_rolled_back);
     executed_by_agent[agent] += 77;
     for (const QueryTypeInterval& q : snapshot.query_types) response_by_agent[agent].Add(q.response_time);
     expected_executed += 77;
@@ -169,6 +178,9 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
     EXPECT_TRUE(FromProto(report.query_types(q).service_histogram()) == union_service[q]) << q;
     EXPECT_EQ(report.query_types(q).executed(), union_response[q].TotalCount());
     EXPECT_EQ(report.query_types(q).statements(), union_statements[q]) << q;
+    // Counted across ticks that reuse the aggregator's buffers, each rollback once.
+    EXPECT_EQ(report.query_types(q).rolled_back(), union_rolled_back[q]) << q;
+    EXPECT_GT(union_rolled_back[q], 0u);
     all_response.Add(union_response[q]);
   }
   // The warm-up's statements are in no total, as its transactions are not.
