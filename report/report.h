@@ -1,15 +1,16 @@
 #ifndef DBLOAD_REPORT_REPORT_H_
 #define DBLOAD_REPORT_REPORT_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "base/histogram.h"
-#include "interval/interval_snapshot.h"
 #include "base/percentile_interval.h"
 #include "dbload/v1/plan.pb.h"
 #include "dbload/v1/report.pb.h"
+#include "interval/interval_snapshot.h"
 
 namespace dbload {
 
@@ -53,6 +54,10 @@ std::string DescribeRetries(const dbload::v1::QueryTypeReport& query_type);
 // A query type's executed count, with the rolled back by the workload among them: "4321" or
 // "4321 (43 rolled back by the workload)".
 std::string DescribeExecuted(const dbload::v1::QueryTypeReport& query_type);
+// For a run of workload tpcc: the New-Orders completed per minute of the measured part, those
+// rolled back by design included (TPC-C's tpmC, without keying or think times). nullopt for
+// any other workload, or a run that measured nothing.
+std::optional<double> TpmC(const dbload::v1::RunReport& report);
 // For a run of workload tpcc, TPC-C's own figures: "tpmC 25,310 (…); mix new_order 45.0 %, …".
 // Empty for any other workload.
 std::string DescribeTpcc(const dbload::v1::RunReport& report);

@@ -53,25 +53,33 @@ std::string DescribeExecuted(const v1::QueryTypeReport& query_type) {
                       " rolled back by the workload)");
 }
 
-std::string DescribeTpcc(const v1::RunReport& report) {
-  if (report.plan().workload() != kTpccWorkloadName) return "";
-  uint64_t total = 0, new_orders = 0;
-  for (const v1::QueryTypeReport& type : report.query_types()) {
-    total += type.executed();
-    if (type.name() == "new_order") new_orders = type.executed();
+std::optional<double> TpmC(const v1::RunReport& report) {
+  if (report.plan().workload() != kTpccWorkloadName || report.queries_duration_s() <= 0) {
+    return std::nullopt;
   }
-  if (total == 0 || report.queries_duration_s() <= 0) return "";
+  for (const v1::QueryTypeReport& type : report.query_types()) {
+    if (type.name() == "new_order") {
+      return 60.0 * static_cast<double>(type.executed()) / report.queries_duration_s();
+    }
+  }
+  return std::nullopt;
+}
+
+std::string DescribeTpcc(const v1::RunReport& report) {
+  const std::optional<double> tpmc = TpmC(report);
+  uint64_t total = 0;
+  for (const v1::QueryTypeReport& type : report.query_types()) total += type.executed();
+  if (!tpmc || total == 0) return "";
   std::vector<std::string> mix;
   for (const v1::QueryTypeReport& type : report.query_types()) {
     mix.push_back(
         absl::StrFormat("%s %.1f %%", type.name(),
                         100.0 * static_cast<double>(type.executed()) / static_cast<double>(total)));
   }
-  return absl::StrCat(
-      "tpmC ", FormatCount(60.0 * static_cast<double>(new_orders) / report.queries_duration_s()),
-      " (New-Orders completed per minute of the measured part, those rolled back "
-      "by the specification's 1 % included; no keying or think times); mix ",
-      absl::StrJoin(mix, ", "));
+  return absl::StrCat("tpmC ", FormatCount(*tpmc),
+                      " (New-Orders completed per minute of the measured part, those rolled back "
+                      "by the specification's 1 % included; no keying or think times); mix ",
+                      absl::StrJoin(mix, ", "));
 }
 
 std::string ConnectionSetup(const v1::RunManifest& manifest) {

@@ -25,6 +25,22 @@ const Metric kSweepMetrics[4] = {
     {"p95", "p95 latency", false, &PointFigures::p95_ms, FormatLatency},
     {"p99", "p99 latency", false, &PointFigures::p99_ms, FormatLatency, true},
 };
+const Metric kTpccSweepMetrics[5] = {
+    {"tpmC", "tpmC", true, &PointFigures::tpmc, FormatCount, false, false, true},
+    kSweepMetrics[0],
+    kSweepMetrics[1],
+    kSweepMetrics[2],
+    kSweepMetrics[3],
+};
+
+std::span<const Metric> SweepMetricsOf(const CaseView& c) {
+  for (const SuitePoint* p : c.points) {
+    for (const std::optional<PointFigures>& f : p->targets) {
+      if (f && f->has_tpmc) return kTpccSweepMetrics;
+    }
+  }
+  return kSweepMetrics;
+}
 
 namespace {
 
@@ -38,7 +54,9 @@ bool BothWithinIntervals(const Metric& m, const PointFigures& base, const PointF
 }
 
 bool FewSamples(const Metric& m, const PointFigures& f) { return m.p99 && f.P99FewSamples(); }
-bool Known(const Metric& m, const PointFigures& f) { return !m.qps || f.has_qps; }
+bool Known(const Metric& m, const PointFigures& f) {
+  return (!m.qps || f.has_qps) && (!m.tpmc || f.has_tpmc);
+}
 
 constexpr char kWithinIntervals[] = "within the 95% confidence intervals";
 

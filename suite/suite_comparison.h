@@ -23,6 +23,7 @@ struct Metric {
   std::string (*format)(double);
   bool p99 = false;  // the response-time p99, with what it rests on
   bool qps = false;  // known only where the runs counted statements
+  bool tpmc = false;  // known only for runs of workload tpcc
 };
 
 // A case's points (one when the case has none), as BuildSuiteTable ordered them.
@@ -50,6 +51,10 @@ struct SummaryRow {
 extern const Metric kCaseMetrics[3];
 // The sweeps: what sysbench studies publish per thread count (TPS, QPS, p95, p99).
 extern const Metric kSweepMetrics[4];
+// A sweep of workload tpcc: tpmC first, then the same.
+extern const Metric kTpccSweepMetrics[5];
+// The metrics of a sweep's table and ratios: kTpccSweepMetrics where a figure has tpmC.
+std::span<const Metric> SweepMetricsOf(const CaseView& c);
 
 // A table cell: the figure ("*" when its p99 rests on too few samples), "—" where there is none.
 std::string Cell(const Metric& m, const std::optional<PointFigures>& f);

@@ -288,7 +288,7 @@ Table SweepTable(const SuiteTable& t, const CaseView& c) {
   table.header.push_back(c.closed_loop ? "clients" : "rate");
   table.numeric.push_back(true);
   for (const std::string& target : t.targets) {
-    for (const Metric& m : kSweepMetrics) {
+    for (const Metric& m : SweepMetricsOf(c)) {
       table.header.push_back(absl::StrCat(target, " ", m.header));
       table.numeric.push_back(true);
     }
@@ -298,7 +298,7 @@ Table SweepTable(const SuiteTable& t, const CaseView& c) {
     std::vector<std::string> row = {FormatCount(p->point)};
     bool limited = false;
     for (size_t i = 0; i < t.targets.size(); ++i) {
-      for (const Metric& m : kSweepMetrics) row.push_back(Cell(m, p->targets[i]));
+      for (const Metric& m : SweepMetricsOf(c)) row.push_back(Cell(m, p->targets[i]));
       limited = limited || (p->targets[i] && p->targets[i]->generator_limited_runs > 0);
     }
     table.rows.push_back(std::move(row));
@@ -314,7 +314,8 @@ std::vector<std::string> SweepRatioLines(const SuiteTable& t, const CaseView& c)
     for (size_t i = 1; i < t.targets.size(); ++i) {
       if (!p->targets[0] || !p->targets[i]) continue;
       lines.push_back(absl::StrCat("at ", PointText(*p), ": ", t.targets[i], " vs ", t.targets[0],
-                                   ": ", PhrasesOf(kSweepMetrics, *p->targets[0], *p->targets[i])));
+                                   ": ",
+                                   PhrasesOf(SweepMetricsOf(c), *p->targets[0], *p->targets[i])));
     }
   }
   return lines;

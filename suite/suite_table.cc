@@ -228,7 +228,7 @@ SuiteTable BuildSuiteTable(const v1::SuiteIndex& index, const std::vector<v1::Ru
           row.targets.emplace_back();
           continue;
         }
-        std::vector<double> throughput, mean, p50, p95, p99, qps;
+        std::vector<double> throughput, mean, p50, p95, p99, qps, tpmc;
         bool statements_known = true;
         std::map<std::string, std::vector<double>> per_query;
         PointFigures figures;
@@ -259,6 +259,7 @@ SuiteTable BuildSuiteTable(const v1::SuiteIndex& index, const std::vector<v1::Ru
           } else {
             qps.push_back(static_cast<double>(r->statements()) / r->queries_duration_s());
           }
+          if (const std::optional<double> new_orders = TpmC(*r)) tpmc.push_back(*new_orders);
           figures.generator_limited_runs += GeneratorLimited(*r);
           figures.database_stalled_runs += DatabaseStalled(*r);
           figures.max_dispatch_lag_share =
@@ -277,6 +278,8 @@ SuiteTable BuildSuiteTable(const v1::SuiteIndex& index, const std::vector<v1::Ru
         figures.p99_ms = SpreadOf(p99);
         figures.has_qps = statements_known && !qps.empty();
         if (figures.has_qps) figures.qps = SpreadOf(qps);
+        figures.has_tpmc = !tpmc.empty() && tpmc.size() == it->second.size();
+        if (figures.has_tpmc) figures.tpmc = SpreadOf(tpmc);
         for (auto& [key, values] : per_query) figures.per_query[key] = SpreadOf(values);
         table.repetitions = std::max<uint32_t>(table.repetitions, figures.throughput.n);
         row.targets.push_back(std::move(figures));

@@ -52,6 +52,9 @@ struct PointFigures {
   // (has_qps false) when any run counted no statements (a report from before dbload did).
   bool has_qps = false;
   Spread qps;
+  // TPC-C's tpmC (report/report.h TpmC), for cases of workload tpcc (has_tpmc).
+  bool has_tpmc = false;
+  Spread tpmc;
   size_t generator_limited_runs = 0;  // of throughput.n
   size_t database_stalled_runs = 0;   // of throughput.n: the database stopped answering
   // The highest dispatch lag p99 ÷ response p99 of the runs: how much of the p99 the

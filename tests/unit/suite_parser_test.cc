@@ -524,7 +524,7 @@ TEST(SuiteParserTest, BuiltinSuitesParse) {
     if (!workload.ok()) return workload.status();
     return (*workload)->MakeScenario(plan.scenario()).status();
   };
-  ASSERT_EQ(BuiltinSuiteFiles().size(), 5u);
+  ASSERT_EQ(BuiltinSuiteFiles().size(), 6u);
   for (const auto& [name, text] : BuiltinSuiteFiles()) {
     absl::StatusOr<v1::Suite> suite = ParseSuite(text, name, options);
     ASSERT_TRUE(suite.ok()) << suite.status();

@@ -363,6 +363,26 @@ TEST(SuiteReportTest, SweepIsOneTableOfTpsQpsP95AndP99PerTargetAndPoint) {
   EXPECT_THAT(sweep, HasSubstr("| 600 | — | — | — | — | 598 | — | 1.00 ms | 2.00 ms |\n"));
 }
 
+// A sweep of tpcc leads with tpmC: each run's New-Orders per minute of its measured part.
+TEST(SuiteReportTest, ATpccSweepLeadsWithTpmC) {
+  SuiteBuilder b({"postgresql", "mariadb"}, 1);
+  b.Case("tpcc", "transactions", {8}, /*closed=*/true);
+  const auto tpcc_run = [&](const std::string& target, uint64_t new_orders) {
+    v1::RunReport& r =
+        b.Run(target, "tpcc", 8, 1, {.rate = 1000, .mean = 2, .p99 = 4, .queries_duration = 30});
+    r.mutable_plan()->set_workload("tpcc");
+    v1::QueryTypeReport& type = *r.add_query_types();
+    type.set_name("new_order");
+    type.set_executed(new_orders);
+  };
+  tpcc_run("postgresql", 16'000);  // 32,000 tpmC
+  tpcc_run("mariadb", 10'000);     // 20,000
+  const std::string sweep = MarkdownSection(b.Render(SuiteFormat::kMarkdown), "Sweep: tpcc");
+  EXPECT_THAT(sweep, HasSubstr("| clients | postgresql tpmC | postgresql TPS |"));
+  EXPECT_THAT(sweep, HasSubstr("| 8 | 32,000 | 1,000 | — |"));
+  EXPECT_THAT(sweep, HasSubstr("mariadb vs postgresql: 1.60× lower tpmC"));
+}
+
 TEST(SuiteReportTest, SweepRepetitionsGiveMedianAndSpread) {
   SuiteBuilder b({"postgresql", "mariadb"}, 2);
   b.Case("read_only", "read_only", {4}, /*closed=*/true);
