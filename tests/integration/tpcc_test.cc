@@ -1,7 +1,9 @@
 // TPC-C's tables (workload/tpcc_data.h) loaded into real PostgreSQL 15 and MariaDB 10.11 (started
 // by tests/harness/dbenv) by the resumable parallel loader, and read back from the databases:
 // the row counts of clause 4.3.3.1 per warehouse, and what the clause fixes beyond them (the
-// loader's own checks, and here: last names, credit, ORIGINAL data, new orders, districts).
+// loader's own checks, and here: last names, credit, ORIGINAL data, new orders, districts);
+// then the workload run by `dbload` over 2 agents, its report matched with the databases' own
+// counts (rows and rollbacks) and its consistency conditions, also under forced contention.
 // Its length: one binary is one ctest test, so that the servers it needs start once for all
 // its cases (tests/integration/CMakeLists.txt).
 
@@ -185,8 +187,8 @@ TEST_P(TpccLoadTest, AStoppedLoadResumesConsistent) {
   std::cout << "stopped with " << lines_before << " order lines loaded, then resumed" << std::endl;
 }
 
-// The workload end to end through `dbload`: prepared in 2 parts, run by 2 agents in one
-// process (terminals bound to the 2 warehouses), read back from the report and the database.
+// The workload end to end through `dbload`: prepared in 2 parts by 2 agents, run by 2 agents
+// (terminals bound to the 2 warehouses), read back from the report and the database.
 class TpccRunTest : public TpccLoadTest {
  protected:
   // `target_extra`: more fields of the target (", isolation: serializable").
@@ -209,15 +211,18 @@ class TpccRunTest : public TpccLoadTest {
                      "}}\nwarmup: 0s\nstop: ", stop, "\nseed: 7\nexplain: {enabled: false}\n"));
   }
 
-  // Prepares `plan` in 2 parts, runs it with 2 agents in one process, and checks what every
-  // run of tpcc must keep: the consistency conditions, read by the coordinator after the run,
-  // and the report's counts against what the database itself counted: each Payment one history
-  // row; each New-Order one order with its lines, but those the workload rolled back; each of
-  // those, each try a conflict undid and each failed transaction a rollback at the server.
+  // Prepares `plan` in 2 parts on 2 agents, runs it with 2 agents (all in one process), and
+  // checks what every run of tpcc must keep: the consistency conditions, read by the
+  // coordinator after the run, and the report's counts against what the database itself
+  // counted: each Payment one history row; each New-Order one order with its lines, but those
+  // the workload rolled back; each of those, each try a conflict undid and each failed
+  // transaction a rollback at the server.
   v1::RunReport PrepareAndRun(const testing::ScratchDir& dir, const std::string& plan) {
     EXPECT_EQ(RunDbload({"cleanup", plan}).exit_code, kExitOk);
-    const ProcessResult prepared = RunDbload({"prepare", plan, "--parallel", "2"}, kLoadTimeout);
+    const ProcessResult prepared =
+        RunDbload({"prepare", plan, "--agents", "2", "--parallel", "2"}, kLoadTimeout);
     EXPECT_EQ(prepared.exit_code, kExitOk) << prepared.Describe();
+    EXPECT_THAT(prepared.out, ::testing::HasSubstr("loading 2 parts on 2 agents"));
     // Read by the database's client, and this fixture's session leaves bench so that
     // PostgreSQL's counters settle: counts before the counters ahead of the run, after them
     // afterwards.
