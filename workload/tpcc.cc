@@ -584,11 +584,12 @@ class TpccScenario final : public Scenario {
     }
     if (count->empty() || !absl::SimpleAtoi(count->front(), &loaded) ||
         loaded != options_.warehouses) {
-      return FieldError("workload_options.warehouses",
-                        absl::StrCat("the run has ", options_.warehouses,
-                                     " warehouses but the target's warehouse table holds ",
-                                     count->empty() ? "nothing" : count->front(),
-                                     " (prepare and run with the same warehouses)"));
+      // The field in the words: this error comes from the agents, past the plan's checks.
+      return absl::FailedPreconditionError(
+          absl::StrCat("workload_options.warehouses: the run has ", options_.warehouses,
+                       " warehouses but the target's warehouse table holds ",
+                       count->empty() ? "nothing" : count->front(),
+                       " (prepare and run with the same warehouses)"));
     }
     return absl::OkStatus();
   }

@@ -317,6 +317,14 @@ TEST_P(TpccRunTest, TwoAgentsRunTheStandardMixAndTheConsistencyConditionsHold) {
   EXPECT_NEAR(static_cast<double>(new_order.rolled_back()),
               static_cast<double>(new_order.executed()) / 100, 15)
       << new_order.executed();
+
+  // A run whose scale is not the loaded one is refused before any load, naming the option.
+  const ProcessResult mismatched =
+      RunDbload({"run", plan, "--set", "workload_options.warehouses=3"}, std::chrono::seconds(60));
+  EXPECT_NE(mismatched.exit_code, kExitOk);
+  EXPECT_THAT(mismatched.out + mismatched.err,
+              ::testing::HasSubstr("workload_options.warehouses: the run has 3 warehouses but the "
+                                   "target's warehouse table holds 2"));
 }
 
 // Forced contention: 8 terminals on one warehouse where concurrent updates of a row fail
