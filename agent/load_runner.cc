@@ -298,7 +298,7 @@ void LoadRunner::RunOpenLoop(Worker& worker, db::Session& session,
 void LoadRunner::RunClosedLoop(Worker& worker, db::Session& session,
                                ScenarioWorker& scenario_worker) {
   Nanos now = clock_.Now();
-  Nanos intended = now;
+  Nanos intended = now + scenario_worker.PauseNs();
   while (!worker.retired.load(std::memory_order_relaxed)) {
     if (intended > now) GoIdle(worker, now);  // think time
     if (!SleepUntilOrStopped(intended, now) || intended >= deadline_.load()) return;
@@ -315,7 +315,7 @@ void LoadRunner::RunClosedLoop(Worker& worker, db::Session& session,
                         now)) {
       return;
     }
-    intended = now + think_time_;
+    intended = now + think_time_ + scenario_worker.PauseNs();
   }
 }
 

@@ -10,7 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "base/code_workload_names.h"
+#include "base/code_workloads.h"
 #include "base/field_error.h"
 #include "base/nearest_name.h"
 #include "base/quote.h"
@@ -424,6 +424,18 @@ absl::Status ValidatePipeline(const Plan& plan, const FieldLocator& where) {
   return absl::OkStatus();
 }
 
+// tpcc's keying and think times are its terminals' waits between transactions: a closed loop's.
+absl::Status ValidateTerminalWaits(const Plan& plan, const FieldLocator& where) {
+  const auto waits = plan.workload_options().find("terminal_waits");
+  if (plan.workload() != kTpccWorkloadName || waits == plan.workload_options().end() ||
+      waits->second != "true" || !plan.load().has_open()) {
+    return absl::OkStatus();
+  }
+  return Problem(where, "workload_options.terminal_waits",
+                 "keying and think times are the waits of terminals, a closed loop's; this "
+                 "plan's load is open (use load.closed.clients)");
+}
+
 // The limits of plan/plan_limits.h that a plan carries: its stages, and its workload (a
 // coordinator or agent receives it as a proto, without the file the parser checked).
 absl::Status ValidateSize(const Plan& plan, const FieldLocator& where) {
@@ -482,6 +494,7 @@ absl::Status ValidatePlanAt(const Plan& plan, const FieldLocator& where) {
   if (absl::Status status = ValidateStages(plan, where); !status.ok()) return status;
   if (absl::Status status = ValidateAbort(plan, where); !status.ok()) return status;
   if (absl::Status status = ValidatePipeline(plan, where); !status.ok()) return status;
+  if (absl::Status status = ValidateTerminalWaits(plan, where); !status.ok()) return status;
   return ValidateSize(plan, where);
 }
 

@@ -3,10 +3,11 @@
 #include <cmath>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "base/code_workload_names.h"
+#include "base/code_workloads.h"
 #include "report/report.h"
 
 namespace dbload {
@@ -76,10 +77,24 @@ std::string DescribeTpcc(const v1::RunReport& report) {
         absl::StrFormat("%s %.1f %%", type.name(),
                         100.0 * static_cast<double>(type.executed()) / static_cast<double>(total)));
   }
+  // With keying and think times, the efficiency against what W warehouses' terminals can do.
+  const auto option = [&](const std::string& name) {
+    const auto it = report.plan().workload_options().find(name);
+    return it == report.plan().workload_options().end() ? std::string() : it->second;
+  };
+  std::string waits = "no keying or think times";
+  if (option("terminal_waits") == "true") {
+    int64_t warehouses = 1;
+    if (!option("warehouses").empty()) (void)absl::SimpleAtoi(option("warehouses"), &warehouses);
+    waits = absl::StrFormat(
+        "keying and think times; efficiency %.1f %% of the %d warehouses' %s tpmC maximum",
+        100.0 * *tpmc / (kTpccMaxTpmCPerWarehouse * static_cast<double>(warehouses)), warehouses,
+        FormatCount(kTpccMaxTpmCPerWarehouse * static_cast<double>(warehouses)));
+  }
   return absl::StrCat("tpmC ", FormatCount(*tpmc),
                       " (New-Orders completed per minute of the measured part, those rolled back "
-                      "by the specification's 1 % included; no keying or think times); mix ",
-                      absl::StrJoin(mix, ", "));
+                      "by the specification's 1 % included; ",
+                      waits, "); mix ", absl::StrJoin(mix, ", "));
 }
 
 std::string ConnectionSetup(const v1::RunManifest& manifest) {

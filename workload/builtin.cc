@@ -4,7 +4,7 @@
 // (ResolvePlanWorkload, workload/workload_parser.h), so that they travel inside the plan.
 
 #include "absl/strings/str_cat.h"
-#include "base/code_workload_names.h"
+#include "base/code_workloads.h"
 #include "base/field_error.h"
 #include "workload/declarative.h"
 #include "workload/oltp.h"

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "base/code_workload_names.h"
+#include "base/code_workloads.h"
 #include "base/field_error.h"
 #include "workload/param_generator.h"
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <initializer_list>
 #include <optional>
 #include <span>
@@ -13,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "base/code_workload_names.h"
+#include "base/code_workloads.h"
 #include "base/field_error.h"
 #include "base/random.h"
 #include "workload/sql_text.h"
@@ -230,6 +231,7 @@ class TpccWorker final : public ScenarioWorker {
  public:
   TpccWorker(const TpccOptions& options, const WorkerSlot& slot)
       : warehouses_(options.warehouses),
+        terminal_waits_(options.terminal_waits),
         terminal_(TerminalOf(slot.index, slot.count, options.warehouses)),
         random_(MixSeed(slot.run_seed, slot.index)) {
     // One set of C constants for the whole run (every terminal draws the same): from the run's
@@ -239,27 +241,29 @@ class TpccWorker final : public ScenarioWorker {
     input_.lines.reserve(15);
   }
 
-  // Dealt from a shuffled deck of 100: the standard mix over every 100 transactions.
   int NextQueryType() override {
-    if (next_card_ == deck_.size()) {
-      static constexpr std::pair<Transaction, int> kMix[] = {{Transaction::kNewOrder, 45},
-                                                             {Transaction::kPayment, 43},
-                                                             {Transaction::kOrderStatus, 4},
-                                                             {Transaction::kDelivery, 4},
-                                                             {Transaction::kStockLevel, 4}};
-      size_t card = 0;
-      for (const auto& [transaction, count] : kMix) {
-        for (int i = 0; i < count; ++i) deck_[card++] = transaction;
-      }
-      for (size_t i = deck_.size() - 1; i > 0; --i) {
-        std::swap(deck_[i], deck_[static_cast<size_t>(random_.Uniform(0, int64_t(i)))]);
-      }
-      next_card_ = 0;
+    if (const std::optional<Transaction> keyed = std::exchange(keyed_, std::nullopt)) {
+      return static_cast<int>(*keyed);
     }
-    return static_cast<int>(deck_[next_card_++]);
+    return static_cast<int>(Deal());
+  }
+
+  // The think time after the last transaction and the keying time of the next, which is dealt
+  // now for it (clause 5.2.5: r uniform in (0, 1], think time −ln(r) × mean, at most 10 × mean).
+  int64_t PauseNs() override {
+    if (!terminal_waits_) return 0;
+    double seconds = 0;
+    if (last_ran_.has_value()) {
+      const double mean = kMeanThinkS[static_cast<size_t>(*last_ran_)];
+      seconds += std::min(-std::log(1.0 - random_.NextDouble()) * mean, 10 * mean);
+    }
+    keyed_ = Deal();
+    seconds += kKeyingS[static_cast<size_t>(*keyed_)];
+    return static_cast<int64_t>(seconds * 1e9);
   }
 
   ExecOutcome Run(int query_type, Session& session) override {
+    last_ran_ = static_cast<Transaction>(query_type);
     Draw(static_cast<Transaction>(query_type));
     return Retry(query_type, session);
   }
@@ -281,6 +285,26 @@ class TpccWorker final : public ScenarioWorker {
   }
 
  private:
+  // Dealt from a shuffled deck of 100: the standard mix over every 100 transactions.
+  Transaction Deal() {
+    if (next_card_ == deck_.size()) {
+      static constexpr std::pair<Transaction, int> kMix[] = {{Transaction::kNewOrder, 45},
+                                                             {Transaction::kPayment, 43},
+                                                             {Transaction::kOrderStatus, 4},
+                                                             {Transaction::kDelivery, 4},
+                                                             {Transaction::kStockLevel, 4}};
+      size_t card = 0;
+      for (const auto& [transaction, count] : kMix) {
+        for (int i = 0; i < count; ++i) deck_[card++] = transaction;
+      }
+      for (size_t i = deck_.size() - 1; i > 0; --i) {
+        std::swap(deck_[i], deck_[static_cast<size_t>(random_.Uniform(0, int64_t(i)))]);
+      }
+      next_card_ = 0;
+    }
+    return deck_[next_card_++];
+  }
+
   int64_t OtherWarehouse() {
     const int64_t other = random_.Uniform(1, warehouses_ - 1);
     return other >= terminal_.warehouse ? other + 1 : other;
@@ -525,11 +549,14 @@ class TpccWorker final : public ScenarioWorker {
   }
 
   const int64_t warehouses_;
+  const bool terminal_waits_;
   const Terminal terminal_;
   Random random_;
   NURandConstants constants_;
   std::array<Transaction, 100> deck_{};
   size_t next_card_ = deck_.size();
+  std::optional<Transaction> keyed_;     // dealt for PauseNs's keying time, run next
+  std::optional<Transaction> last_ran_;  // for PauseNs's think time
   Input input_;
   int64_t rows_ = 0;
   bool rolled_back_ = false;
@@ -646,9 +673,17 @@ Terminal TerminalOf(uint32_t index, uint32_t count, int64_t warehouses) {
 absl::StatusOr<TpccOptions> ParseTpccOptions(const std::map<std::string, std::string>& options) {
   TpccOptions parsed;
   for (const auto& [key, value] : options) {
+    if (key == "terminal_waits") {
+      if (value != "true" && value != "false") {
+        return FieldError("workload_options.terminal_waits",
+                          absl::StrCat("expected 'true' or 'false', got '", value, "'"));
+      }
+      parsed.terminal_waits = value == "true";
+      continue;
+    }
     if (key != "warehouses") {
       return FieldError(absl::StrCat("workload_options.", key),
-                        "unknown option of workload tpcc (known: warehouses)");
+                        "unknown option of workload tpcc (known: warehouses, terminal_waits)");
     }
     if (!absl::SimpleAtoi(value, &parsed.warehouses) || parsed.warehouses < 1 ||
         parsed.warehouses > kMaxWarehouses) {

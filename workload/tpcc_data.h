@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/code_workload_names.h"
+#include "base/code_workloads.h"
 #include "dbload/v1/workload.pb.h"
 #include "workload/row_source.h"
 #include "workload/tpcc_random.h"

@@ -58,6 +58,11 @@ class ScenarioWorker {
   virtual db::ExecOutcome Retry(int query_type, db::Session& session) {
     return Run(query_type, session);
   }
+  // A closed loop's pause, in ns, before the worker's next transaction, on top of the plan's
+  // think time: the workload's own terminal waits (TPC-C's think time after the transaction it
+  // ran last and keying time before the one it will run next, clause 5.2.5). Asked before the
+  // first transaction too. The next transaction is intended after it, so it is never latency.
+  virtual int64_t PauseNs() { return 0; }
   // For EXPLAIN (agent/plan_capture.h), not the timed path: the statements one transaction of
   // `query_type` executes, each distinct statement once, in order, with parameters drawn as
   // Run draws them (so the plan is the server's for real values). A statement whose first

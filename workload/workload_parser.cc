@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "base/code_workload_names.h"
+#include "base/code_workloads.h"
 #include "base/field_error.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"

@@ -562,6 +562,28 @@ TEST_P(LoadRunnerTest, ThinkTimeSpacesTransactionsAndIsNotLatency) {
   EXPECT_LE(got.query_types[0].response_time.Max(), kMillisecond * 1001 / 1000);
 }
 
+// A workload's own pause (tpcc's keying and think times) comes before each transaction, the
+// first included, on top of the plan's think time, and is not latency.
+struct PausingWorker final : ScenarioWorker {
+  int NextQueryType() override { return 0; }
+  db::ExecOutcome Run(int, db::Session& session) override { return session.Execute(0, {}); }
+  int64_t PauseNs() override { return kSecond; }
+};
+
+TEST_P(LoadRunnerTest, AWorkloadsPauseComesBeforeEachTransactionAndIsNotLatency) {
+  db::NoopDriver driver({.fixed_latency = kMillisecond}, clock_);
+  const SingleStatementScenario scenario({}, {}, [] { return std::make_unique<PausingWorker>(); });
+  LoadRunner runner(driver, scenario, recorder_, clock_, Engine());
+  ASSERT_TRUE(runner.Connect(2).ok());
+  // Starts at 1 s, 2.011 s … 9.091 s: 1 s of pause, 10 ms of think time and 1 ms of latency
+  // apart; the 10th would start past the 10 s deadline.
+  runner.StartClosedLoop(10 * kMillisecond, clock_.Now() + 10 * kSecond);
+  runner.Wait();
+  const IntervalSnapshot got = DrainAll();
+  EXPECT_EQ(got.Executed(), 2u * 9);
+  EXPECT_LE(got.query_types[0].response_time.Max(), kMillisecond * 1001 / 1000);
+}
+
 TEST_P(LoadRunnerTest, ClientsCanBeAddedAndRemovedWhileRunning) {
   db::NoopDriver driver({.fixed_latency = kMillisecond}, clock_);
   LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());

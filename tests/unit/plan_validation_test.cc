@@ -96,13 +96,19 @@ TEST(PlanValidationTest, APipelineIsPostgresqlsAndBindsNoCapturedValue) {
             "target's driver is mysql");
 }
 
-// tpcc's transactions read values mid-way (the next order id, the customer by name).
-TEST(PlanValidationTest, TpccCannotBePipelined) {
+// tpcc's transactions read values mid-way (the next order id, the customer by name); its
+// terminal waits are a closed loop's.
+TEST(PlanValidationTest, TpccCannotBePipelinedNorWaitInAnOpenLoop) {
   v1::Plan plan = OpenLoopPlan();
   plan.set_workload("tpcc");
   plan.set_scenario("standard");
   ApplyPlanDefaults(plan);
   EXPECT_TRUE(ValidatePlan(plan, "plan").ok()) << ValidatePlan(plan, "plan");
+  (*plan.mutable_workload_options())["terminal_waits"] = "true";
+  EXPECT_EQ(ValidatePlan(plan, "plan").message(),
+            "plan: workload_options.terminal_waits: keying and think times are the waits of "
+            "terminals, a closed loop's; this plan's load is open (use load.closed.clients)");
+  plan.mutable_workload_options()->erase("terminal_waits");
   plan.mutable_target()->set_pipeline(true);
   EXPECT_THAT(std::string(ValidatePlan(plan, "plan").message()),
               ::testing::StartsWith("plan: target.pipeline: workload tpcc reads values in the "

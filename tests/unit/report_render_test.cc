@@ -647,6 +647,16 @@ TEST(ReportBuilderTest, TpccRunsShowTheirRollbacksTpmCAndMix) {
   EXPECT_THAT(text, HasSubstr("TPC-C: tpmC 900 (New-Orders completed per minute"));
   EXPECT_THAT(text, HasSubstr("mix new_order 45.0 %, payment 55.0 %"));
   EXPECT_THAT(RenderReportHtml(r), HasSubstr("tpmC 900"));
+  EXPECT_THAT(text, HasSubstr("no keying or think times"));
+
+  // With keying and think times: the efficiency against 12.86 per warehouse (70 here: 900.2).
+  (*plan.mutable_workload_options())["terminal_waits"] = "true";
+  (*plan.mutable_workload_options())["warehouses"] = "70";
+  RunReportBuilder waiting(plan, {"new_order", "payment"});
+  waiting.AddInterval({.elapsed_s = 30, .length_s = 30}, snapshot);
+  EXPECT_THAT(RenderReportText(waiting.Finish(30, 0, 0, "duration", "", {})),
+              HasSubstr("keying and think times; efficiency 100.0 % of the 70 warehouses' 900 "
+                        "tpmC maximum"));
 
   plan.set_workload("oltp");
   RunReportBuilder oltp(plan, {"new_order", "payment"});

@@ -4,6 +4,7 @@
 // tests/integration/tpcc_test.cc.
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <set>
@@ -139,7 +140,9 @@ TEST(TpccWorkloadTest, OptionsAreCheckedAndNamed) {
                 HasSubstr(absl::StrCat("expected an integer from 1 to 100000, got '", bad, "'")));
   }
   EXPECT_THAT(MakeWorkload("tpcc", {{"scale", "2"}}).status().message(),
-              HasSubstr("unknown option of workload tpcc (known: warehouses)"));
+              HasSubstr("unknown option of workload tpcc (known: warehouses, terminal_waits)"));
+  EXPECT_THAT(MakeWorkload("tpcc", {{"terminal_waits", "yes"}}).status().message(),
+              HasSubstr("expected 'true' or 'false', got 'yes'"));
 }
 
 // Both dialects prepare the same statements in the same order: PostgreSQL's numbered, MySQL's
@@ -207,6 +210,47 @@ TEST(TpccWorkloadTest, EveryHundredTransactionsAreTheStandardMix) {
     EXPECT_THAT(counts, ElementsAre(Pair(kNewOrder, 45), Pair(kPayment, 43), Pair(kOrderStatus, 4),
                                     Pair(kDelivery, 4), Pair(kStockLevel, 4)));
   }
+}
+
+// Clause 5.2.5: before each transaction its keying time, after it a think time of mean 12 s
+// (New-Order, Payment), 10 s (Order-Status) or 5 s, negative exponential and at most 10 means;
+// the transaction keyed is the one run next. Without the option, no pause.
+TEST(TpccWorkloadTest, TerminalWaitsAreClause5_2_5s) {
+  absl::StatusOr<std::unique_ptr<Workload>> workload =
+      MakeWorkload("tpcc", {{"terminal_waits", "true"}});
+  ASSERT_TRUE(workload.ok()) << workload.status();
+  std::unique_ptr<Scenario> scenario = *(*workload)->MakeScenario("standard");
+  std::unique_ptr<ScenarioWorker> worker = scenario->NewWorker({.run_seed = 8});
+  TpccSession session(scenario->Statements(db::Dialect::kMySql));
+  std::map<int, std::vector<double>> thinks;  // by the transaction before
+  int previous = -1;
+  for (int i = 0; i < 20'000; ++i) {
+    const double pause_s = static_cast<double>(worker->PauseNs()) / 1e9;
+    const int next = worker->NextQueryType();
+    const double keying = kKeyingS[next];
+    if (previous < 0) {
+      EXPECT_EQ(pause_s, keying) << "the first pause is its keying time alone";
+    } else {
+      ASSERT_GE(pause_s, keying);
+      ASSERT_LE(pause_s - keying, 10 * kMeanThinkS[previous] + 1e-6);
+      thinks[previous].push_back(pause_s - keying);
+    }
+    ASSERT_TRUE(worker->Run(next, session).ok());
+    session.calls.clear();
+    previous = next;
+  }
+  for (const auto& [transaction, values] : thinks) {
+    double sum = 0;
+    for (double v : values) sum += v;
+    const double mean = sum / static_cast<double>(values.size());
+    // The exponential's mean, cut at 10 means (which takes e^-10 of it away), within 4 standard
+    // errors.
+    EXPECT_NEAR(mean, kMeanThinkS[transaction],
+                4 * kMeanThinkS[transaction] / std::sqrt(static_cast<double>(values.size())))
+        << kTransactionNames[transaction];
+  }
+  std::unique_ptr<ScenarioWorker> no_wait = StandardMix(1)->NewWorker({.run_seed = 8});
+  EXPECT_EQ(no_wait->PauseNs(), 0);
 }
 
 // Clause 2.4: 5–15 lines, the order numbered from D_NEXT_O_ID, each line's stock and amount
