@@ -301,7 +301,13 @@ void LoadRunner::RunClosedLoop(Worker& worker, db::Session& session,
   Nanos intended = now + scenario_worker.PauseNs();
   while (!worker.retired.load(std::memory_order_relaxed)) {
     if (intended > now) GoIdle(worker, now);  // think time
-    if (!SleepUntilOrStopped(intended, now) || intended >= deadline_.load()) return;
+    // Never asleep past the deadline: a think time or pause that ends after it (tpcc's reach
+    // 2 minutes) would hold the run open.
+    if (!SleepUntilOrStopped(std::min(intended, deadline_.load()), now) ||
+        intended >= deadline_.load()) {
+      return;
+    }
+    if (now < intended) continue;  // the deadline moved on while it slept: sleep on
     if (!TakeBudget()) {
       if (!pause_at_limit_.load()) return;
       // Paused at the limit: the next transaction is intended when the limit is raised, so

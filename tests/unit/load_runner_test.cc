@@ -584,6 +584,26 @@ TEST_P(LoadRunnerTest, AWorkloadsPauseComesBeforeEachTransactionAndIsNotLatency)
   EXPECT_LE(got.query_types[0].response_time.Max(), kMillisecond * 1001 / 1000);
 }
 
+// A pause that would end past the deadline does not hold the run open.
+struct LongPausingWorker final : ScenarioWorker {
+  int NextQueryType() override { return 0; }
+  db::ExecOutcome Run(int, db::Session& session) override { return session.Execute(0, {}); }
+  int64_t PauseNs() override { return 100 * kSecond; }
+};
+
+TEST_P(LoadRunnerTest, APauseEndingPastTheDeadlineEndsTheRunAtTheDeadline) {
+  db::NoopDriver driver({.fixed_latency = kMillisecond}, clock_);
+  const SingleStatementScenario scenario({}, {},
+                                         [] { return std::make_unique<LongPausingWorker>(); });
+  LoadRunner runner(driver, scenario, recorder_, clock_, Engine());
+  ASSERT_TRUE(runner.Connect(2).ok());
+  const Nanos start = clock_.Now();
+  runner.StartClosedLoop(0, start + 10 * kSecond);
+  runner.Wait();
+  EXPECT_EQ(DrainAll().Executed(), 0u);
+  EXPECT_LE(clock_.Now(), start + 10 * kSecond + kMillisecond);
+}
+
 TEST_P(LoadRunnerTest, ClientsCanBeAddedAndRemovedWhileRunning) {
   db::NoopDriver driver({.fixed_latency = kMillisecond}, clock_);
   LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
