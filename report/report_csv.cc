@@ -36,7 +36,8 @@ constexpr const char* kColumns[] = {"scope",       "query_type",  "executed",   
 // errors" (in neither executed nor errors); last statements: what the transactions sent to the
 // server, BEGIN, COMMIT and ROLLBACK included (sysbench's queries; ÷ duration_s is its QPS),
 // empty in a report from before dbload counted them; then retries: tries again under the
-// workload's retry policy, every cause.
+// workload's retry policy, every cause; last rolled_back: of executed, the transactions the
+// workload ended with ROLLBACK by design (tpcc's New-Orders on an unused item).
 std::vector<std::string> Columns() {
   std::vector<std::string> columns(std::begin(kColumns), std::end(kColumns));
   for (const double p : kPublishedPercentiles) {
@@ -49,6 +50,7 @@ std::vector<std::string> Columns() {
   columns.push_back("ignored");
   columns.push_back("statements");
   columns.push_back("retries");
+  columns.push_back("rolled_back");
   return columns;
 }
 
@@ -59,7 +61,8 @@ void AppendRow(std::string& out, const std::string& scope, const std::string& qu
                uint64_t executed, uint64_t errors, uint64_t ignored, uint64_t statements,
                bool statements_counted, double wanted_rate, double actual_rate, double duration_s,
                const v1::LatencySummary& s, bool generator_limited, bool pool_limited,
-               bool database_stalled, double dispatch_lag_share, uint64_t retries) {
+               bool database_stalled, double dispatch_lag_share, uint64_t retries,
+               uint64_t rolled_back) {
   const std::vector<std::string> fields = {CsvField(scope),
                                            CsvField(query_type),
                                            absl::StrCat(executed),
@@ -96,7 +99,16 @@ void AppendRow(std::string& out, const std::string& scope, const std::string& qu
   }
   basis.push_back(absl::StrJoin(few, " "));
   absl::StrAppend(&out, absl::StrJoin(fields, ","), ",", absl::StrJoin(basis, ","), ",", ignored,
-                  ",", statements_counted ? absl::StrCat(statements) : "", ",", retries, "\r\n");
+                  ",", statements_counted ? absl::StrCat(statements) : "", ",", retries, ",",
+                  rolled_back, "\r\n");
+}
+
+// The scope's transactions rolled back by design, over its query types.
+template <typename Scope>
+uint64_t RolledBack(const Scope& scope) {
+  uint64_t rolled_back = 0;
+  for (const v1::QueryTypeReport& q : scope.query_types()) rolled_back += q.rolled_back();
+  return rolled_back;
 }
 
 // The "all" row and one per query type of a run or a stage. A query type's rate is its executed
@@ -107,14 +119,15 @@ void AppendScope(std::string& out, const std::string& name, const Scope& scope, 
   AppendRow(out, name, "all", scope.executed(), scope.errors(), scope.ignored(), scope.statements(),
             statements_counted, scope.wanted_rate(), scope.actual_rate(), duration_s,
             scope.response_time(), scope.generator_limited(), scope.pool_limited(),
-            scope.database_stalled(), scope.dispatch_lag_share(), scope.retries());
+            scope.database_stalled(), scope.dispatch_lag_share(), scope.retries(),
+            RolledBack(scope));
   for (const v1::QueryTypeReport& q : scope.query_types()) {
     uint64_t retries = 0;
     for (const v1::RetryCount& retry : q.retries()) retries += retry.count();
     AppendRow(out, name, q.name(), q.executed(), q.errors(), q.ignored(), q.statements(),
               statements_counted, -1, duration_s > 0 ? q.executed() / duration_s : 0, duration_s,
               q.response_time(), scope.generator_limited(), scope.pool_limited(),
-              scope.database_stalled(), scope.dispatch_lag_share(), retries);
+              scope.database_stalled(), scope.dispatch_lag_share(), retries, q.rolled_back());
   }
 }
 

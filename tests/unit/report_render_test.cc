@@ -161,8 +161,9 @@ TEST(CsvTest, OneRowPerScopeAndQueryTypeWithTheReportsNumbers) {
   EXPECT_EQ(rows[0][22 + 7 * 3], "few_samples");
   EXPECT_EQ(rows[0][22 + 7 * 3 + 1], "ignored");
   EXPECT_EQ(rows[0][22 + 7 * 3 + 2], "statements");
-  EXPECT_EQ(rows[0].back(), "retries");
-  for (const auto& row : rows) EXPECT_EQ(row.size(), 22u + 7 * 3 + 4);
+  EXPECT_EQ(rows[0][rows[0].size() - 2], "retries");
+  EXPECT_EQ(rows[0].back(), "rolled_back");
+  for (const auto& row : rows) EXPECT_EQ(row.size(), 22u + 7 * 3 + 5);
   std::vector<std::string> scopes, types;
   for (size_t i = 1; i < rows.size(); ++i) {
     scopes.push_back(rows[i][0]);
@@ -611,7 +612,7 @@ TEST(ReportBuilderTest, IgnoredErrorsAreCountedApartEverywhere) {
   EXPECT_THAT(html, HasSubstr("<td class=\"text\">ignored</td>"));
   const auto rows = ParseCsv(RenderReportCsv(r));
   ASSERT_EQ(rows.size(), 3u);  // header, run/all, run/read_write
-  const size_t ignored = rows[0].size() - 3;  // statements and retries come last
+  const size_t ignored = rows[0].size() - 4;  // statements, retries and rolled_back come last
   EXPECT_EQ(rows[0][ignored], "ignored");
   EXPECT_EQ(rows[1][ignored], "9");
   EXPECT_EQ(rows[2][ignored], "9");
@@ -648,6 +649,12 @@ TEST(ReportBuilderTest, TpccRunsShowTheirRollbacksTpmCAndMix) {
   EXPECT_THAT(text, HasSubstr("mix new_order 45.0 %, payment 55.0 %"));
   EXPECT_THAT(RenderReportHtml(r), HasSubstr("tpmC 900"));
   EXPECT_THAT(text, HasSubstr("no keying or think times"));
+  const auto rows = ParseCsv(RenderReportCsv(r));  // header, run/all, new_order, payment
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].back(), "rolled_back");
+  EXPECT_EQ(rows[1].back(), "5");
+  EXPECT_EQ(rows[2].back(), "5");
+  EXPECT_EQ(rows[3].back(), "0");
 
   // With keying and think times: the efficiency against 12.86 per warehouse (70 here: 900.2).
   (*plan.mutable_workload_options())["terminal_waits"] = "true";
@@ -704,10 +711,10 @@ TEST(ReportBuilderTest, RetriesAreSummedAndShownInEveryFormat) {
   EXPECT_THAT(RenderReportHtml(r), HasSubstr(described));
   const auto rows = ParseCsv(RenderReportCsv(r));
   ASSERT_EQ(rows.size(), 4u);  // header, run/all, run/transfer, run/audit
-  EXPECT_EQ(rows[0].back(), "retries");
-  EXPECT_EQ(rows[1].back(), "12");
-  EXPECT_EQ(rows[2].back(), "12");
-  EXPECT_EQ(rows[3].back(), "0");
+  EXPECT_EQ(rows[0][rows[0].size() - 2], "retries");
+  EXPECT_EQ(rows[1][rows[1].size() - 2], "12");  // retries, before rolled_back
+  EXPECT_EQ(rows[2][rows[2].size() - 2], "12");
+  EXPECT_EQ(rows[3][rows[3].size() - 2], "0");
   absl::StatusOr<v1::RunReport> parsed = ParseReportJson(RenderReportJson(r));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->query_types(0).committed_by_tries(1).tries(), 3u);
@@ -775,7 +782,7 @@ TEST(ReportBuilderTest, StatementsAreSummedExactlyAndShownBesideExecuted) {
                               "included, 184.2/s)\n"));
   const auto rows = ParseCsv(RenderReportCsv(r));
   ASSERT_EQ(rows.size(), 1u + 3 * 3);
-  const size_t at = rows[0].size() - 2;  // retries come last
+  const size_t at = rows[0].size() - 3;  // retries and rolled_back come last
   EXPECT_EQ(rows[0][at], "statements");
   EXPECT_EQ(rows[1][at], "1011");                             // run, all
   EXPECT_EQ(rows[2][at], "90");                               // run, point_select
@@ -907,11 +914,11 @@ TEST(PercentileBasisTest, ReportsWithoutTheBasisRenderAsBefore) {
   EXPECT_THAT(text, Not(HasSubstr("*")));
   EXPECT_THAT(RenderReportHtml(*parsed), Not(HasSubstr("rest on")));
   const auto old_rows = ParseCsv(RenderReportCsv(*parsed));
-  EXPECT_EQ(old_rows[1][old_rows[1].size() - 4], "");   // few_samples
-  EXPECT_EQ(old_rows[1][old_rows[1].size() - 3], "0");  // ignored
+  EXPECT_EQ(old_rows[1][old_rows[1].size() - 5], "");   // few_samples
+  EXPECT_EQ(old_rows[1][old_rows[1].size() - 4], "0");  // ignored
   // Nor did it count statements: not a zero, which would read as a measurement.
-  EXPECT_EQ(old_rows[0][old_rows[0].size() - 2], "statements");
-  EXPECT_EQ(old_rows[1][old_rows[1].size() - 2], "");
+  EXPECT_EQ(old_rows[0][old_rows[0].size() - 3], "statements");
+  EXPECT_EQ(old_rows[1][old_rows[1].size() - 3], "");
   EXPECT_THAT(text, Not(HasSubstr("Statements")));
   EXPECT_THAT(text, Not(HasSubstr("stmt/s")));
 }
