@@ -4,6 +4,8 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <thread>
 #include <utility>
 
@@ -21,14 +23,15 @@
 #include "cli/control_client.h"
 #include "cli/local_cluster.h"
 #include "cli/run_via.h"
+#include "plan/target_secrets.h"
 #include "process/exit_codes.h"
 #include "process/stop_signal.h"
 #include "report/report.h"
 #include "suite/suite_parser.h"
 #include "suite/suite_report.h"
 #include "suite/suite_runner.h"
+#include "suite/suite_runs.h"
 #include "workload/workload.h"
-#include "plan/target_secrets.h"
 
 namespace dbload::cli {
 namespace {
@@ -98,6 +101,44 @@ class CliSuiteExecutor : public SuiteExecutor {
   TargetAllowList allow_;
 };
 
+// With prepare "once", a target gets each distinct workload and options loaded once, all into the
+// same tables: two cases of one workload whose data differs (tpcc at 1 and at 10 warehouses)
+// cannot both be prepared. Refused before any load, naming both cases.
+absl::Status CheckPreparedOnce(const v1::Suite& suite, const std::string& source,
+                               const std::string& base_dir) {
+  if (suite.settings().prepare() != kSuitePrepareOnce) return absl::OkStatus();
+  struct Loaded {
+    int case_index;
+    std::string tables;  // the DataSpec's tables, serialized: what prepare creates and loads
+  };
+  std::map<std::string, Loaded> by_workload;
+  const std::vector<v1::SuiteRun> runs = ExpandSuite(suite);
+  for (int c = 0; c < suite.cases_size(); ++c) {
+    const auto run = std::find_if(runs.begin(), runs.end(), [&](const v1::SuiteRun& r) {
+      return r.case_name() == suite.cases(c).name();
+    });
+    if (run == runs.end()) continue;
+    absl::StatusOr<v1::Plan> plan = PlanOfRun(suite, *run);
+    if (!plan.ok()) return plan.status();
+    if (absl::Status status = ResolveWorkloadAt(*plan, base_dir); !status.ok()) return status;
+    absl::StatusOr<std::unique_ptr<Workload>> workload = MakePlanWorkload(*plan);
+    if (!workload.ok()) return workload.status();
+    const v1::WorkloadSpec data = (*workload)->DataSpec();
+    std::string tables;
+    for (const v1::Table& table : data.tables()) tables.append(table.SerializeAsString());
+    const auto [first, inserted] = by_workload.try_emplace(plan->workload(), Loaded{c, tables});
+    if (!inserted && first->second.tables != tables) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          source, ": cases.", c, " (", suite.cases(c).name(), ") loads other data of workload ",
+          plan->workload(), " than cases.", first->second.case_index, " (",
+          suite.cases(first->second.case_index).name(),
+          ") into the same tables, and settings.prepare is once: set settings.prepare to "
+          "per_case to load each case's own before it"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // A suite file, or the name of a built-in suite ("sysbench-sweep", also "sysbench-sweep.yaml").
 absl::StatusOr<v1::Suite> LoadSuiteArg(const std::string& command, const Flags& flags,
                                        std::string* source, std::string* base_dir) {
@@ -146,6 +187,17 @@ absl::StatusOr<v1::Suite> LoadSuiteArg(const std::string& command, const Flags& 
   return LoadSuiteFile(arg, options);
 }
 
+// LoadSuiteArg, then what only the workloads themselves can say of the suite.
+absl::StatusOr<v1::Suite> LoadCheckedSuiteArg(const std::string& command, const Flags& flags,
+                                              std::string* source, std::string* base_dir) {
+  absl::StatusOr<v1::Suite> suite = LoadSuiteArg(command, flags, source, base_dir);
+  if (!suite.ok()) return suite;
+  if (absl::Status status = CheckPreparedOnce(*suite, *source, *base_dir); !status.ok()) {
+    return status;
+  }
+  return suite;
+}
+
 std::string Rfc3339Now() {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
 }
@@ -175,7 +227,7 @@ int SuiteRunCommand(const std::vector<std::string>& args) {
   absl::StatusOr<TargetAllowList> allow = AllowTargetOf("suite run", *flags);
   if (!allow.ok()) return Fail(allow.status());
   std::string source, base_dir;
-  absl::StatusOr<v1::Suite> suite = LoadSuiteArg("suite run", *flags, &source, &base_dir);
+  absl::StatusOr<v1::Suite> suite = LoadCheckedSuiteArg("suite run", *flags, &source, &base_dir);
   if (!suite.ok()) return Fail(suite.status());
   const std::string coordinator = flags->Get("--coordinator");
   if (!coordinator.empty() && !flags->Get("--agents").empty()) {
@@ -214,7 +266,8 @@ int SuiteRunCommand(const std::vector<std::string>& args) {
   }
   // Passwords are read here for prepare, cleanup and the local agents: a missing one is found
   // before any load, not at the first run of its target.
-  if (coordinator.empty() || suite->settings().prepare() == "once" || suite->settings().cleanup()) {
+  if (coordinator.empty() || suite->settings().prepare() != kSuitePrepareNone ||
+      suite->settings().cleanup()) {
     for (int t = 0; t < suite->targets_size(); ++t) {
       if (absl::StatusOr<std::string> password = ReadTargetPassword(suite->targets(t).target());
           !password.ok()) {
@@ -332,7 +385,8 @@ int SuiteCommand(const std::vector<std::string>& args) {
         ParseFlags("suite check", rest, {"--set", "--scale", "--time-scale"}, {});
     if (!flags.ok()) return Fail(flags.status());
     std::string source, base_dir;
-    absl::StatusOr<v1::Suite> suite = LoadSuiteArg("suite check", *flags, &source, &base_dir);
+    absl::StatusOr<v1::Suite> suite =
+        LoadCheckedSuiteArg("suite check", *flags, &source, &base_dir);
     if (!suite.ok()) return Fail(suite.status());
     std::cout << source << ": suite " << suite->name() << ", " << SuiteSummary(*suite) << "\n";
     return kExitOk;

@@ -74,7 +74,7 @@ absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::str
   v1::Suite suite;
   v1::SuiteSettings& settings = *suite.mutable_settings();
   settings.set_repetitions(1);
-  settings.set_prepare("once");
+  settings.set_prepare(kSuitePrepareOnce);
   std::vector<RawTarget> targets;
   std::vector<RawCase> cases;
   bool named = false;
@@ -100,9 +100,10 @@ absl::StatusOr<v1::Suite> ParseSuiteTree(const std::string& text, const std::str
         } else if (field == "prepare") {
           absl::StatusOr<std::string> prepare = reader.ReadText(node, path);
           if (!prepare.ok()) return prepare.status();
-          if (*prepare != "once" && *prepare != "none") {
-            return reader.Error(node, path,
-                                absl::StrCat("expected once or none, got ", Quote(*prepare)));
+          if (*prepare != kSuitePrepareOnce && *prepare != kSuitePreparePerCase &&
+              *prepare != kSuitePrepareNone) {
+            return reader.Error(
+                node, path, absl::StrCat("expected once, per_case or none, got ", Quote(*prepare)));
           }
           settings.set_prepare(*prepare);
         } else if (field == "cleanup") {

@@ -37,6 +37,13 @@ namespace dbload {
 // What a suite expands to (its runs, each run's plan) is suite_runs.h; its directory's index,
 // suite_index.h.
 
+// settings.prepare: `once`, per target, the data of each distinct workload (and options) of its
+// cases before its first run; `per_case`, each case's data before its first run on a target,
+// dropped after its last (so that cases load different scales into the same tables); `none`.
+inline constexpr char kSuitePrepareOnce[] = "once";
+inline constexpr char kSuitePreparePerCase[] = "per_case";
+inline constexpr char kSuitePrepareNone[] = "none";
+
 struct SuiteOptions {
   // `--set path=value` on the suite's tree before conversion: "settings.repetitions=3",
   // "targets.0.target.port=5433", "cases.1.points=[1, 2]", "cases.0.plan.stop.duration=2s".

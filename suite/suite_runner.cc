@@ -16,6 +16,7 @@
 #include "proto/run_outcome.h"
 #include "report/report.h"
 #include "suite/suite_index.h"
+#include "suite/suite_parser.h"
 #include "suite/suite_runs.h"
 
 namespace dbload {
@@ -161,15 +162,14 @@ absl::StatusOr<v1::RunReport> ReadReport(const std::string& path) {
   return ParseReportJson(text.str());
 }
 
-// Distinct workloads (with their options) of the suite's cases, each as the plan of its first
-// case on `target`: what prepare and cleanup work on.
+// Distinct workloads (with their options) of runs [first, end) of one target, each as the plan
+// of its first run: what prepare and cleanup work on.
 std::vector<v1::Plan> DataPlans(const v1::Suite& suite, const std::vector<v1::SuiteRun>& runs,
-                                const std::string& target, std::ostream& out) {
+                                size_t first, size_t end, std::ostream& out) {
   std::vector<v1::Plan> plans;
   std::set<std::string> seen;
-  for (const v1::SuiteRun& run : runs) {
-    if (run.target() != target) continue;
-    absl::StatusOr<v1::Plan> plan = PlanOfRun(suite, run);
+  for (size_t i = first; i < end; ++i) {
+    absl::StatusOr<v1::Plan> plan = PlanOfRun(suite, runs[i]);
     if (!plan.ok()) {
       out << "suite: " << plan.status().message() << std::endl;
       continue;
@@ -182,6 +182,18 @@ std::vector<v1::Plan> DataPlans(const v1::Suite& suite, const std::vector<v1::Su
     if (seen.insert(key).second) plans.push_back(*std::move(plan));
   }
   return plans;
+}
+
+// The end of the block of runs that share prepared data from `first`: the target's runs with
+// prepare "once" (or "none"), the case's runs on that target with "per_case".
+size_t DataBlockEnd(const v1::Suite& suite, const std::vector<v1::SuiteRun>& runs, size_t first) {
+  const bool per_case = suite.settings().prepare() == kSuitePreparePerCase;
+  size_t end = first;
+  while (end < runs.size() && runs[end].target() == runs[first].target() &&
+         (!per_case || runs[end].case_name() == runs[first].case_name())) {
+    ++end;
+  }
+  return end;
 }
 
 }  // namespace
@@ -333,10 +345,10 @@ int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecut
 
   bool some_failed = false;
   bool some_degraded = false;  // finished, but lost an agent
+  const bool per_case = suite.settings().prepare() == kSuitePreparePerCase;
   for (size_t first = 0; first < runs.size();) {
     const std::string target = runs[first].target();
-    size_t end = first;
-    while (end < runs.size() && runs[end].target() == target) ++end;
+    const size_t end = DataBlockEnd(suite, runs, first);
     bool untouched = true;
     bool any_left = false;
     for (size_t i = first; i < end; ++i) {
@@ -347,13 +359,22 @@ int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecut
       first = end;
       continue;
     }
-    const std::vector<v1::Plan> data = DataPlans(suite, runs, target, out);
+    const std::vector<v1::Plan> data = DataPlans(suite, runs, first, end, out);
     bool prepared = true;
-    if (suite.settings().prepare() == "once" && untouched) {
+    if ((suite.settings().prepare() == kSuitePrepareOnce || per_case) && untouched) {
       for (const v1::Plan& plan : data) {
         if (options.interrupted->load()) break;
-        out << "suite: preparing " << plan.workload() << " on " << target << std::endl;
-        if (absl::Status status = executor.Prepare(plan); !status.ok()) {
+        // Per case, the tables of the same name may still hold another case's data (a suite
+        // stopped between a case's last run and its cleanup): dropped first, as dbload cleanup
+        // does (only what dbload prepare created).
+        absl::Status status = per_case ? executor.Cleanup(plan) : absl::OkStatus();
+        if (status.ok()) {
+          out << "suite: preparing " << plan.workload()
+              << (per_case ? absl::StrCat(" for ", runs[first].case_name()) : "") << " on "
+              << target << std::endl;
+          status = executor.Prepare(plan);
+        }
+        if (!status.ok()) {
           out << "suite: prepare on " << target << " failed: " << status.message()
               << "; its runs are skipped" << std::endl;
           prepared = false;
@@ -425,7 +446,9 @@ int RunSuite(const v1::Suite& suite, const SuiteRunOptions& options, SuiteExecut
         some_failed = true;
       }
     }
-    if (suite.settings().cleanup() && prepared) {
+    // Per case, the next case on this target loads its own data into the same tables.
+    const bool target_goes_on = end < runs.size() && runs[end].target() == target;
+    if (prepared && (suite.settings().cleanup() || (per_case && target_goes_on))) {
       for (const v1::Plan& plan : data) {
         out << "suite: cleaning up " << plan.workload() << " on " << target << std::endl;
         if (absl::Status status = executor.Cleanup(plan); !status.ok()) {

@@ -70,7 +70,10 @@ bool SuiteRunDone(const dbload::v1::SuiteRun& run);
 
 // Runs the suite's runs in ExpandSuite's order: per target, Prepare of each distinct workload
 // (and options) of its cases when settings.prepare is "once" (not for a target with a run
-// already done, on --resume), then its runs, then Cleanup when settings.cleanup. Writes
+// already done, on --resume), then its runs, then Cleanup when settings.cleanup. With
+// "per_case", the same per case on each target: Cleanup (another case's data may be left) and
+// Prepare of its workload before its first run, Cleanup after its last run unless it is the
+// target's last case and settings.cleanup is false. Writes
 // DIR/suite.json before the first run and after each, and each run's report where the index
 // says. A failed run is recorded and the suite goes on; Ctrl-C records the current run as
 // interrupted and stops. A target whose prepare fails has its runs recorded as failed, and the

@@ -3,7 +3,9 @@
 // (tests/harness/dbenv), through the `dbload` executable with 2 agents in the process:
 //   - sysbench-sweep: its three oltp cases at 2 and 8 clients, a warm-up run before each;
 //   - mysql-vs-postgresql-shop: all 17 cases on a tiny data set;
-//   - tpcc-postgresql-vs-mariadb: 1 warehouse at 1 and 4 clients, tpmC in the sweep table;
+//   - tpcc-postgresql-vs-mariadb: its two scales as 1 warehouse at 1 and 4 clients and 2 at 2,
+//     each prepared before its case (a run on the other case's data is refused), tpmC in the
+//     sweep tables;
 //   - ingestion-ramp: a knee search with an SLO this test makes tight (between the p99 of 1
 //     and of 33 clients, measured first), so that both databases reach a knee.
 // Every figure of the publication tables in DIR/report.md (the sweep's TPS, QPS, p95, p99; the
@@ -383,37 +385,47 @@ TEST_F(BuiltinSuitesTest, InventoryContentionKeepsItsInvariantsAndRetriesItsConf
 
 // TPC-C on 1 warehouse, scaled to seconds: the sweep table's tpmC is each measured run's (its
 // New-Orders per minute), the consistency conditions hold after every run.
+// Warehouses x clients: the two cases load different scales into the same tables, each
+// prepared before its first run on a target (prepare: per_case). A run refuses a warehouse
+// table that does not hold its warehouses (TpccRunTest), so every run finishing is the proof
+// that each case ran on its own data.
 TEST_F(BuiltinSuitesTest, TpccComparisonPublishesTpmCAndStaysConsistent) {
-  const std::vector<double> points = {1, 4};
-  const SuiteResult suite =
-      RunSuite("tpcc-postgresql-vs-mariadb", "tpcc",
-               {"--set", "cases.*.points=[1, 4]", "--set", "cases.*.plan.stop.duration=2s", "--set",
-                "cases.*.plan.workload_options.warehouses=1"},
-               240);
+  const std::map<std::string, std::pair<int, std::vector<double>>> cases = {
+      {"tpcc-1-warehouse", {1, {1, 4}}}, {"tpcc-10-warehouses", {2, {2}}}};
+  const SuiteResult suite = RunSuite(
+      "tpcc-postgresql-vs-mariadb", "tpcc",
+      {"--set", "cases.0.points=[1, 4]", "--set", "cases.1.points=[2]", "--set",
+       "cases.1.plan.workload_options.warehouses=2", "--set", "cases.*.plan.stop.duration=2s"},
+      300);
   ASSERT_FALSE(HasFailure());
-  ASSERT_EQ(suite.reports.size(), 8u) << "2 targets x 2 points x (warm-up + measured)";
+  ASSERT_EQ(suite.reports.size(), 12u) << "2 targets x 3 points x (warm-up + measured)";
   for (const v1::RunReport& report : suite.reports) {
     EXPECT_EQ(report.invariants_size(), 4) << report.invariants_not_checked();
     for (const v1::InvariantResult& invariant : report.invariants()) {
       EXPECT_TRUE(invariant.holds()) << invariant.name() << " " << invariant.after();
     }
   }
-  const std::optional<Table> table = TableIn(Section(suite.markdown, "### Sweep: tpcc"));
-  ASSERT_TRUE(table.has_value()) << suite.markdown;
-  ASSERT_EQ(table->rows.size(), points.size());
-  for (size_t p = 0; p < points.size(); ++p) {
-    for (const std::string& target : kTargets) {
-      const v1::RunReport* r = suite.Measured(target, "tpcc", points[p]);
-      ASSERT_NE(r, nullptr) << target << " " << points[p];
-      const std::optional<double> tpmc = TpmC(*r);
-      ASSERT_TRUE(tpmc.has_value());
-      EXPECT_GT(*tpmc, 0);
-      const int c = table->Column(absl::StrCat(target, " tpmC"));
-      ASSERT_GE(c, 0) << suite.markdown;
-      ExpectFigure(table->rows[p][c], *tpmc, absl::StrCat(target, " tpmC at ", points[p]));
-      const int tps = table->Column(absl::StrCat(target, " TPS"));
-      ASSERT_GE(tps, 0);
-      ExpectFigure(table->rows[p][tps], r->actual_rate(), absl::StrCat(target, " TPS"));
+  for (const auto& [name, scale] : cases) {
+    const auto& [warehouses, points] = scale;
+    const std::optional<Table> table =
+        TableIn(Section(suite.markdown, absl::StrCat("### Sweep: ", name)));
+    ASSERT_TRUE(table.has_value()) << suite.markdown;
+    ASSERT_EQ(table->rows.size(), points.size());
+    for (size_t p = 0; p < points.size(); ++p) {
+      for (const std::string& target : kTargets) {
+        const v1::RunReport* r = suite.Measured(target, name, points[p]);
+        ASSERT_NE(r, nullptr) << target << " " << name << " " << points[p];
+        EXPECT_EQ(r->plan().workload_options().at("warehouses"), absl::StrCat(warehouses));
+        const std::optional<double> tpmc = TpmC(*r);
+        ASSERT_TRUE(tpmc.has_value());
+        EXPECT_GT(*tpmc, 0);
+        const int c = table->Column(absl::StrCat(target, " tpmC"));
+        ASSERT_GE(c, 0) << suite.markdown;
+        ExpectFigure(table->rows[p][c], *tpmc, absl::StrCat(target, " tpmC at ", points[p]));
+        const int tps = table->Column(absl::StrCat(target, " TPS"));
+        ASSERT_GE(tps, 0);
+        ExpectFigure(table->rows[p][tps], r->actual_rate(), absl::StrCat(target, " TPS"));
+      }
     }
   }
 }

@@ -437,6 +437,21 @@ TEST_F(SuiteTest, BadSuitesNameFileLineAndField) {
                                   "about 16 s of load planned"));
   const ProcessResult builtin = RunDbload({"suite", "check", "sysbench-sweep", "--scale", "2"});
   EXPECT_EQ(builtin.exit_code, 0) << builtin.Describe();
+  // Two scales of one workload into the same tables, prepared once: refused before any load
+  // (nothing written), naming both cases and the setting that loads each case's own.
+  const std::string out = (std::filesystem::path(dir_->path()) / "two-scales").string();
+  const ProcessResult once = RunDbload({"suite", "run", "tpcc-postgresql-vs-mariadb", "--set",
+                                        "settings.prepare=once", "--out", out});
+  EXPECT_EQ(once.exit_code, 2);
+  EXPECT_THAT(once.err, HasSubstr("suites/tpcc-postgresql-vs-mariadb.yaml: cases.1 "
+                                  "(tpcc-10-warehouses) loads other data of workload tpcc than "
+                                  "cases.0 (tpcc-1-warehouse)"));
+  EXPECT_THAT(once.err, HasSubstr("set settings.prepare to per_case"));
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const ProcessResult same =
+      RunDbload({"suite", "check", "tpcc-postgresql-vs-mariadb", "--set", "settings.prepare=once",
+                 "--set", "cases.*.plan.workload_options.warehouses=3"});
+  EXPECT_EQ(same.exit_code, 0) << same.Describe();
 }
 
 }  // namespace

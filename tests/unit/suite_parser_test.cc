@@ -171,7 +171,7 @@ TEST(SuiteParserTest, ErrorsNameFileLineColumnAndField) {
   EXPECT_THAT(error_of("name: x\nsettings: {repetitions: 0}\n"),
               HasSubstr("s.yaml:2:25: settings.repetitions: expected an integer from 1 to 1000"));
   EXPECT_THAT(error_of("name: x\nsettings: {prepare: twice}\n"),
-              HasSubstr("s.yaml:2:21: settings.prepare: expected once or none"));
+              HasSubstr("s.yaml:2:21: settings.prepare: expected once, per_case or none"));
   EXPECT_THAT(error_of("name: [x\n"), HasSubstr("s.yaml:2:1: invalid YAML"));
 }
 

@@ -234,6 +234,56 @@ TEST_F(SuiteRunnerTest, InterruptedSuiteResumesFromTheFirstUnfinishedRun) {
   EXPECT_THAT(States(), ::testing::Each("finished"));
 }
 
+// Two scales of one workload, loaded into the same tables: each case prepares its own data on
+// each target and drops it before the next case loads; the last case's stays (cleanup: false).
+constexpr char kPerCaseSuite[] = R"(name: s
+settings: {prepare: per_case, cleanup: false}
+targets:
+  - {name: a, target: {driver: noop}}
+  - {name: b, target: {driver: noop}}
+cases:
+  - name: small
+    plan: {workload: oltp, workload_options: {table_size: 10}, scenario: point_select,
+           load: {closed: {}}, stop: {duration: 2s}}
+    points: [1, 2]
+  - name: large
+    plan: {workload: oltp, workload_options: {table_size: 100}, scenario: point_select,
+           load: {closed: {}}, stop: {duration: 2s}}
+    points: [1]
+)";
+
+TEST_F(SuiteRunnerTest, PerCasePreparesEachCaseAndDropsItBeforeTheNext) {
+  absl::StatusOr<v1::Suite> suite = ParseSuite(kPerCaseSuite, "s.yaml", {});
+  ASSERT_TRUE(suite.ok()) << suite.status();
+  EXPECT_EQ(Run(false, executor_, &*suite), 0) << out_.str();
+  EXPECT_THAT(executor_.calls,
+              ElementsAre("cleanup s/a/small/1", "prepare noop s/a/small/1", "run s/a/small/1 1",
+                          "run s/a/small/2 2", "cleanup s/a/small/1", "cleanup s/a/large/1",
+                          "prepare noop s/a/large/1", "run s/a/large/1 1", "cleanup s/b/small/1",
+                          "prepare noop s/b/small/1", "run s/b/small/1 1", "run s/b/small/2 2",
+                          "cleanup s/b/small/1", "cleanup s/b/large/1", "prepare noop s/b/large/1",
+                          "run s/b/large/1 1"));
+  EXPECT_THAT(out_.str(), HasSubstr("suite: preparing oltp for large on b"));
+}
+
+// Resumed inside a case: its data is there (the case has a run done), so it is not prepared
+// again; the next case is.
+TEST_F(SuiteRunnerTest, PerCaseResumedInsideACaseKeepsItsData) {
+  absl::StatusOr<v1::Suite> suite = ParseSuite(kPerCaseSuite, "s.yaml", {});
+  ASSERT_TRUE(suite.ok()) << suite.status();
+  executor_.interrupt_at = 1;
+  EXPECT_EQ(Run(false, executor_, &*suite), 130);
+  interrupted_.store(false);
+  FakeExecutor resumed;
+  EXPECT_EQ(Run(true, resumed, &*suite), 0) << out_.str();
+  EXPECT_THAT(resumed.calls,
+              ElementsAre("run s/a/small/2 2", "cleanup s/a/small/1", "cleanup s/a/large/1",
+                          "prepare noop s/a/large/1", "run s/a/large/1 1", "cleanup s/b/small/1",
+                          "prepare noop s/b/small/1", "run s/b/small/1 1", "run s/b/small/2 2",
+                          "cleanup s/b/small/1", "cleanup s/b/large/1", "prepare noop s/b/large/1",
+                          "run s/b/large/1 1"));
+}
+
 v1::IntervalSample Second(double elapsed, double rate, double p99_ms, uint64_t errors) {
   v1::IntervalSample sample;
   sample.set_elapsed_s(elapsed);
