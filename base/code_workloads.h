@@ -10,6 +10,8 @@ namespace dbload {
 // figures) must agree on them without linking each other.
 inline constexpr char kOltpWorkloadName[] = "oltp";
 inline constexpr char kTpccWorkloadName[] = "tpcc";
+// tpcc's standard mix, the scenario tpmC is defined for (its others run one transaction each).
+inline constexpr char kTpccStandardMix[] = "standard";
 
 // The most New-Orders per minute a TPC-C warehouse's 10 terminals can complete with the keying
 // and think times of clause 5.2.5 (tpcc's option terminal_waits).

@@ -16,6 +16,7 @@
 #   FAST=0           1: the servers without durability (dbenv --fast); 0: as configured by dbenv
 #   TERMINAL_WAITS=0 1: clause 5.2.5's keying and think times (workload option terminal_waits),
 #                    and the efficiency against 12.86 tpmC per warehouse; 0: no-wait mode
+#   FOREIGN_KEYS=0   1: clause 1.3's foreign keys (workload option foreign_keys), added by the load
 #
 # Everything runs on 127.0.0.1 against servers this script starts (tests/harness/dbenv) in a
 # mktemp directory and stops on exit, also on Ctrl-C; each run is bounded by its duration. The
@@ -35,6 +36,7 @@ WARMUP=${WARMUP:-10}
 DURATION=${DURATION:-30}
 FAST=${FAST:-0}
 TERMINAL_WAITS=${TERMINAL_WAITS:-0}
+FOREIGN_KEYS=${FOREIGN_KEYS:-0}
 OUT=""
 
 die() {
@@ -105,7 +107,7 @@ for server in $SERVERS; do
 name: tpcc-$server
 target: $target
 workload: tpcc
-workload_options: {warehouses: $WAREHOUSES, terminal_waits: $([[ $TERMINAL_WAITS == 1 ]] && echo true || echo false)}
+workload_options: {warehouses: $WAREHOUSES, terminal_waits: $([[ $TERMINAL_WAITS == 1 ]] && echo true || echo false), foreign_keys: $([[ $FOREIGN_KEYS == 1 ]] && echo true || echo false)}
 scenario: standard
 load: {closed: {clients: 1}}
 warmup: ${WARMUP}s
@@ -122,13 +124,13 @@ EOF
   if ((header_done == 0)); then
     report "## tpcc.sh — $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     report ""
-    report "\`WAREHOUSES=$WAREHOUSES PARALLEL=$PARALLEL CLIENTS=\"$CLIENTS\" WARMUP=$WARMUP DURATION=$DURATION FAST=$FAST TERMINAL_WAITS=$TERMINAL_WAITS bench/tpcc.sh\` on $(nproc) CPUs, $(free -g | awk '/^Mem:/ { print $2 }') GB (client and servers on the same machine); $("$DBLOAD" version 2>/dev/null)."
+    report "\`WAREHOUSES=$WAREHOUSES PARALLEL=$PARALLEL CLIENTS=\"$CLIENTS\" WARMUP=$WARMUP DURATION=$DURATION FAST=$FAST TERMINAL_WAITS=$TERMINAL_WAITS FOREIGN_KEYS=$FOREIGN_KEYS bench/tpcc.sh\` on $(nproc) CPUs, $(free -g | awk '/^Mem:/ { print $2 }') GB (client and servers on the same machine); $("$DBLOAD" version 2>/dev/null)."
     header_done=1
   fi
   report ""
   report "### $version"
   report ""
-  report "Loaded $WAREHOUSES warehouses ($rows rows, tables, keys, indexes and checks included) in $(printf '%.1f' "$load_s") s: $(echo "$rows / $load_s" | bc) rows/s."
+  report "Loaded $WAREHOUSES warehouses ($rows rows, tables, keys, indexes$([[ $FOREIGN_KEYS == 1 ]] && echo ", foreign keys") and checks included) in $(printf '%.1f' "$load_s") s: $(echo "$rows / $load_s" | bc) rows/s."
   report ""
   report "| clients | tpmC | tpmC per warehouse (efficiency vs 12.86) | transactions/s | New-Order p90 / p99 ms | Payment p90 | Order-Status p90 | Delivery p90 | Stock-Level p90 | rolled back | retries | errors | consistency |"
   report "|---|---|---|---|---|---|---|---|---|---|---|---|---|"

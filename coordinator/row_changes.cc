@@ -34,6 +34,9 @@ absl::StatusOr<std::map<std::string, int64_t>> CountRows(db::Driver& driver,
     counts =
         absl::Status(session.status().code(), absl::StrCat("target: ", session.status().message()));
   } else {
+    // In a transaction rolled back, as every side session's reads: the database's commit count
+    // stays the load's and the connections' own (ReconcileCommits).
+    (*session)->Begin();
     for (const std::string& table : tables) {
       absl::StatusOr<std::vector<std::string>> rows =
           (*session)->FetchColumn(absl::StrCat("SELECT COUNT(*) FROM ", table), 1);
@@ -46,6 +49,7 @@ absl::StatusOr<std::map<std::string, int64_t>> CountRows(db::Driver& driver,
       }
       (*counts)[table] = count;
     }
+    (*session)->Rollback();
   }
   driver.ThreadEnd();
   return counts;
@@ -59,6 +63,7 @@ absl::StatusOr<std::vector<std::string>> ReadValues(db::Driver& driver,
     values =
         absl::Status(session.status().code(), absl::StrCat("target: ", session.status().message()));
   } else {
+    (*session)->Begin();  // rolled back, as CountRows's
     for (const std::string& sql : queries) {
       absl::StatusOr<std::vector<std::string>> rows = (*session)->FetchColumn(sql, 1);
       if (!rows.ok() || rows->empty()) {
@@ -68,6 +73,7 @@ absl::StatusOr<std::vector<std::string>> ReadValues(db::Driver& driver,
       }
       values->push_back(rows->front());
     }
+    (*session)->Rollback();
   }
   driver.ThreadEnd();
   return values;

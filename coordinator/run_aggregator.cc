@@ -141,6 +141,9 @@ absl::Status RunAggregator::AddReport(const std::string& agent, const v1::AgentR
     if (report.clients() > 0) progress.clients = report.clients();
   }
   progress.max_connections = std::max(progress.max_connections, report.connections());
+  for (const QueryTypeInterval& q : checked->counts.query_types) {
+    progress.rolled_back += q.rolled_back;
+  }
   progress.connections_opened += report.connections_opened();
   progress.statements_prepared += report.statements_prepared();
   if (report.warmup()) {

@@ -28,6 +28,9 @@ struct AgentProgress {
   uint64_t errors = 0;
   uint64_t warmup_executed = 0;
   uint64_t warmup_errors = 0;
+  // Of executed and warmup_executed, those the workload ended with ROLLBACK by design (TPC-C's
+  // 1 % of New-Orders): completed, but no commit at the database.
+  uint64_t rolled_back = 0;
   uint64_t duplicates = 0;  // repeated reports, ignored
   double elapsed_s = 0;     // of its latest report
   double cpu_seconds = 0;   // over all its reports

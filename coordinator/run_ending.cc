@@ -116,10 +116,12 @@ void RunController::FinishRun() {
   {
     // The database's count of commits against the agents' (and their connections' own: every
     // connection opened, reconnects included, did its start-up and prepared the statements).
+    // A transaction the workload rolled back by design completed, but committed nothing.
     int64_t reported = 0;
     ConnectionSetUp set_up;
     for (const auto& [name, progress] : aggregator_->agents()) {
-      reported += static_cast<int64_t>(progress.executed + progress.warmup_executed);
+      reported += static_cast<int64_t>(progress.executed + progress.warmup_executed) -
+                  static_cast<int64_t>(progress.rolled_back);
       if (progress.connections_opened > 0) {
         set_up.connections_opened += static_cast<int64_t>(progress.connections_opened);
         set_up.statements_prepared += static_cast<int64_t>(progress.statements_prepared);

@@ -54,9 +54,9 @@ std::string DescribeRetries(const dbload::v1::QueryTypeReport& query_type);
 // A query type's executed count, with the rolled back by the workload among them: "4321" or
 // "4321 (43 rolled back by the workload)".
 std::string DescribeExecuted(const dbload::v1::QueryTypeReport& query_type);
-// For a run of workload tpcc: the New-Orders completed per minute of the measured part, those
-// rolled back by design included (TPC-C's tpmC, without keying or think times). nullopt for
-// any other workload, or a run that measured nothing.
+// For a run of workload tpcc's standard mix: the New-Orders completed per minute of the
+// measured part, those rolled back by design included (TPC-C's tpmC, without keying or think
+// times). nullopt for any other workload or scenario, or a run that measured nothing.
 std::optional<double> TpmC(const dbload::v1::RunReport& report);
 // For a run of workload tpcc, TPC-C's own figures: "tpmC 25,310 (…); mix new_order 45.0 %, …".
 // Empty for any other workload.

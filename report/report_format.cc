@@ -55,7 +55,8 @@ std::string DescribeExecuted(const v1::QueryTypeReport& query_type) {
 }
 
 std::optional<double> TpmC(const v1::RunReport& report) {
-  if (report.plan().workload() != kTpccWorkloadName || report.queries_duration_s() <= 0) {
+  if (report.plan().workload() != kTpccWorkloadName ||
+      report.plan().scenario() != kTpccStandardMix || report.queries_duration_s() <= 0) {
     return std::nullopt;
   }
   for (const v1::QueryTypeReport& type : report.query_types()) {

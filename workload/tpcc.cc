@@ -229,8 +229,11 @@ struct Input {
 
 class TpccWorker final : public ScenarioWorker {
  public:
-  TpccWorker(const TpccOptions& options, const WorkerSlot& slot)
-      : warehouses_(options.warehouses),
+  // `only`: the one transaction of a single-transaction scenario (its query type 0); none: the
+  // standard mix, query type i being Transaction i.
+  TpccWorker(const TpccOptions& options, std::optional<Transaction> only, const WorkerSlot& slot)
+      : only_(only),
+        warehouses_(options.warehouses),
         terminal_waits_(options.terminal_waits),
         terminal_(TerminalOf(slot.index, slot.count, options.warehouses)),
         random_(MixSeed(slot.run_seed, slot.index)) {
@@ -243,9 +246,9 @@ class TpccWorker final : public ScenarioWorker {
 
   int NextQueryType() override {
     if (const std::optional<Transaction> keyed = std::exchange(keyed_, std::nullopt)) {
-      return static_cast<int>(*keyed);
+      return QueryTypeOf(*keyed);
     }
-    return static_cast<int>(Deal());
+    return QueryTypeOf(Deal());
   }
 
   // The think time after the last transaction and the keying time of the next, which is dealt
@@ -263,15 +266,15 @@ class TpccWorker final : public ScenarioWorker {
   }
 
   ExecOutcome Run(int query_type, Session& session) override {
-    last_ran_ = static_cast<Transaction>(query_type);
-    Draw(static_cast<Transaction>(query_type));
+    last_ran_ = TransactionOf(query_type);
+    Draw(*last_ran_);
     return Retry(query_type, session);
   }
 
   ExecOutcome Retry(int query_type, Session& session) override {
     rows_ = 0;
     if (ExecOutcome begun = session.Begin(); !begun.ok()) return begun;
-    ExecOutcome outcome = Execute(static_cast<Transaction>(query_type), session);
+    ExecOutcome outcome = Execute(TransactionOf(query_type), session);
     if (outcome.ok() && !rolled_back_) {
       if (ExecOutcome committed = session.Commit(); !committed.ok()) return committed;
       return ExecOutcome{.rows = rows_};
@@ -285,8 +288,16 @@ class TpccWorker final : public ScenarioWorker {
   }
 
  private:
+  Transaction TransactionOf(int query_type) const {
+    return only_.value_or(static_cast<Transaction>(query_type));
+  }
+  int QueryTypeOf(Transaction transaction) const {
+    return only_.has_value() ? 0 : static_cast<int>(transaction);
+  }
+
   // Dealt from a shuffled deck of 100: the standard mix over every 100 transactions.
   Transaction Deal() {
+    if (only_.has_value()) return *only_;
     if (next_card_ == deck_.size()) {
       static constexpr std::pair<Transaction, int> kMix[] = {{Transaction::kNewOrder, 45},
                                                              {Transaction::kPayment, 43},
@@ -548,6 +559,7 @@ class TpccWorker final : public ScenarioWorker {
     return Exec(session, kLowStock, {w, d, next, next - 20, w, input_.threshold});
   }
 
+  const std::optional<Transaction> only_;
   const int64_t warehouses_;
   const bool terminal_waits_;
   const Terminal terminal_;
@@ -567,9 +579,13 @@ class TpccWorker final : public ScenarioWorker {
 
 class TpccScenario final : public Scenario {
  public:
-  explicit TpccScenario(TpccOptions options)
+  TpccScenario(TpccOptions options, std::optional<Transaction> only)
       : options_(options),
-        query_types_(std::begin(kTransactionNames), std::end(kTransactionNames)) {}
+        only_(only),
+        query_types_(only.has_value()
+                         ? std::vector<std::string>{kTransactionNames[static_cast<int>(*only)]}
+                         : std::vector<std::string>(std::begin(kTransactionNames),
+                                                    std::end(kTransactionNames))) {}
 
   const std::vector<std::string>& query_types() const override { return query_types_; }
 
@@ -584,13 +600,13 @@ class TpccScenario final : public Scenario {
   }
 
   std::unique_ptr<ScenarioWorker> NewWorker(const WorkerSlot& slot) const override {
-    return std::make_unique<TpccWorker>(options_, slot);
+    return std::make_unique<TpccWorker>(options_, only_, slot);
   }
 
   // Contention's errors are tried again with the same input, as a terminal would resubmit.
   std::vector<RetryPolicy> RetryPolicies() const override {
     return std::vector<RetryPolicy>(
-        kTransactions,
+        query_types_.size(),
         RetryPolicy{.max_tries = 10,
                     .on = {db::RetryCause::kSerialization, db::RetryCause::kDeadlock}});
   }
@@ -601,8 +617,21 @@ class TpccScenario final : public Scenario {
     if (driver.dialect() == Dialect::kNoop) return absl::OkStatus();
     absl::StatusOr<std::unique_ptr<Session>> session = driver.Connect();
     if (!session.ok()) return session.status();
+    // Read in a transaction rolled back, as every side session's reads: the database's commit
+    // count is then the load's and the connections' own (coordinator/loss_bound.h).
+    if (db::ExecOutcome begun = (*session)->Begin(); !begun.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("workload tpcc: BEGIN: ", begun.error->message));
+    }
+    absl::Status checked = CheckLoadedScale(**session, driver.dialect());
+    (*session)->Rollback();
+    return checked;
+  }
+
+ private:
+  absl::Status CheckLoadedScale(Session& session, Dialect dialect) const {
     absl::StatusOr<std::vector<std::string>> count =
-        (*session)->FetchColumn("SELECT COUNT(*) FROM warehouse", 1);
+        session.FetchColumn("SELECT COUNT(*) FROM warehouse", 1);
     int64_t loaded = 0;
     if (!count.ok()) {
       return absl::FailedPreconditionError(
@@ -618,11 +647,37 @@ class TpccScenario final : public Scenario {
                        count->empty() ? "nothing" : count->front(),
                        " (prepare and run with the same warehouses)"));
     }
-    return absl::OkStatus();
+    return CheckForeignKeys(session, dialect);
   }
 
- private:
+  // The foreign keys must be the ones the options name: a run with them on tables without them
+  // would measure another schema than its plan says (and the other way round).
+  absl::Status CheckForeignKeys(Session& session, Dialect dialect) const {
+    std::vector<std::string> names;
+    for (const ForeignKey& fk : ForeignKeys()) names.push_back(absl::StrCat("'", fk.name, "'"));
+    const std::string sql = absl::StrCat(
+        "SELECT COUNT(*) FROM information_schema.table_constraints WHERE constraint_type = "
+        "'FOREIGN KEY' AND table_schema = ",
+        dialect == Dialect::kPostgreSql ? "current_schema()" : "DATABASE()",
+        " AND constraint_name IN (", absl::StrJoin(names, ", "), ")");
+    absl::StatusOr<std::vector<std::string>> count = session.FetchColumn(sql, 1);
+    if (!count.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("workload tpcc: counting the foreign keys: ", count.status().message()));
+    }
+    const size_t expected = options_.foreign_keys ? names.size() : 0;
+    size_t found = 0;
+    if (count->size() == 1 && absl::SimpleAtoi(count->front(), &found) && found == expected) {
+      return absl::OkStatus();
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "workload_options.foreign_keys: the run has ", options_.foreign_keys ? "" : "no ",
+        "foreign keys but the target's tables have ", count->empty() ? "?" : count->front(),
+        " of tpcc's ", names.size(), " (prepare and run with the same foreign_keys)"));
+  }
+
   const TpccOptions options_;
+  const std::optional<Transaction> only_;
   const std::vector<std::string> query_types_;
 };
 
@@ -630,17 +685,27 @@ class TpccWorkload final : public Workload {
  public:
   explicit TpccWorkload(TpccOptions options) : options_(options) {}
 
-  std::vector<std::string> ScenarioNames() const override { return {kStandardMix}; }
-
-  absl::StatusOr<std::unique_ptr<Scenario>> MakeScenario(const std::string& name) const override {
-    if (name != kStandardMix) {
-      return FieldError("scenario", absl::StrCat("workload tpcc has no scenario '", name,
-                                                 "' (it has: ", kStandardMix, ")"));
-    }
-    return std::make_unique<TpccScenario>(options_);
+  std::vector<std::string> ScenarioNames() const override {
+    std::vector<std::string> names = {kTpccStandardMix};
+    names.insert(names.end(), std::begin(kTransactionNames), std::end(kTransactionNames));
+    return names;
   }
 
-  v1::WorkloadSpec DataSpec() const override { return tpcc::DataSpec(options_.warehouses); }
+  absl::StatusOr<std::unique_ptr<Scenario>> MakeScenario(const std::string& name) const override {
+    if (name == kTpccStandardMix) return std::make_unique<TpccScenario>(options_, std::nullopt);
+    for (int t = 0; t < kTransactions; ++t) {
+      if (name == kTransactionNames[t]) {
+        return std::make_unique<TpccScenario>(options_, static_cast<Transaction>(t));
+      }
+    }
+    return FieldError("scenario",
+                      absl::StrCat("workload tpcc has no scenario '", name,
+                                   "' (it has: ", absl::StrJoin(ScenarioNames(), ", "), ")"));
+  }
+
+  v1::WorkloadSpec DataSpec() const override {
+    return tpcc::DataSpec(options_.warehouses, options_.foreign_keys);
+  }
 
   // Consistency conditions 1–4 after every run: each counts the warehouses or districts that
   // break it.
@@ -673,17 +738,18 @@ Terminal TerminalOf(uint32_t index, uint32_t count, int64_t warehouses) {
 absl::StatusOr<TpccOptions> ParseTpccOptions(const std::map<std::string, std::string>& options) {
   TpccOptions parsed;
   for (const auto& [key, value] : options) {
-    if (key == "terminal_waits") {
+    if (key == "terminal_waits" || key == "foreign_keys") {
       if (value != "true" && value != "false") {
-        return FieldError("workload_options.terminal_waits",
+        return FieldError(absl::StrCat("workload_options.", key),
                           absl::StrCat("expected 'true' or 'false', got '", value, "'"));
       }
-      parsed.terminal_waits = value == "true";
+      (key == "terminal_waits" ? parsed.terminal_waits : parsed.foreign_keys) = value == "true";
       continue;
     }
     if (key != "warehouses") {
-      return FieldError(absl::StrCat("workload_options.", key),
-                        "unknown option of workload tpcc (known: warehouses, terminal_waits)");
+      return FieldError(
+          absl::StrCat("workload_options.", key),
+          "unknown option of workload tpcc (known: warehouses, terminal_waits, foreign_keys)");
     }
     if (!absl::SimpleAtoi(value, &parsed.warehouses) || parsed.warehouses < 1 ||
         parsed.warehouses > kMaxWarehouses) {

@@ -35,21 +35,28 @@ struct TpccOptions {
   // loops: a terminal then runs at most about 12.86 New-Orders a minute per warehouse of 10
   // terminals, and the report gives the efficiency against that. Off: no-wait mode.
   bool terminal_waits = false;
+  // The foreign keys of clause 1.3 (stock to item and warehouse, district to warehouse, customer
+  // to district, history to customer and district, orders to customer, new_order to orders,
+  // order_line to orders and stock), added after the tables load: the servers then check every
+  // insert against its parent, as a schema with them would. Off (the default, as in most
+  // tools): keys and indexes only. A run's must match its prepare's.
+  bool foreign_keys = false;
 };
 // The keying time (fixed) and the mean think time (negative exponential, cut at 10 times the
 // mean) of each transaction, in seconds (clause 5.2.5.7), in kTransactionNames' order.
 inline constexpr double kKeyingS[] = {18, 3, 2, 2, 2};
 inline constexpr double kMeanThinkS[] = {12, 12, 10, 5, 5};
 
-// Options `warehouses` (1 … kMaxWarehouses) and `terminal_waits` (true, false); any other is
-// an error that names it.
+// Options `warehouses` (1 … kMaxWarehouses), `terminal_waits` and `foreign_keys` (true, false);
+// any other is an error that names it.
 inline constexpr int64_t kMaxWarehouses = 100'000;
 absl::StatusOr<TpccOptions> ParseTpccOptions(const std::map<std::string, std::string>& options);
 std::unique_ptr<Workload> MakeTpccWorkload(TpccOptions options);
 
-// The one scenario: the five transactions in the standard mix.
-inline constexpr char kStandardMix[] = "standard";
-// Its query types, in this order.
+// Its scenarios: the five transactions in the standard mix (kTpccStandardMix, "standard"), and
+// one per transaction, named as its query type, that runs it alone: what the database does per
+// transaction of each kind (the probe's counters per executed transaction), which a mixed run
+// cannot tell apart. The standard mix's query types, in this order:
 inline constexpr const char* kTransactionNames[] = {"new_order", "payment", "order_status",
                                                     "delivery", "stock_level"};
 

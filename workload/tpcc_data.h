@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -35,9 +36,22 @@ inline constexpr NURandConstants kLoadConstants = {
 int OrderLineCount(int64_t warehouse, int64_t district, int64_t order);
 
 // The spec of `warehouses` warehouses: the tables in load order, their keys and the two
-// secondary indexes (customer by last name, orders by customer), and checks: the consistency
-// conditions (ConsistencyChecks) and what clause 4.3.3.1 fixes beyond the row counts.
-v1::WorkloadSpec DataSpec(int64_t warehouses);
+// secondary indexes (customer by last name, orders by customer), with `foreign_keys` clause
+// 1.3's ten foreign keys (each added after its table's key, its parents loaded before it), and
+// checks: the consistency conditions (ConsistencyChecks) and what clause 4.3.3.1 fixes beyond
+// the row counts.
+v1::WorkloadSpec DataSpec(int64_t warehouses, bool foreign_keys = false);
+
+// One of clause 1.3's foreign keys: constraint `name` on `table` (`columns`) to `parent`.
+struct ForeignKey {
+  std::string table;
+  std::string name;
+  std::string columns;
+  std::string parent;
+  std::string parent_columns;
+};
+// The ten, in the order DataSpec adds them.
+std::vector<ForeignKey> ForeignKeys();
 
 // The specification's consistency conditions 1–4 (clause 3.3.2.1–3.3.2.4), each a query that
 // counts the warehouses or districts violating it (0 when it holds): after loading (DataSpec's

@@ -191,9 +191,11 @@ TEST_P(TpccLoadTest, AStoppedLoadResumesConsistent) {
 // (terminals bound to the 2 warehouses), read back from the report and the database.
 class TpccRunTest : public TpccLoadTest {
  protected:
-  // `target_extra`: more fields of the target (", isolation: serializable").
+  // `target_extra`: more fields of the target (", isolation: serializable"); `options_extra`,
+  // more workload options (", foreign_keys: true").
   std::string PlanYaml(const testing::ScratchDir& dir, int64_t warehouses, int clients,
-                       const std::string& stop, const std::string& target_extra = "") {
+                       const std::string& stop, const std::string& target_extra = "",
+                       const std::string& options_extra = "") {
     TestServers& servers = TestServersEnvironment::Servers();
     const std::string target =
         postgres()
@@ -206,7 +208,7 @@ class TpccRunTest : public TpccLoadTest {
     return dir.Write(
         "tpcc.yaml",
         absl::StrCat("name: tpcc\ntarget: ", target,
-                     "\nworkload: tpcc\nworkload_options: {warehouses: ", warehouses,
+                     "\nworkload: tpcc\nworkload_options: {warehouses: ", warehouses, options_extra,
                      "}\nscenario: standard\nload: {closed: {clients: ", clients,
                      "}}\nwarmup: 0s\nstop: ", stop, "\nseed: 7\nexplain: {enabled: false}\n"));
   }
@@ -256,7 +258,25 @@ class TpccRunTest : public TpccLoadTest {
       ADD_FAILURE() << run.out;
       return report;
     }
-    EXPECT_EQ(rolled_back_at_server, rolled_back);
+    // Each agent's set-up reads the loaded scale in a transaction it rolls back, and so does
+    // the coordinator's reading of the consistency conditions (before and after the run).
+    EXPECT_EQ(rolled_back_at_server, rolled_back + 2 + 2);
+    if (postgres()) {
+      // The probe's xact_commit over the run: every transaction the report counts as executed
+      // committed, but those the workload rolled back (and the connections' own).
+      // The coordinator's sessions that read the consistency conditions before and after may
+      // add their start-up and set-up, within a bound the reconciliation states.
+      const v1::CommitReconciliation& commits = report.commit_reconciliation();
+      EXPECT_TRUE(commits.available()) << commits.note();
+      EXPECT_GE(commits.difference(), 0);
+      EXPECT_LE(commits.difference(), commits.row_check_commits_at_most());
+      EXPECT_THAT(commits.verdict(), ::testing::AnyOf("matches", "within the row check's sessions"))
+          << "database " << commits.database_commits() << ", report " << commits.report_commits()
+          << ", connections " << commits.connection_commits() << ", rolled back by the workload "
+          << types["new_order"]->rolled_back();
+      std::cout << "commits: difference " << commits.difference() << " (row check at most "
+                << commits.row_check_commits_at_most() << "): " << commits.verdict() << std::endl;
+    }
     EXPECT_EQ(ClientCount("SELECT COUNT(*) FROM history") - history,
               static_cast<int64_t>(types["payment"]->executed()));
     const v1::QueryTypeReport& new_order = *types["new_order"];
@@ -327,18 +347,107 @@ TEST_P(TpccRunTest, TwoAgentsRunTheStandardMixAndTheConsistencyConditionsHold) {
                                    "target's warehouse table holds 2"));
 }
 
+// Each transaction alone (scenario new_order, payment, …): the probe's counters per executed
+// transaction are then that transaction's, and on PostgreSQL they say what clause 2 asks of it:
+// the rows it inserts, updates and deletes (pg_stat_database's tup_* of database bench).
+TEST_P(TpccRunTest, EachTransactionAloneChangesTheRowsClause2Says) {
+  const testing::ScratchDir dir("dbload_tpcc_test");
+  const std::string plan = PlanYaml(dir, kWarehouses, 2, "{duration: 3s}");
+  ASSERT_EQ(RunDbload({"cleanup", plan}).exit_code, kExitOk);
+  const ProcessResult prepared = RunDbload({"prepare", plan, "--parallel", "2"}, kLoadTimeout);
+  ASSERT_EQ(prepared.exit_code, kExitOk) << prepared.Describe();
+  session_.reset();
+  // Rows per transaction: [lowest, highest] of inserted, updated, deleted.
+  struct Expected {
+    std::string scenario;
+    double inserted[2], updated[2], deleted[2];
+  };
+  const std::vector<Expected> expected = {
+      // 1 order, 1 new order and O_OL_CNT lines (5 … 15, 10 on average); the district and one
+      // stock row per line. The 1 % rolled back inserted and updated as much before the unused
+      // item, so they count too.
+      {"new_order", {11.5, 12.5}, {10.5, 11.5}, {0, 0}},
+      // 1 history row; warehouse, district and customer.
+      {"payment", {1, 1.05}, {3, 3.15}, {0, 0}},
+      {"order_status", {0, 0}, {0, 0}, {0, 0}},
+      // Per district (10): its oldest new order deleted; the order, its lines (10 on average)
+      // and the customer updated. Run alone it soon delivers every new order there is, and
+      // skips the districts left without one: checked per delivered district below.
+      {"delivery", {0, 0}, {0, 125}, {0.1, 10}},
+      {"stock_level", {0, 0}, {0, 0}, {0, 0}},
+  };
+  for (const Expected& e : expected) {
+    SCOPED_TRACE(e.scenario);
+    const std::string report_path = absl::StrCat(dir.path(), "/", e.scenario, ".json");
+    const ProcessResult run = RunDbload(
+        {"run", plan, "--set", absl::StrCat("scenario=", e.scenario), "--report", report_path},
+        std::chrono::seconds(60));
+    ASSERT_EQ(run.exit_code, kExitOk) << run.Describe();
+    const v1::RunReport report = testing::ReadReport(report_path);
+    ASSERT_EQ(report.query_types_size(), 1);
+    EXPECT_EQ(report.query_types(0).name(), e.scenario);
+    EXPECT_GT(report.executed(), 20u);
+    EXPECT_EQ(report.errors(), 0u);
+    EXPECT_THAT(run.out, ::testing::Not(::testing::HasSubstr("tpmC")));
+    if (!postgres()) continue;  // MariaDB's handler counters are the whole server's
+    std::map<std::string, double> per_transaction;
+    for (const v1::SaturationDelta& delta : report.saturation()) {
+      if (delta.source() == "postgresql") per_transaction[delta.name()] = delta.per_query();
+    }
+    const auto expect_within = [&](const std::string& name, const double(&range)[2]) {
+      ASSERT_TRUE(per_transaction.contains(name)) << name;
+      EXPECT_GE(per_transaction[name], range[0]) << name;
+      EXPECT_LE(per_transaction[name], range[1]) << name;
+    };
+    // A retried try's rows count too: with 2 terminals on 2 warehouses there are few or none.
+    expect_within("tup_inserted", e.inserted);
+    expect_within("tup_updated", e.updated);
+    expect_within("tup_deleted", e.deleted);
+    if (e.scenario == "delivery") {
+      const double per_district = per_transaction["tup_updated"] / per_transaction["tup_deleted"];
+      EXPECT_GE(per_district, 11.5);
+      EXPECT_LE(per_district, 12.5);
+    }
+    std::cout << e.scenario << ": " << report.executed() << " executed, " << report.retries()
+              << " retries; per transaction inserted " << per_transaction["tup_inserted"]
+              << ", updated " << per_transaction["tup_updated"] << ", deleted "
+              << per_transaction["tup_deleted"] << std::endl;
+  }
+}
+
 // Forced contention: 8 terminals on one warehouse where concurrent updates of a row fail
 // (PostgreSQL at SERIALIZABLE: 40001; MariaDB at REPEATABLE READ with snapshot isolation: 1020),
 // on the warehouse's W_YTD above all: the workload's retry policy tries them again, and the
-// data stays consistent.
+// data stays consistent. With the foreign keys (foreign_keys: true), which the servers check on
+// every insert, and which a run without the option refuses.
 TEST_P(TpccRunTest, ContentionOnOneWarehouseIsRetriedAndStaysConsistent) {
   const testing::ScratchDir dir("dbload_tpcc_test");
   const std::string plan =
       PlanYaml(dir, 1, 8, "{duration: 8s}",
                postgres() ? ", isolation: serializable"
                           : ", isolation: repeatable_read, session: [\"SET SESSION "
-                            "innodb_snapshot_isolation = ON\"]");
+                            "innodb_snapshot_isolation = ON\"]",
+               ", foreign_keys: true");
   const v1::RunReport report = PrepareAndRun(dir, plan);
+  EXPECT_EQ(ClientCount(absl::StrCat(
+                "SELECT COUNT(*) FROM information_schema.table_constraints WHERE constraint_type "
+                "= 'FOREIGN KEY' AND table_schema = ",
+                postgres() ? "'public'" : "'bench'")),
+            10);
+  // Enforced: a new order whose order does not exist is refused by the server.
+  absl::StatusOr<std::unique_ptr<db::Session>> session = driver_->Connect();
+  ASSERT_OK(session.status());
+  const db::ExecOutcome orphan =
+      (*session)->ExecuteSql("INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (1, 1, 2)");
+  ASSERT_FALSE(orphan.ok());
+  EXPECT_THAT(orphan.error->message, ::testing::HasSubstr("tpcc_new_order_orders"));
+  session->reset();
+  const ProcessResult without = RunDbload(
+      {"run", plan, "--set", "workload_options.foreign_keys=false"}, std::chrono::seconds(60));
+  EXPECT_NE(without.exit_code, kExitOk);
+  EXPECT_THAT(without.out + without.err,
+              ::testing::HasSubstr("workload_options.foreign_keys: the run has no foreign keys "
+                                   "but the target's tables have 10 of tpcc's 10"));
   uint64_t retries = 0, executed = 0;
   for (const v1::QueryTypeReport& type : report.query_types()) {
     for (const v1::RetryCount& retry : type.retries()) retries += retry.count();

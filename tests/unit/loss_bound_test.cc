@@ -98,6 +98,36 @@ TEST(LossBound, CommitsReconcileWithinTheLostAgentsBoundOrAreNotExplained) {
   EXPECT_EQ(fewer.commit_reconciliation().verdict(), "not explained");
 }
 
+// Every connection runs the target's set-up (isolation, session statements) as transactions of
+// their own; the coordinator's row-check sessions (here: invariants, before and after) commit
+// their start-up and set-up, inside the probe's window or not: a surplus up to that is theirs.
+TEST(LossBound, SetUpStatementsAndTheRowChecksSessionsAreCounted) {
+  const auto reconcile = [](int64_t surplus, bool invariants) {
+    v1::RunReport report = ProbedReport(1000, 1000 + 9000 + 6 * 4 + 12 + surplus);
+    v1::Target& target = *report.mutable_plan()->mutable_target();
+    target.set_isolation(v1::SERIALIZABLE);
+    target.add_session("SET work_mem = '8MB'");
+    target.add_session("SET jit = off");
+    if (invariants) report.add_invariants()->set_name("sum");
+    ReconcileCommits(9000, {.connections_opened = 6, .statements_prepared = 6}, true, 10.1, report);
+    return report.commit_reconciliation();
+  };
+  const v1::CommitReconciliation exact = reconcile(0, false);
+  EXPECT_EQ(exact.setup_statements(), 3);
+  EXPECT_EQ(exact.connection_commits(), 36);
+  EXPECT_EQ(exact.row_check_commits_at_most(), 0);
+  EXPECT_EQ(exact.verdict(), "matches");
+  EXPECT_EQ(reconcile(1, false).verdict(), "not explained");
+  // Two sessions (before, after), each 1 start-up + 3 set-up.
+  const v1::CommitReconciliation checked = reconcile(5, true);
+  EXPECT_EQ(checked.row_check_commits_at_most(), 8);
+  EXPECT_EQ(checked.verdict(), "within the row check's sessions");
+  EXPECT_THAT(checked.note(), HasSubstr("on 2 sessions of its own"));
+  EXPECT_EQ(reconcile(8, true).verdict(), "within the row check's sessions");
+  EXPECT_EQ(reconcile(9, true).verdict(), "not explained");
+  EXPECT_EQ(reconcile(-1, true).verdict(), "not explained");
+}
+
 // Autovacuum's workers visit each database once per autovacuum_naptime and commit 2 there when
 // they vacuum nothing: a surplus no larger than that many visits can pay is theirs.
 TEST(LossBound, CommitsBeyondTheReportsWithinAutovacuumsVisitsAreItsOwn) {

@@ -633,6 +633,7 @@ TEST(ReportBuilderTest, IgnoredErrorsAreCountedApartEverywhere) {
 TEST(ReportBuilderTest, TpccRunsShowTheirRollbacksTpmCAndMix) {
   v1::Plan plan;
   plan.set_workload("tpcc");
+  plan.set_scenario("standard");
   RunReportBuilder builder(plan, {"new_order", "payment"});
   IntervalSnapshot snapshot;
   snapshot.query_types.resize(2);
@@ -664,6 +665,12 @@ TEST(ReportBuilderTest, TpccRunsShowTheirRollbacksTpmCAndMix) {
   EXPECT_THAT(RenderReportText(waiting.Finish(30, 0, 0, "duration", "", {})),
               HasSubstr("keying and think times; efficiency 100.0 % of the 70 warehouses' 900 "
                         "tpmC maximum"));
+
+  // A single-transaction scenario's New-Orders are no tpmC: the figure is the standard mix's.
+  plan.set_scenario("new_order");
+  RunReportBuilder alone(plan, {"new_order"});
+  alone.AddInterval({.elapsed_s = 30, .length_s = 30}, snapshot);
+  EXPECT_THAT(RenderReportText(alone.Finish(30, 0, 0, "duration", "", {})), Not(HasSubstr("tpmC")));
 
   plan.set_workload("oltp");
   RunReportBuilder oltp(plan, {"new_order", "payment"});

@@ -104,14 +104,21 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
   std::map<std::string, uint64_t> executed_by_agent;
   std::map<std::string, Histogram> response_by_agent;
   std::map<std::string, uint64_t> sequence;
+  // Per agent, warm-up included: what the database's commit count lacks.
+  std::map<std::string, uint64_t> rolled_back_by_agent;
+  const auto add_rolled_back = [&](const std::string& agent, const IntervalSnapshot& snapshot) {
+    for (const QueryTypeInterval& q : snapshot.query_types) {
+      rolled_back_by_agent[agent] += q.rolled_back;
+    }
+  };
   // Two warm-up reports each, not in the totals.
   for (int tick = 1; tick <= 2; ++tick) {
     for (const std::string& agent : agents) {
+      const IntervalSnapshot snapshot = RandomSnapshot(random, 500, nullptr, nullptr, nullptr);
+      add_rolled_back(agent, snapshot);
       ASSERT_TRUE(
           aggregator
-              .AddReport(agent, MakeReport(++sequence[agent],
-                                           RandomSnapshot(random, 500, nullptr, nullptr, nullptr),
-                                           /*warmup=*/true, tick))
+              .AddReport(agent, MakeReport(++sequence[agent], snapshot, /*warmup=*/true, tick))
               .ok());
     }
     EXPECT_EQ(aggregator.CloseInterval(tick).size(), 1u);
@@ -130,6 +137,7 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
           RandomSnapshot(random, samples, &union_response, &union_service, &union_lag,
                          &union_statements, &union_rolled_back);
       executed_by_agent[agent] += samples;
+      add_rolled_back(agent, snapshot);
       for (const QueryTypeInterval& q : snapshot.query_types) response_by_agent[agent].Add(q.response_time);
       expected_executed += samples;
       ASSERT_TRUE(
@@ -142,6 +150,7 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
         RandomSnapshot(random, 77, &union_response, &union_service, &union_lag, &union_statements,
                        &union_rolled_back);
     executed_by_agent[agent] += 77;
+    add_rolled_back(agent, snapshot);
     for (const QueryTypeInterval& q : snapshot.query_types) response_by_agent[agent].Add(q.response_time);
     expected_executed += 77;
     ASSERT_TRUE(aggregator
@@ -156,6 +165,8 @@ TEST(RunAggregator, MergingThreeAgentsEqualsOneHistogramOfAllSamples) {
   uint64_t sum_over_agents = 0;
   for (const auto& [name, progress] : aggregator.agents()) {
     EXPECT_EQ(progress.executed, executed_by_agent[name]) << name;
+    EXPECT_EQ(progress.rolled_back, rolled_back_by_agent[name]) << name;
+    EXPECT_GT(progress.rolled_back, 0u) << name;
     sum_over_agents += progress.executed;
   }
   EXPECT_EQ(report.executed(), sum_over_agents);

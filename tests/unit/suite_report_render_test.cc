@@ -371,6 +371,7 @@ TEST(SuiteReportTest, ATpccSweepLeadsWithTpmC) {
     v1::RunReport& r =
         b.Run(target, "tpcc", 8, 1, {.rate = 1000, .mean = 2, .p99 = 4, .queries_duration = 30});
     r.mutable_plan()->set_workload("tpcc");
+    r.mutable_plan()->set_scenario("standard");
     v1::QueryTypeReport& type = *r.add_query_types();
     type.set_name("new_order");
     type.set_executed(new_orders);

@@ -112,16 +112,33 @@ std::unique_ptr<Scenario> StandardMix(int64_t warehouses) {
 
 constexpr int kNewOrder = 0, kPayment = 1, kOrderStatus = 2, kDelivery = 3, kStockLevel = 4;
 
-TEST(TpccWorkloadTest, IsBuiltInWithOneScenarioOfFiveTransactions) {
+TEST(TpccWorkloadTest, IsBuiltInWithTheStandardMixAndEachTransactionAlone) {
   absl::StatusOr<std::unique_ptr<Workload>> workload = MakeWorkload("tpcc", {});
   ASSERT_TRUE(workload.ok()) << workload.status();
-  EXPECT_THAT((*workload)->ScenarioNames(), ElementsAre("standard"));
+  EXPECT_THAT((*workload)->ScenarioNames(), ElementsAre("standard", "new_order", "payment",
+                                                        "order_status", "delivery", "stock_level"));
   std::unique_ptr<Scenario> scenario = StandardMix(1);
   ASSERT_NE(scenario, nullptr);
   EXPECT_THAT(scenario->query_types(),
               ElementsAre("new_order", "payment", "order_status", "delivery", "stock_level"));
   EXPECT_THAT((*workload)->MakeScenario("new_order_only").status().message(),
-              HasSubstr("workload tpcc has no scenario 'new_order_only' (it has: standard)"));
+              HasSubstr("workload tpcc has no scenario 'new_order_only' (it has: standard, "
+                        "new_order, payment, order_status, delivery, stock_level)"));
+  // Alone: one query type, the only one dealt, run as that transaction.
+  absl::StatusOr<std::unique_ptr<Scenario>> delivery = (*workload)->MakeScenario("delivery");
+  ASSERT_TRUE(delivery.ok()) << delivery.status();
+  EXPECT_THAT((*delivery)->query_types(), ElementsAre("delivery"));
+  EXPECT_EQ((*delivery)->RetryPolicies().size(), 1u);
+  std::unique_ptr<ScenarioWorker> worker = (*delivery)->NewWorker({.run_seed = 3});
+  TpccSession session((*delivery)->Statements(db::Dialect::kPostgreSql));
+  for (int i = 0; i < 20; ++i) {
+    const int type = worker->NextQueryType();
+    ASSERT_EQ(type, 0);
+    session.calls.clear();
+    ASSERT_TRUE(worker->Run(type, session).ok());
+    EXPECT_EQ(session.Starting("DELETE FROM new_order").size(), 10u) << "one per district";
+    EXPECT_TRUE(session.Starting("INSERT").empty());
+  }
   // The consistency conditions are its invariants, each counting what breaks it.
   const std::vector<v1::Invariant> invariants = (*workload)->Invariants();
   ASSERT_EQ(invariants.size(), 4u);
@@ -140,9 +157,51 @@ TEST(TpccWorkloadTest, OptionsAreCheckedAndNamed) {
                 HasSubstr(absl::StrCat("expected an integer from 1 to 100000, got '", bad, "'")));
   }
   EXPECT_THAT(MakeWorkload("tpcc", {{"scale", "2"}}).status().message(),
-              HasSubstr("unknown option of workload tpcc (known: warehouses, terminal_waits)"));
+              HasSubstr("unknown option of workload tpcc (known: warehouses, terminal_waits, "
+                        "foreign_keys)"));
   EXPECT_THAT(MakeWorkload("tpcc", {{"terminal_waits", "yes"}}).status().message(),
               HasSubstr("expected 'true' or 'false', got 'yes'"));
+  EXPECT_THAT(MakeWorkload("tpcc", {{"foreign_keys", "1"}}).status().message(),
+              HasSubstr("expected 'true' or 'false', got '1'"));
+}
+
+// foreign_keys adds clause 1.3's ten foreign keys as steps after each child's rows and key,
+// every parent earlier in load order; without it the tables are the same and have none.
+TEST(TpccWorkloadTest, ForeignKeysComeAfterTheirParentsKeys) {
+  absl::StatusOr<std::unique_ptr<Workload>> plain = MakeWorkload("tpcc", {});
+  absl::StatusOr<std::unique_ptr<Workload>> keyed =
+      MakeWorkload("tpcc", {{"foreign_keys", "true"}});
+  ASSERT_TRUE(plain.ok() && keyed.ok());
+  const v1::WorkloadSpec without = (*plain)->DataSpec();
+  const v1::WorkloadSpec with = (*keyed)->DataSpec();
+  ASSERT_EQ(without.tables_size(), with.tables_size());
+  std::map<std::string, int> position;
+  int added = 0;
+  for (int t = 0; t < with.tables_size(); ++t) {
+    const v1::Table& table = with.tables(t);
+    position[table.name()] = t;
+    const int before = without.tables(t).indexes_size();
+    for (int i = 0; i < table.indexes_size(); ++i) {
+      const std::string& pg = table.indexes(i).postgresql();
+      if (i < before) {
+        EXPECT_EQ(table.indexes(i).SerializeAsString(),
+                  without.tables(t).indexes(i).SerializeAsString());
+        continue;
+      }
+      ++added;
+      EXPECT_THAT(pg, HasSubstr(absl::StrCat("ALTER TABLE ", table.name(), " ADD CONSTRAINT tpcc_",
+                                             table.name(), "_")));
+      EXPECT_THAT(table.indexes(i).mysql(), HasSubstr(" FOREIGN KEY IF NOT EXISTS ("));
+      const std::string parent = pg.substr(pg.find("REFERENCES ") + 11);
+      const std::string parent_table = parent.substr(0, parent.find(' '));
+      ASSERT_TRUE(position.contains(parent_table)) << parent_table << " after " << table.name();
+      EXPECT_LT(position[parent_table], t);
+    }
+  }
+  EXPECT_EQ(added, 10);
+  EXPECT_THAT(with.tables(position["order_line"]).indexes(2).postgresql(),
+              ::testing::Eq("ALTER TABLE order_line ADD CONSTRAINT tpcc_order_line_stock FOREIGN "
+                            "KEY (ol_supply_w_id, ol_i_id) REFERENCES stock (s_w_id, s_i_id)"));
 }
 
 // Both dialects prepare the same statements in the same order: PostgreSQL's numbered, MySQL's
