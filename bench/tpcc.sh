@@ -17,6 +17,9 @@
 #   TERMINAL_WAITS=0 1: clause 5.2.5's keying and think times (workload option terminal_waits),
 #                    and the efficiency against 12.86 tpmC per warehouse; 0: no-wait mode
 #   FOREIGN_KEYS=0   1: clause 1.3's foreign keys (workload option foreign_keys), added by the load
+#   ALONE=0          1: then each transaction alone (scenario new_order, payment, …) with
+#                    ALONE_CLIENTS=4 clients for ALONE_DURATION=10 s, and the server's counters
+#                    per transaction from the probe (rows changed, pages read, log bytes)
 #
 # Everything runs on 127.0.0.1 against servers this script starts (tests/harness/dbenv) in a
 # mktemp directory and stops on exit, also on Ctrl-C; each run is bounded by its duration. The
@@ -37,6 +40,9 @@ DURATION=${DURATION:-30}
 FAST=${FAST:-0}
 TERMINAL_WAITS=${TERMINAL_WAITS:-0}
 FOREIGN_KEYS=${FOREIGN_KEYS:-0}
+ALONE=${ALONE:-0}
+ALONE_CLIENTS=${ALONE_CLIENTS:-4}
+ALONE_DURATION=${ALONE_DURATION:-10}
 OUT=""
 
 die() {
@@ -124,7 +130,7 @@ EOF
   if ((header_done == 0)); then
     report "## tpcc.sh — $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     report ""
-    report "\`WAREHOUSES=$WAREHOUSES PARALLEL=$PARALLEL CLIENTS=\"$CLIENTS\" WARMUP=$WARMUP DURATION=$DURATION FAST=$FAST TERMINAL_WAITS=$TERMINAL_WAITS FOREIGN_KEYS=$FOREIGN_KEYS bench/tpcc.sh\` on $(nproc) CPUs, $(free -g | awk '/^Mem:/ { print $2 }') GB (client and servers on the same machine); $("$DBLOAD" version 2>/dev/null)."
+    report "\`WAREHOUSES=$WAREHOUSES PARALLEL=$PARALLEL CLIENTS=\"$CLIENTS\" WARMUP=$WARMUP DURATION=$DURATION FAST=$FAST TERMINAL_WAITS=$TERMINAL_WAITS FOREIGN_KEYS=$FOREIGN_KEYS ALONE=$ALONE ALONE_CLIENTS=$ALONE_CLIENTS ALONE_DURATION=$ALONE_DURATION bench/tpcc.sh\` on $(nproc) CPUs, $(free -g | awk '/^Mem:/ { print $2 }') GB (client and servers on the same machine); $("$DBLOAD" version 2>/dev/null)."
     header_done=1
   fi
   report ""
@@ -149,5 +155,36 @@ EOF
     ((rc == 0)) || note "$server, $clients clients: dbload exited $rc"
     rm -f "$WORK/report.json"
   done
+  if [[ $ALONE == 1 ]]; then
+    # The probe's counters per executed transaction, each transaction run alone: PostgreSQL's
+    # pg_stat_database of the database (rows: tup_*; pages: blks_hit + blks_read; log:
+    # wal_bytes); MariaDB's global status, the whole server's (rows: Handler_write, _update,
+    # _delete; pages: Innodb_buffer_pool_read_requests; log: Innodb_os_log_written).
+    if [[ $server == postgres ]]; then
+      names='"postgresql" "tup_inserted" "tup_updated" "tup_deleted" "blks_hit" "blks_read" "wal_bytes"'
+    else
+      names='"mysql" "Handler_write" "Handler_update" "Handler_delete" "Innodb_buffer_pool_read_requests" "" "Innodb_os_log_written"'
+    fi
+    report ""
+    report "Each transaction alone, $ALONE_CLIENTS clients, ${ALONE_DURATION}s after the sweep above (the server's counters per executed transaction, from the probe):"
+    report ""
+    report "| transaction | transactions/s | p90 ms | rows inserted | rows updated | rows deleted | buffer pages read | log bytes |"
+    report "|---|---|---|---|---|---|---|---|"
+    for scenario in new_order payment order_status delivery stock_level; do
+      note "$server: $scenario alone, $ALONE_CLIENTS clients, ${ALONE_DURATION}s"
+      rc=0
+      "$DBLOAD" run "$PLAN" --set "scenario=$scenario" --set "load.closed.clients=$ALONE_CLIENTS" \
+        --set warmup=0s --set "stop.duration=${ALONE_DURATION}s" --report "$WORK/report.json" >"$WORK/run.log" 2>&1 || rc=$?
+      [[ -f $WORK/report.json ]] || die "no report (exit $rc): $(tail -n 5 "$WORK/run.log")"
+      # shellcheck disable=SC2086
+      row=$(jq -r --argjson names "[$(echo $names | tr ' ' ',')]" '
+        def per(n): if n == "" then 0 else ([.saturation[] | select(.source == $names[0] and .name == n) | .per_query] | first // 0) end;
+        def fmt: . * 100 | round / 100;
+        "\(.actual_rate | fmt) | \(.query_types[0].response_time.p90_ms | fmt) | \(per($names[1]) | fmt) | \(per($names[2]) | fmt) | \(per($names[3]) | fmt) | \(per($names[4]) + per($names[5]) | fmt) | \(per($names[6]) | round)"' "$WORK/report.json")
+      report "| $scenario | $row |"
+      ((rc == 0)) || note "$server, $scenario alone: dbload exited $rc"
+      rm -f "$WORK/report.json"
+    done
+  fi
   "$DBLOAD" cleanup "$PLAN" >/dev/null 2>&1 || note "dbload cleanup $server failed"
 done

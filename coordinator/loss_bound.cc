@@ -215,10 +215,15 @@ void ReconcileCommits(int64_t report_commits, ConnectionSetUp set_up, bool first
     out.set_note(absl::StrFormat(
         "autovacuum is on with autovacuum_naptime %s: in the %.1f s between the probe's first "
         "and last readings its workers can have visited database %s %d times, each visit "
-        "committing 2 transactions there when it vacuums nothing (measured); the other "
+        "committing 2 transactions there when it vacuums nothing (measured)%s; the other "
         "commits match. %s",
         report.manifest().server_settings().at("autovacuum_naptime"), window_s,
-        report.plan().target().database(), out.autovacuum_visits_at_most(), out.note()));
+        report.plan().target().database(), out.autovacuum_visits_at_most(),
+        out.row_check_commits_at_most() == 0
+            ? ""
+            : absl::StrFormat(", and the row check's %d sessions at most %d", row_check_sessions,
+                              out.row_check_commits_at_most()),
+        out.note()));
   } else {
     out.set_verdict("not explained");
   }
