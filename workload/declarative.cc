@@ -32,14 +32,6 @@ using db::Value;
 // agent gigabytes before the run starts.
 constexpr size_t kMaxSampleRows = 50'000'000;
 
-ExecOutcome Failure(std::string code, std::string message) {
-  ExecOutcome outcome;
-  outcome.error = db::DbError{.error_class = db::ErrorClass::kFatal,
-                              .code = std::move(code),
-                              .message = std::move(message)};
-  return outcome;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Scenarios.
 
@@ -411,7 +403,7 @@ std::optional<ExecOutcome> DeclarativeWorker::Draw(BoundParam& param, Value& val
     value = captured ? Value(*captured) : Value();
   } else if (param.from_sample) {
     if (param.sample == nullptr) {
-      return Failure("dbload-sample", "the scenario's samples were never read (Setup)");
+      return WorkloadFailure("dbload-sample", "the scenario's samples were never read (Setup)");
     }
     const std::vector<std::string>& sample = *param.sample;
     size_t index = 0;
@@ -420,10 +412,10 @@ std::optional<ExecOutcome> DeclarativeWorker::Draw(BoundParam& param, Value& val
       // the run (on any agent) take the same.
       const size_t taken = consumed_[param.sample_index]++;
       if (taken >= param.owned->size()) {
-        return Failure("dbload-sample",
-                       absl::StrCat("this worker's part of the sample (", taken,
-                                    " values) is used up: the run asks for more rows "
-                                    "than the database holds"));
+        return WorkloadFailure("dbload-sample",
+                               absl::StrCat("this worker's part of the sample (", taken,
+                                            " values) is used up: the run asks for more rows "
+                                            "than the database holds"));
       }
       index = (*param.owned)[taken];
     } else {
@@ -457,10 +449,11 @@ std::optional<ExecOutcome> DeclarativeWorker::DrawVariables(std::vector<Variable
           });
       if (!clashes) break;
       if (draw + 1 == kMaxDistinctDraws) {
-        return Failure("dbload-distinct",
-                       absl::StrCat(kMaxDistinctDraws,
-                                    " draws of a let: variable gave only values its "
-                                    "distinct_from variables already hold; widen its range"));
+        return WorkloadFailure(
+            "dbload-distinct",
+            absl::StrCat(kMaxDistinctDraws,
+                         " draws of a let: variable gave only values its "
+                         "distinct_from variables already hold; widen its range"));
       }
     }
   }

@@ -196,14 +196,9 @@ std::string StatementName(int id) {
   return kNames[id];
 }
 
-ExecOutcome Failure(std::string message) {
-  ExecOutcome outcome;
-  // SQLSTATE 02000 (no_data): the row the transaction needs is not there, the data is not
-  // TPC-C's as loaded (a prepare with other options, rows deleted by hand).
-  outcome.error = db::DbError{
-      .error_class = db::ErrorClass::kFatal, .code = "02000", .message = std::move(message)};
-  return outcome;
-}
+// SQLSTATE 02000 (no_data): the row the transaction needs is not there, the data is not TPC-C's
+// as loaded (a prepare with other options, rows deleted by hand).
+ExecOutcome Failure(std::string message) { return WorkloadFailure("02000", std::move(message)); }
 
 // One order line's input (clause 2.4.1.5).
 struct Line {

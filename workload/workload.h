@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -43,6 +44,17 @@ struct RetryPolicy {
     return std::find(on.begin(), on.end(), cause) != on.end();
   }
 };
+
+// A transaction the workload itself ends with a fatal error (`code` its own, or a SQLSTATE
+// that says what it found), not one the server returned: data that is not what the workload
+// loaded, a sample never read.
+inline db::ExecOutcome WorkloadFailure(std::string code, std::string message) {
+  db::ExecOutcome outcome;
+  outcome.error = db::DbError{.error_class = db::ErrorClass::kFatal,
+                              .code = std::move(code),
+                              .message = std::move(message)};
+  return outcome;
+}
 
 // What a worker owns to run a scenario: its random streams and parameter buffers. One per
 // worker thread, so nothing here is shared on the hot path.

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
@@ -76,6 +77,31 @@ PgDatabaseCounters SettledPgDatabaseCounters(const TestServers& servers,
     }
     previous = idle ? std::optional(now) : std::nullopt;
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+}
+
+std::map<std::string, int64_t> SettledMariaDbStatus(const TestServers& servers,
+                                                    const std::vector<std::string>& names) {
+  std::vector<std::string> quoted;
+  for (const std::string& name : names) quoted.push_back(absl::StrCat("'", name, "'"));
+  const std::string sql =
+      absl::StrCat("SHOW GLOBAL STATUS WHERE Variable_name IN (", absl::StrJoin(quoted, ", "), ")");
+  std::optional<std::map<std::string, int64_t>> previous;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    std::map<std::string, int64_t> now;
+    for (const std::string& name : names) now[name] = -1;
+    for (absl::string_view line : absl::StrSplit(Mariadb(servers, sql), '\n', absl::SkipEmpty())) {
+      const std::vector<std::string> fields = absl::StrSplit(line, '\t');
+      if (fields.size() == 2) now[fields[0]] = ToInt(fields[1]);
+    }
+    if (previous == now) return now;
+    if (std::chrono::steady_clock::now() > give_up) {
+      ADD_FAILURE() << "MariaDB global status did not settle within 10 s";
+      return now;
+    }
+    previous = std::move(now);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
 }
 

@@ -2,6 +2,7 @@
 #define DBLOAD_TESTS_HARNESS_SQL_CLIENTS_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,12 @@ struct PgDatabaseCounters {
 // after 10 s (and the last read).
 PgDatabaseCounters SettledPgDatabaseCounters(const TestServers& servers,
                                              const std::string& database = "bench");
+
+// MariaDB's global status variables `names`, once two reads 200 ms apart agree (a closing
+// connection's counters move from its thread into the global sum as it ends). A name the server
+// lacks reads -1. A failure after 10 s (and the last read).
+std::map<std::string, int64_t> SettledMariaDbStatus(const TestServers& servers,
+                                                    const std::vector<std::string>& names);
 
 // seq_scan + idx_scan of `table` in database bench: the executions of a statement that scans it
 // once. Read from bench itself, so call it before SettledPgDatabaseCounters() ahead of a run and

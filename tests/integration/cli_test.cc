@@ -242,34 +242,13 @@ class CliTest : public ::testing::Test {
   struct MariaDbCounters {
     int64_t stmt_execute = -1;
     int64_t stmt_prepare = -1;
-    bool operator==(const MariaDbCounters&) const = default;
   };
 
-  // Global status, once two reads 200 ms apart agree (a closing connection's counters move
-  // from the thread into the global sum as it ends).
+  // Global status, settled (testing::SettledMariaDbStatus).
   static MariaDbCounters MariaDbStatus() {
-    std::optional<MariaDbCounters> previous;
-    const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
-    for (;;) {
-      std::map<std::string, int64_t> values;
-      for (absl::string_view line :
-           absl::StrSplit(Mariadb("SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_stmt_execute', "
-                                  "'Com_stmt_prepare')"),
-                          '\n', absl::SkipEmpty())) {
-        const std::vector<std::string> fields = absl::StrSplit(line, '\t');
-        if (fields.size() == 2) values[fields[0]] = ToInt(fields[1]);
-      }
-      const MariaDbCounters now{
-          values.contains("Com_stmt_execute") ? values["Com_stmt_execute"] : -1,
-          values.contains("Com_stmt_prepare") ? values["Com_stmt_prepare"] : -1};
-      if (previous == now) return now;
-      if (Clock::now() > give_up) {
-        ADD_FAILURE() << "MariaDB global status did not settle within 10 s";
-        return now;
-      }
-      previous = now;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
+    std::map<std::string, int64_t> values =
+        testing::SettledMariaDbStatus(servers(), {"Com_stmt_execute", "Com_stmt_prepare"});
+    return {values["Com_stmt_execute"], values["Com_stmt_prepare"]};
   }
 
   // Rows in sbtest1, or -1 when the table does not exist.

@@ -308,20 +308,11 @@ class TpccRunTest : public TpccLoadTest {
   }
 
   // Transactions the server rolled back, as it counts them: PostgreSQL's xact_rollback of
-  // bench once settled; MariaDB's ROLLBACK statements (Com_rollback) once two reads agree.
+  // bench, MariaDB's ROLLBACK statements (Com_rollback), each once settled.
   int64_t Rollbacks() {
     TestServers& servers = TestServersEnvironment::Servers();
     if (postgres()) return testing::SettledPgDatabaseCounters(servers).xact_rollback;
-    int64_t previous = -1;
-    for (int read = 0; read < 50; ++read) {
-      const std::string line = testing::Mariadb(servers, "SHOW GLOBAL STATUS LIKE 'Com_rollback'");
-      const int64_t now = testing::ToInt(line.substr(line.find('\t') + 1));
-      if (now == previous) return now;
-      previous = now;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    ADD_FAILURE() << "Com_rollback did not settle";
-    return -1;
+    return testing::SettledMariaDbStatus(servers, {"Com_rollback"})["Com_rollback"];
   }
 };
 
