@@ -48,8 +48,8 @@ Commands:
             [--set PATH=VALUE ...] [--scale X] [--time-scale T] [--out DIR] [--resume]
             [--allow-target LIST]
         Run a suite (a file, or a built-in one by name): each target x case x load point,
-        warm-up runs and repetitions, as plans, in order; prepare once per target, cleanup if
-        asked. A line as each run starts and ends, and inside it one every 10 s of the run at
+        warm-up runs and repetitions, as plans, in order; prepare once per target (or per case:
+        settings.prepare per_case), cleanup if asked. A line as each run starts and ends, and inside it one every 10 s of the run at
         most and at its end (the last second's rate and p99, the run's errors so far).
         Reports in DIR/runs/TARGET/CASE/POINT-rN.json, the index in DIR/suite.json
         (default DIR: out/suites/NAME-TIMESTAMP). --set PATH=VALUE changes the suite (the
