@@ -194,6 +194,14 @@ TEST_P(TpccLoadTest, AStoppedLoadResumesConsistent) {
 // (terminals bound to the 2 warehouses), read back from the report and the database.
 class TpccRunTest : public TpccLoadTest {
  protected:
+  // These cases read PostgreSQL's own statistics of database bench (commits, rollbacks, rows
+  // changed per transaction): autovacuum's workers would add theirs (an analyze of the tables a
+  // run changed writes pg_statistic rows), so they are kept out.
+  void SetUp() override {
+    if (postgres()) testing::TurnOffAutovacuum(TestServersEnvironment::Servers());
+    TpccLoadTest::SetUp();
+  }
+
   // `target_extra`: more fields of the target (", isolation: serializable"); `options_extra`,
   // more workload options (", foreign_keys: true").
   std::string PlanYaml(const testing::ScratchDir& dir, int64_t warehouses, int clients,
