@@ -224,6 +224,19 @@ class TpccRunTest : public TpccLoadTest {
                      "}}\nwarmup: 0s\nstop: ", stop, "\nseed: 7\nexplain: {enabled: false}\n"));
   }
 
+  // Drops what an earlier case left and loads `plan` in 2 parts (`flags`: more of dbload
+  // prepare's); then this fixture's session leaves bench, so that PostgreSQL's counters of it
+  // settle.
+  ProcessResult Prepare(const std::string& plan, const std::vector<std::string>& flags = {}) {
+    EXPECT_EQ(RunDbload({"cleanup", plan}).exit_code, kExitOk);
+    std::vector<std::string> args = {"prepare", plan, "--parallel", "2"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    ProcessResult prepared = RunDbload(args, kLoadTimeout);
+    EXPECT_EQ(prepared.exit_code, kExitOk) << prepared.Describe();
+    session_.reset();
+    return prepared;
+  }
+
   // Prepares `plan` in 2 parts on 2 agents, runs it with 2 agents (all in one process), and
   // checks what every run of tpcc must keep: the consistency conditions, read by the
   // coordinator after the run, and the report's counts against what the database itself
@@ -231,15 +244,10 @@ class TpccRunTest : public TpccLoadTest {
   // the workload rolled back; each of those, each try a conflict undid and each failed
   // transaction a rollback at the server.
   v1::RunReport PrepareAndRun(const testing::ScratchDir& dir, const std::string& plan) {
-    EXPECT_EQ(RunDbload({"cleanup", plan}).exit_code, kExitOk);
-    const ProcessResult prepared =
-        RunDbload({"prepare", plan, "--agents", "2", "--parallel", "2"}, kLoadTimeout);
-    EXPECT_EQ(prepared.exit_code, kExitOk) << prepared.Describe();
+    const ProcessResult prepared = Prepare(plan, {"--agents", "2"});
     EXPECT_THAT(prepared.out, ::testing::HasSubstr("loading 2 parts on 2 agents"));
-    // Read by the database's client, and this fixture's session leaves bench so that
-    // PostgreSQL's counters settle: counts before the counters ahead of the run, after them
+    // Read by the database's client: counts before the counters ahead of the run, after them
     // afterwards.
-    session_.reset();
     const int64_t orders = ClientCount("SELECT COUNT(*) FROM orders");
     const int64_t history = ClientCount("SELECT COUNT(*) FROM history");
     const int64_t lines = ClientCount("SELECT COUNT(*) FROM order_line");
@@ -365,10 +373,8 @@ TEST_P(TpccRunTest, TwoAgentsRunTheStandardMixAndTheConsistencyConditionsHold) {
 TEST_P(TpccRunTest, EachTransactionAloneChangesTheRowsClause2Says) {
   const testing::ScratchDir dir("dbload_tpcc_test");
   const std::string plan = PlanYaml(dir, kWarehouses, 2, "{duration: 3s}");
-  ASSERT_EQ(RunDbload({"cleanup", plan}).exit_code, kExitOk);
-  const ProcessResult prepared = RunDbload({"prepare", plan, "--parallel", "2"}, kLoadTimeout);
-  ASSERT_EQ(prepared.exit_code, kExitOk) << prepared.Describe();
-  session_.reset();
+  Prepare(plan);
+  ASSERT_FALSE(HasFailure());
   // Rows per transaction: [lowest, highest] of inserted, updated, deleted.
   struct Expected {
     std::string scenario;
@@ -436,10 +442,8 @@ TEST_P(TpccRunTest, ARestartMidRunLosesAndDoublesNoTransaction) {
   TestServers& servers = TestServersEnvironment::Servers();
   const testing::ScratchDir dir("dbload_tpcc_test");
   const std::string plan = PlanYaml(dir, kWarehouses, 4, "{duration: 12s}");
-  ASSERT_EQ(RunDbload({"cleanup", plan}).exit_code, kExitOk);
-  const ProcessResult prepared = RunDbload({"prepare", plan, "--parallel", "2"}, kLoadTimeout);
-  ASSERT_EQ(prepared.exit_code, kExitOk) << prepared.Describe();
-  session_.reset();
+  Prepare(plan);
+  ASSERT_FALSE(HasFailure());
   const int64_t orders = ClientCount("SELECT COUNT(*) FROM orders");
   const int64_t history = ClientCount("SELECT COUNT(*) FROM history");
   const int64_t lines = ClientCount("SELECT COUNT(*) FROM order_line");
