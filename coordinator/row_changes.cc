@@ -36,20 +36,27 @@ absl::StatusOr<std::map<std::string, int64_t>> CountRows(db::Driver& driver,
   } else {
     // In a transaction rolled back, as every side session's reads: the database's commit count
     // stays the load's and the connections' own (ReconcileCommits).
-    (*session)->Begin();
-    for (const std::string& table : tables) {
-      absl::StatusOr<std::vector<std::string>> rows =
-          (*session)->FetchColumn(absl::StrCat("SELECT COUNT(*) FROM ", table), 1);
-      int64_t count = 0;
-      if (!rows.ok() || rows->empty() || !absl::SimpleAtoi(rows->front(), &count)) {
-        counts = absl::InternalError(
-            absl::StrCat("counting the rows of ", table, ": ",
-                         rows.ok() ? "no number returned" : std::string(rows.status().message())));
-        break;
-      }
-      (*counts)[table] = count;
+    std::map<std::string, int64_t> read;
+    const absl::Status status =
+        db::ReadRolledBack(**session, "counting the rows", [&]() -> absl::Status {
+          for (const std::string& table : tables) {
+            absl::StatusOr<std::vector<std::string>> rows =
+                (*session)->FetchColumn(absl::StrCat("SELECT COUNT(*) FROM ", table), 1);
+            int64_t count = 0;
+            if (!rows.ok() || rows->empty() || !absl::SimpleAtoi(rows->front(), &count)) {
+              return absl::InternalError(absl::StrCat(
+                  "counting the rows of ", table, ": ",
+                  rows.ok() ? "no number returned" : std::string(rows.status().message())));
+            }
+            read[table] = count;
+          }
+          return absl::OkStatus();
+        });
+    if (status.ok()) {
+      counts = std::move(read);
+    } else {
+      counts = status;
     }
-    (*session)->Rollback();
   }
   driver.ThreadEnd();
   return counts;
@@ -63,17 +70,25 @@ absl::StatusOr<std::vector<std::string>> ReadValues(db::Driver& driver,
     values =
         absl::Status(session.status().code(), absl::StrCat("target: ", session.status().message()));
   } else {
-    (*session)->Begin();  // rolled back, as CountRows's
-    for (const std::string& sql : queries) {
-      absl::StatusOr<std::vector<std::string>> rows = (*session)->FetchColumn(sql, 1);
-      if (!rows.ok() || rows->empty()) {
-        values = absl::InternalError(absl::StrCat(
-            "`", sql, "`: ", rows.ok() ? "no row returned" : std::string(rows.status().message())));
-        break;
-      }
-      values->push_back(rows->front());
+    std::vector<std::string> read;
+    const absl::Status status =
+        db::ReadRolledBack(**session, "reading the invariants", [&]() -> absl::Status {
+          for (const std::string& sql : queries) {
+            absl::StatusOr<std::vector<std::string>> rows = (*session)->FetchColumn(sql, 1);
+            if (!rows.ok() || rows->empty()) {
+              return absl::InternalError(absl::StrCat(
+                  "`", sql,
+                  "`: ", rows.ok() ? "no row returned" : std::string(rows.status().message())));
+            }
+            read.push_back(rows->front());
+          }
+          return absl::OkStatus();
+        });
+    if (status.ok()) {
+      values = std::move(read);
+    } else {
+      values = status;
     }
-    (*session)->Rollback();
   }
   driver.ThreadEnd();
   return values;

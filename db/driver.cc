@@ -36,6 +36,17 @@ std::optional<DbError> Session::StartPipeline() {
                  .message = "this session cannot pipeline statements (PostgreSQL's can)"};
 }
 
+absl::Status ReadRolledBack(Session& session, std::string_view what,
+                            const std::function<absl::Status()>& reads) {
+  if (const ExecOutcome begun = session.Begin(); !begun.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat(std::string(what), ": BEGIN: ", begun.error->message));
+  }
+  absl::Status status = reads();
+  session.Rollback();
+  return status;
+}
+
 std::string Redact(std::string text, std::string_view secret) {
   if (secret.empty()) return text;
   for (size_t at = text.find(secret); at != std::string::npos;

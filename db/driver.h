@@ -2,6 +2,7 @@
 #define DBLOAD_DB_DRIVER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -177,6 +178,13 @@ class Driver {
   virtual void ThreadStart() {}
   virtual void ThreadEnd() {}
 };
+
+// Runs `reads` on `session` inside a transaction that is then rolled back, whatever they return:
+// a side session's reads (a workload's set-up checks and samples, the coordinator's row counts)
+// see one snapshot and commit nothing that the database's commit counter would add to the load's
+// (coordinator/loss_bound.h). A BEGIN that fails is returned as kUnavailable, `what` naming it.
+absl::Status ReadRolledBack(Session& session, std::string_view what,
+                            const std::function<absl::Status()>& reads);
 
 // Replaces every occurrence of `secret` in `text` (error messages that echo connection strings).
 std::string Redact(std::string text, std::string_view secret);

@@ -232,12 +232,6 @@ class DeclarativeScenario final : public Scenario {
     }
     Session& session = **connected;
     const Dialect dialect = driver.dialect();
-    // In one transaction, rolled back: the reads see one snapshot, and commit nothing that the
-    // database's commit counter would add to the load's.
-    if (const db::ExecOutcome begun = session.Begin(); !begun.ok()) {
-      return absl::UnavailableError(absl::StrCat(
-          "scenario ", spec_.name(), ": BEGIN before reading the samples: ", begun.error->message));
-    }
     const auto read = [&](const v1::Generator& param) -> absl::Status {
       if (param.kind_case() != v1::Generator::kSample) return absl::OkStatus();
       std::vector<std::string>& sample = samples_[sample_index_.at(SampleKey(param.sample()))];
@@ -258,18 +252,22 @@ class DeclarativeScenario final : public Scenario {
       sample = *std::move(rows);
       return absl::OkStatus();
     };
-    for (const v1::QueryType& query_type : spec_.query_types()) {
-      for (const v1::Variable& variable : query_type.let()) {
-        if (absl::Status status = read(variable.generator()); !status.ok()) return status;
-      }
-      for (const v1::Statement& statement : query_type.statements()) {
-        for (const v1::Generator& param : statement.params()) {
-          if (absl::Status status = read(param); !status.ok()) return status;
-        }
-      }
-    }
-    session.Rollback();
-    return absl::OkStatus();
+    // In one transaction, rolled back: the reads see one snapshot, and commit nothing.
+    return db::ReadRolledBack(
+        session, absl::StrCat("scenario ", spec_.name(), ": reading the samples"),
+        [&]() -> absl::Status {
+          for (const v1::QueryType& query_type : spec_.query_types()) {
+            for (const v1::Variable& variable : query_type.let()) {
+              if (absl::Status status = read(variable.generator()); !status.ok()) return status;
+            }
+            for (const v1::Statement& statement : query_type.statements()) {
+              for (const v1::Generator& param : statement.params()) {
+                if (absl::Status status = read(param); !status.ok()) return status;
+              }
+            }
+          }
+          return absl::OkStatus();
+        });
   }
 
   std::unique_ptr<ScenarioWorker> NewWorker(const WorkerSlot& slot) const override {

@@ -612,15 +612,8 @@ class TpccScenario final : public Scenario {
     if (driver.dialect() == Dialect::kNoop) return absl::OkStatus();
     absl::StatusOr<std::unique_ptr<Session>> session = driver.Connect();
     if (!session.ok()) return session.status();
-    // Read in a transaction rolled back, as every side session's reads: the database's commit
-    // count is then the load's and the connections' own (coordinator/loss_bound.h).
-    if (db::ExecOutcome begun = (*session)->Begin(); !begun.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("workload tpcc: BEGIN: ", begun.error->message));
-    }
-    absl::Status checked = CheckLoadedScale(**session, driver.dialect());
-    (*session)->Rollback();
-    return checked;
+    return db::ReadRolledBack(**session, "workload tpcc",
+                              [&] { return CheckLoadedScale(**session, driver.dialect()); });
   }
 
  private:
