@@ -53,7 +53,7 @@ RunController::RunController(RunEnvironment& env, RunLaunch launch, ProbeSession
     shares_ = RunShares(shares.back().spare_first_slot, shares.back().total_slots);
   }
   for (const AgentShare& share : shares) {
-    participants_.push_back(names[share.agent]);
+    AddParticipant(names[share.agent]);
     shares_.AssignClients(names[share.agent], share.clients);
     specs.push_back({.name = names[share.agent],
                      .query_budget = share.queries,
@@ -171,7 +171,10 @@ void RunController::Tick(Nanos now) {
   MaybeReleaseAssignments();
   if (!held_assignments_.empty()) return;  // its load has not started
   TakeProbeReadings();
-  if (!interval_due_) interval_due_ = now;
+  if (!interval_due_) {
+    interval_due_ = now;
+    close_scan_from_ = 0;
+  }
   MaybeCloseInterval(now);
   if (stop_sent_at_ && now - *stop_sent_at_ >= env_.stop_grace) {
     MarkUnfinishedLost(absl::StrCat("no final report within ", FormatDurationNanos(env_.stop_grace),
@@ -275,16 +278,28 @@ AgentConn* RunController::ParticipantConn(const std::string& participant) const 
                              participant);
 }
 
+bool RunController::Working(const std::string& participant) const {
+  return !lost_.contains(participant) && !aggregator_->agents().at(participant).final &&
+         ParticipantConn(participant) != nullptr;
+}
+
 std::vector<std::string> RunController::WorkingParticipants() const {
   std::vector<std::string> working;
   for (const std::string& name : participants_) {
-    if (lost_.contains(name) || aggregator_->agents().at(name).final ||
-        ParticipantConn(name) == nullptr) {
-      continue;
-    }
-    working.push_back(name);
+    if (Working(name)) working.push_back(name);
   }
   return working;
+}
+
+void RunController::AddParticipant(const std::string& participant) {
+  participant_index_.emplace(participant, participants_.size());
+  participants_.push_back(participant);
+}
+
+bool RunController::AtPlannedEnd(const std::string& participant) const {
+  return plan_.stop().duration_ns() > 0 &&
+         aggregator_->agents().at(participant).elapsed_s >=
+             Seconds(plan_.warmup_ns() + plan_.stop().duration_ns()) - 1e-3;
 }
 
 bool RunController::Join(const std::string& name, AgentConn& agent, Nanos now) {
@@ -337,7 +352,7 @@ bool RunController::Join(const std::string& name, AgentConn& agent, Nanos now) {
   assignment.set_queries(queries);
   shares_handed_over_.insert(handing_over.begin(), handing_over.end());
   SendChanges(std::move(join.changes));
-  participants_.push_back(participant);
+  AddParticipant(participant);
   connection_of_[participant] = name;
   joined_at_s_[participant] = Seconds(elapsed);
   aggregator_->AddAgent(
@@ -496,7 +511,8 @@ void RunController::OnReport(const std::string& agent_name, const AgentConn& age
                              const v1::AgentReport& agent_report) {
   if (done_) return;  // late (e.g. after a stop deadline): the report is already written
   const std::string& name = agent.participant.empty() ? agent_name : agent.participant;
-  if (std::find(participants_.begin(), participants_.end(), name) == participants_.end()) {
+  const auto index = participant_index_.find(name);
+  if (index == participant_index_.end()) {
     // Someone else's run: refusing the report is enough, failing their run would not be fair.
     Log(absl::StrCat("agent ", agent_name, ": report for run ", id_, " ignored: not part of it"));
     return;
@@ -510,12 +526,11 @@ void RunController::OnReport(const std::string& agent_name, const AgentConn& age
     shifted.set_elapsed_s(agent_report.elapsed_s() + joined->second);
     report = &shifted;
   }
-  if (!report->target_address().empty()) {
-    for (v1::RunManifest::AgentHost& host : *manifest_.mutable_agents()) {
-      if (host.name() == name && host.target_address().empty()) {
-        host.set_target_address(report->target_address());
-      }
-    }
+  // The manifest lists the participants assigned at the start, in their order.
+  if (const size_t i = index->second; !report->target_address().empty() &&
+                                      i < static_cast<size_t>(manifest_.agents_size()) &&
+                                      manifest_.agents(i).target_address().empty()) {
+    manifest_.mutable_agents(i)->set_target_address(report->target_address());
   }
   if (report->final() && report->target_refused()) {
     // The agent refused its target (a host name resolved outside its --allow-target, or a list
@@ -544,6 +559,7 @@ void RunController::OnReport(const std::string& agent_name, const AgentConn& age
       gauges.cpu_utilization = report->cpu_seconds() / (report->interval_s() * agent.hello.cores());
     }
     AdvanceKnees();
+    if (index->second < close_scan_from_ && AtPlannedEnd(name)) close_scan_from_ = index->second;
   }
   MaybeCloseInterval(env_.clock.Now());
   MaybeFinish();

@@ -33,15 +33,13 @@ void RunController::MaybeCloseInterval(Nanos now) {
   if (!interval_due_) return;
   if (env_.interval_wait > 0) {
     const Nanos waited = now - *interval_due_;
-    // An agent whose latest report reached the end of the plan's duration has only its final
-    // report left to send, at once: the completions of what was in flight at the end. The
-    // interval waits for it, or those would make a sliver of an interval of their own.
-    const double planned_end_s = plan_.stop().duration_ns() > 0
-                                     ? Seconds(plan_.warmup_ns() + plan_.stop().duration_ns())
-                                     : 0;
-    for (const std::string& name : WorkingParticipants()) {
-      const bool at_end =
-          planned_end_s > 0 && aggregator_->agents().at(name).elapsed_s >= planned_end_s - 1e-3;
+    for (; close_scan_from_ < participants_.size(); ++close_scan_from_) {
+      const std::string& name = participants_[close_scan_from_];
+      if (!Working(name)) continue;
+      // An agent whose latest report reached the end of the plan's duration has only its final
+      // report left to send, at once: the completions of what was in flight at the end. The
+      // interval waits for it, or those would make a sliver of an interval of their own.
+      const bool at_end = AtPlannedEnd(name);
       if (aggregator_->HasPendingReport(name) && !at_end) continue;
       if (at_end && waited < env_.interval_wait) return;
       // An agent's first report comes a second after its sessions are connected, which takes

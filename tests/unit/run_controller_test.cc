@@ -278,6 +278,39 @@ TEST_F(RunControllerTest, TheLastIntervalWaitsForTheFinalReportThatFollowsTheEnd
   EXPECT_EQ(closed[0].executed(), 101u);
 }
 
+// An agent found with its report in while another was awaited, whose next report then reaches
+// the end of the plan's duration, is waited for again: its final report follows.
+TEST_F(RunControllerTest, AnAgentWhoseNewReportReachesTheEndIsWaitedForAgain) {
+  env_.interval_wait = 500 * kMillisecond;
+  auto a = Connect("a"), b = Connect("b");
+  std::lock_guard lock(mu_);
+  std::unique_ptr<RunController> run = Launch(4, {"a", "b"});
+  uint64_t next = 0;
+  (void)Intervals(*run, next);
+  clock_.Advance(60 * kSecond);
+  run->Tick(clock_.Now());
+  v1::AgentReport a_before_end = Second(1, 100);
+  a_before_end.set_elapsed_s(59);
+  run->OnReport("a", *a, a_before_end);  // a is in; b is awaited
+  v1::AgentReport a_at_end = Second(2, 100);
+  a_at_end.set_elapsed_s(60);
+  run->OnReport("a", *a, a_at_end);
+  v1::AgentReport b_before_end = Second(1, 100);
+  b_before_end.set_elapsed_s(59.5);
+  clock_.Advance(10 * kMillisecond);
+  run->OnReport("b", *b, b_before_end);
+  EXPECT_THAT(Intervals(*run, next), ::testing::IsEmpty()) << "a's final report is to come";
+  v1::AgentReport a_final = Second(3, 1);
+  a_final.set_elapsed_s(60.002);
+  a_final.set_interval_s(0.002);
+  a_final.set_final(true);
+  a_final.set_end_reason("duration");
+  run->OnReport("a", *a, a_final);
+  const std::vector<v1::IntervalSample> closed = Intervals(*run, next);
+  ASSERT_EQ(closed.size(), 1u);
+  EXPECT_EQ(closed[0].executed(), 301u);
+}
+
 // A row check whose every "select" adds a row to t, counting with `counter`.
 RowCheck RowsOfT(GatedRowCounter& counter) {
   v1::Plan plan;
