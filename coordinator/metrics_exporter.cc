@@ -364,11 +364,22 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
     clients.metric.push_back(Gauge(run_labels, run.clients));
     in_flight.metric.push_back(Gauge(run_labels, run.in_flight));
     connections.metric.push_back(Gauge(run_labels, run.connections));
-    for (const auto& [agent, seconds] : run.agent_cpu_seconds) {
-      cpu.metric.push_back(Counter({L("run", run_id), L("agent", agent)}, seconds));
-    }
-    for (const auto& [agent, fraction] : run.agent_cpu_utilization) {
-      utilization.metric.push_back(Gauge({L("run", run_id), L("agent", agent)}, fraction));
+    if (run.agent_cpu_seconds.size() <= kAgentSeriesMax &&
+        run.agent_cpu_utilization.size() <= kAgentSeriesMax) {
+      for (const auto& [agent, seconds] : run.agent_cpu_seconds) {
+        cpu.metric.push_back(Counter({L("run", run_id), L("agent", agent)}, seconds));
+      }
+      for (const auto& [agent, fraction] : run.agent_cpu_utilization) {
+        utilization.metric.push_back(Gauge({L("run", run_id), L("agent", agent)}, fraction));
+      }
+    } else {
+      double seconds = 0, busiest = 0;
+      for (const auto& [agent, agent_seconds] : run.agent_cpu_seconds) seconds += agent_seconds;
+      for (const auto& [agent, fraction] : run.agent_cpu_utilization) {
+        busiest = std::max(busiest, fraction);
+      }
+      cpu.metric.push_back(Counter({L("run", run_id), L("agent", "all")}, seconds));
+      utilization.metric.push_back(Gauge({L("run", run_id), L("agent", "busiest")}, busiest));
     }
     const std::vector<ClientMetric::Label> run_scenario = {L("run", run_id),
                                                            L("scenario", run.scenario)};

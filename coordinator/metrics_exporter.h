@@ -67,11 +67,15 @@ struct RunInterval {
 //   dbload_target_rate, dbload_achieved_rate (queries per second), dbload_clients,
 //   dbload_in_flight, dbload_connections{run}                             gauges
 //   dbload_agent_cpu_seconds_total{run,agent}                             counter
+//                                   (a run of more than kAgentSeriesMax agents: agent="all",
+//                                   their sum)
 //   dbload_agents_connected                                               gauge
 //   dbload_run_info{run,scenario,state}                                   gauge (1)
 //   dbload_run_agents_lost{run}     agents lost before their final report (> 0: degraded)
 //   dbload_run_stage{run,stage}     the current stage's 1-based index (plans with stages)
 //   dbload_agent_cpu_utilization{run,agent}  an agent's CPU in its latest report / its cores
+//                                   (more than kAgentSeriesMax agents: agent="busiest", the
+//                                   highest)
 //   dbload_generator_limited{run,scenario}   1 when the last interval went over the generator
 //                                            limits (agent CPU, dispatch lag p99, or arrivals
 //                                            queued behind the agent's own work)
@@ -107,6 +111,10 @@ absl::StatusOr<std::vector<double>> ParseBucketBounds(std::string_view spec);
 class MetricsExporter final : public prometheus::Collectable {
  public:
   static constexpr size_t kRunsKept = 8;
+  // Per-agent series of a run, at most: a thousand agents would be two thousand series. Past
+  // it a run exports its agents' summed CPU and the busiest one's utilization (the generator
+  // limit is judged on the busiest), and the report keeps each agent's figures.
+  static constexpr size_t kAgentSeriesMax = 50;
 
   // Quantile gauges cover the last `window_intervals` intervals; the histograms are exported
   // with `bucket_bounds` (seconds, ascending; +Inf is added).

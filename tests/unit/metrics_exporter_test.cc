@@ -374,6 +374,44 @@ TEST(MetricsExporterProbeTest, ProbeCountersStayMonotonicAcrossAServerRestart) {
   EXPECT_EQ(read(7, 2), std::make_pair(317.0, 2.0));
 }
 
+// A thousand agents would be two thousand series: past kAgentSeriesMax, their sum and the
+// busiest.
+TEST(MetricsExporterTest, ARunOfManyAgentsExportsTheirSumAndTheBusiest) {
+  MetricsExporter exporter(3);
+  std::mt19937_64 random(5);
+  const IntervalSnapshot snapshot = Snapshot(random, 10, 0);
+  for (const size_t agents : {MetricsExporter::kAgentSeriesMax, size_t{1000}}) {
+    RunInterval interval{.run_id = absl::StrCat("r", agents),
+                         .scenario = "s",
+                         .query_types = {"a", "b"},
+                         .merged = &snapshot,
+                         .length_s = 1};
+    for (size_t i = 0; i < agents; ++i) {
+      const std::string name = absl::StrCat("agent-", i);
+      interval.agent_cpu_seconds[name] = 0.25;
+      interval.agent_cpu_utilization[name] = i == 7 ? 0.9 : 0.1;
+    }
+    exporter.OnInterval(interval);
+    exporter.OnInterval(interval);
+  }
+  const std::vector<MetricFamily> families = exporter.Collect();
+  std::map<std::string, std::vector<const ClientMetric*>> cpu, utilization;
+  for (const ClientMetric& m : FamilyNamed(families, "dbload_agent_cpu_seconds_total").metric) {
+    cpu[LabelOf(m, "run")].push_back(&m);
+  }
+  for (const ClientMetric& m : FamilyNamed(families, "dbload_agent_cpu_utilization").metric) {
+    utilization[LabelOf(m, "run")].push_back(&m);
+  }
+  EXPECT_EQ(cpu["r50"].size(), 50u);
+  EXPECT_EQ(utilization["r50"].size(), 50u);
+  ASSERT_EQ(cpu["r1000"].size(), 1u);
+  EXPECT_EQ(LabelOf(*cpu["r1000"][0], "agent"), "all");
+  EXPECT_DOUBLE_EQ(cpu["r1000"][0]->counter.value, 1000 * 0.5);
+  ASSERT_EQ(utilization["r1000"].size(), 1u);
+  EXPECT_EQ(LabelOf(*utilization["r1000"][0], "agent"), "busiest");
+  EXPECT_DOUBLE_EQ(utilization["r1000"][0]->gauge.value, 0.9);
+}
+
 TEST(MetricsExporterProbeTest, GeneratorLimitAndAgentCpuFollowTheLastInterval) {
   MetricsExporter exporter(3);
   std::mt19937_64 random(3);
