@@ -277,6 +277,7 @@ struct Shared {
   std::atomic<int> finals_sent{0};
   std::atomic<int> streams_up{0};
   std::atomic<uint64_t> reports_sent{0};
+  std::atomic<uint64_t> executed_sent{0};  // transactions in the interval reports written
   std::atomic<uint64_t> bytes_sent{0};
   std::atomic<uint64_t> write_ns_total{0};
   std::atomic<uint64_t> write_ns_max{0};
@@ -292,7 +293,8 @@ void AtomicMax(std::atomic<uint64_t>& a, uint64_t v) {
 }
 
 void RunAgent(int index, const Options& o, const std::shared_ptr<grpc::Channel>& channel,
-              const std::vector<v1::AgentReport>& templates, Shared& shared) {
+              const std::vector<v1::AgentReport>& templates,
+              const std::vector<uint64_t>& template_executed, Shared& shared) {
   auto stub = v1::AgentLink::NewStub(channel);
   grpc::ClientContext context;
   auto stream = stub->Connect(&context);
@@ -366,7 +368,8 @@ void RunAgent(int index, const Options& o, const std::shared_ptr<grpc::Channel>&
       if (stopped) break;
       v1::AgentMessage m;
       v1::AgentReport& r = *m.mutable_report();
-      r = templates[(index + second) % templates.size()];
+      const size_t t = (index + second) % templates.size();
+      r = templates[t];
       r.set_run_id(my_run);
       r.set_sequence(++sequence);
       r.set_in_flight(3);
@@ -384,6 +387,7 @@ void RunAgent(int index, const Options& o, const std::shared_ptr<grpc::Channel>&
       shared.write_ns_total += took;
       AtomicMax(shared.write_ns_max, took);
       shared.reports_sent++;
+      shared.executed_sent += template_executed[t];
       shared.bytes_sent += bytes;
     }
     v1::AgentMessage m;
@@ -432,10 +436,12 @@ int Agents(const Options& o) {
   std::vector<v1::AgentReport> templates;
   std::vector<int> buckets;
   std::vector<double> sizes;
+  std::vector<uint64_t> template_executed;
   uint64_t executed_per_report = 0;
   for (int t = 0; t < o.templates; ++t) {
     uint64_t executed = 0;
     templates.push_back(BuildTemplate(o, rng, &buckets, &executed));
+    template_executed.push_back(executed);
     executed_per_report += executed;
     v1::AgentMessage m;
     *m.mutable_report() = templates.back();
@@ -474,7 +480,7 @@ int Agents(const Options& o) {
   std::vector<std::thread> threads;
   for (int i = 0; i < o.agents; ++i) {
     threads.emplace_back(RunAgent, i, std::cref(o), channels[i], std::cref(templates),
-                         std::ref(shared));
+                         std::cref(template_executed), std::ref(shared));
   }
   auto control = v1::Control::NewStub(
       grpc::CreateChannel(o.coordinator, grpc::InsecureChannelCredentials()));
@@ -570,6 +576,12 @@ int Agents(const Options& o) {
     if (a.end_reason().empty()) ++not_final;
   }
   std::printf("%d\n", not_final);
+  // The simulated agents' final reports carry no transactions: the report's count must be
+  // exactly that of the interval reports written, or some were not merged.
+  std::printf("merged exactly: %s (the report's executed %llu, the interval reports' %llu)\n",
+              report.executed() == shared.executed_sent.load() ? "yes" : "NO",
+              static_cast<unsigned long long>(report.executed()),
+              static_cast<unsigned long long>(shared.executed_sent.load()));
   std::printf("sent: %llu interval reports (+%d final), %.1f MB, mean payload %.0f bytes; "
               "Write() mean %.0f us, max %.1f ms; latest report started %.1f ms after its tick\n",
               static_cast<unsigned long long>(reports), shared.finals_sent.load(),
