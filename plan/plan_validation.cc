@@ -501,6 +501,11 @@ absl::Status ValidatePlanAt(const Plan& plan, const FieldLocator& where) {
 void ApplyPlanDefaults(Plan& plan) {
   if (plan.has_target()) {
     Target& target = *plan.mutable_target();
+    if (target.engine() == dbload::v1::ENGINE_UNSPECIFIED) {
+      target.set_engine(plan.load().has_open() && target.driver() != "mysql"
+                            ? dbload::v1::ENGINE_EVENT_LOOPS
+                            : dbload::v1::ENGINE_THREADS);
+    }
     if (IsDatabaseDriver(target.driver())) {
       if (target.host().empty() && target.socket().empty()) target.set_host(kDefaultHost);
       if (target.port() == 0) {

@@ -61,6 +61,9 @@ std::optional<double> TpmC(const dbload::v1::RunReport& report);
 // For a run of workload tpcc, TPC-C's own figures: "tpmC 25,310 (…); mix new_order 45.0 %, …".
 // Empty for any other workload.
 std::string DescribeTpcc(const dbload::v1::RunReport& report);
+// Where the load went and how: "postgresql 127.0.0.1:5432/bench, a connection per transaction,
+// on event loops".
+std::string DescribeTarget(const dbload::v1::Target& target);
 // What every connection of the run started with: "isolation serializable; SET lock_timeout =
 // '2s'". Empty when nothing was set (the server's defaults).
 std::string ConnectionSetup(const dbload::v1::RunManifest& manifest);

@@ -98,6 +98,20 @@ std::string DescribeTpcc(const v1::RunReport& report) {
                       waits, "); mix ", absl::StrJoin(mix, ", "));
 }
 
+std::string DescribeTarget(const v1::Target& target) {
+  std::string where = target.socket().empty()
+                          ? absl::StrCat(target.host(), ":", target.port())
+                          : target.socket();
+  return absl::StrCat(
+      target.driver(), " ", where,
+      target.database().empty() ? "" : absl::StrCat("/", target.database()),
+      target.connect() == v1::CONNECT_MODE_PER_TRANSACTION ? ", a connection per transaction" : "",
+      target.pipeline() ? ", each transaction pipelined" : "",
+      target.engine() == v1::ENGINE_EVENT_LOOPS ? ", on event loops"
+      : target.engine() == v1::ENGINE_THREADS   ? ", a thread per connection"
+                                                : "");
+}
+
 std::string ConnectionSetup(const v1::RunManifest& manifest) {
   std::vector<std::string> parts;
   if (!manifest.isolation().empty()) parts.push_back("isolation " + manifest.isolation());

@@ -1,6 +1,7 @@
 #include "report/report_html.h"
 
 #include "absl/strings/str_cat.h"
+#include "report/report.h"
 #include "report/report_html_charts.h"
 #include "report/report_html_tables.h"
 
@@ -16,7 +17,6 @@ using report_html::ReportDataJson;
 using report_html::SaturationTable;
 using report_html::StagesSection;
 using report_html::SummarySection;
-using report_html::TargetText;
 
 std::string RenderReportHtml(const v1::RunReport& r) {
   const std::string title = absl::StrCat("dbload report: ", r.plan().name());
@@ -26,7 +26,7 @@ std::string RenderReportHtml(const v1::RunReport& r) {
   if (!r.state().empty()) absl::StrAppend(&out, MetaRow("State", r.state()));
   absl::StrAppend(&out, MetaRow("Ended by", r.end_reason()));
   absl::StrAppend(&out, MetaRow("Started", r.started_at()));
-  absl::StrAppend(&out, MetaRow("Target", TargetText(r.plan().target())));
+  absl::StrAppend(&out, MetaRow("Target", DescribeTarget(r.plan().target())));
   absl::StrAppend(
       &out, MetaRow("Workload", absl::StrCat(r.plan().workload(), " / ", r.plan().scenario())));
   absl::StrAppend(&out, MetaRow("dbload", r.dbload_version()));

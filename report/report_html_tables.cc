@@ -81,13 +81,6 @@ std::string FewSamplesNote(bool any) {
   return any ? absl::StrCat("<p class=\"note\">", HtmlEscape(kFewSamplesNote), "</p>\n") : "";
 }
 
-std::string TargetText(const v1::Target& target) {
-  const std::string where =
-      target.socket().empty() ? absl::StrCat(target.host(), ":", target.port()) : target.socket();
-  return absl::StrCat(target.driver(), " ", where,
-                      target.database().empty() ? "" : absl::StrCat("/", target.database()));
-}
-
 std::string ManifestSection(const v1::RunManifest& m) {
   std::string out = "<h2>Manifest</h2>\n<table class=\"meta\">\n";
   if (!m.dbload_version().empty())

@@ -13,7 +13,6 @@ namespace dbload::report_html {
 
 // One row of the page's header table.
 std::string MetaRow(absl::string_view name, absl::string_view value);
-std::string TargetText(const dbload::v1::Target& target);
 std::string LostAgentsHtml(const dbload::v1::RunReport& r);
 // The database's commit count against the report's (PostgreSQL), when the probe read it.
 std::string CommitReconciliationHtml(const dbload::v1::RunReport& r);

@@ -65,16 +65,6 @@ std::string DescribeLoad(const v1::Plan& plan) {
 
 namespace {
 
-std::string DescribeTarget(const v1::Target& target) {
-  std::string where = target.socket().empty()
-                          ? absl::StrCat(target.host(), ":", target.port())
-                          : target.socket();
-  return absl::StrCat(
-      target.driver(), " ", where,
-      target.database().empty() ? "" : absl::StrCat("/", target.database()),
-      target.connect() == v1::CONNECT_MODE_PER_TRANSACTION ? ", a connection per transaction" : "",
-      target.pipeline() ? ", each transaction pipelined" : "");
-}
 
 }  // namespace
 

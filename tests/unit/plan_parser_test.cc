@@ -382,6 +382,30 @@ TEST(PlanErrorsTest, ClientsAndPoolBounds) {
               StartsWith("plans/pg.yaml:1:30: target.pool: expected an integer from 1 to 100000"));
 }
 
+// No engine named: event loops for an open loop on a driver they drive, threads otherwise.
+TEST(PlanParserTest, TheEngineDefaultsToEventLoopsForAnOpenLoopOnPostgresqlOrNoop) {
+  const auto engine_of = [](const std::string& driver, const std::string& load,
+                            const std::string& more = "") {
+    absl::StatusOr<dbload::v1::Plan> plan =
+        ParsePlan(absl::StrCat("target: {driver: ", driver, more, "}\nworkload: w\nscenario: s\n",
+                               "load: ", load, "\nstop: {queries: 5}\n"),
+                  kSource);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    return plan.ok() ? plan->target().engine() : dbload::v1::ENGINE_UNSPECIFIED;
+  };
+  const std::string open = "{open: {rate: 100}}", closed = "{closed: {clients: 2}}";
+  EXPECT_EQ(engine_of("postgresql", open), dbload::v1::ENGINE_EVENT_LOOPS);
+  EXPECT_EQ(engine_of("noop", open), dbload::v1::ENGINE_EVENT_LOOPS);
+  EXPECT_EQ(engine_of("mysql", open), dbload::v1::ENGINE_THREADS);
+  EXPECT_EQ(engine_of("postgresql", closed), dbload::v1::ENGINE_THREADS);
+  EXPECT_EQ(engine_of("postgresql", open, ", engine: threads"), dbload::v1::ENGINE_THREADS);
+  EXPECT_EQ(engine_of("postgresql", closed, ", engine: event_loops"),
+            dbload::v1::ENGINE_EVENT_LOOPS);
+  // What only event loops take comes with their default.
+  EXPECT_EQ(engine_of("postgresql", open, ", event_loops: 1, connects_at_once: 4"),
+            dbload::v1::ENGINE_EVENT_LOOPS);
+}
+
 TEST(PlanErrorsTest, EngineChoicesAndTheirLimits) {
   const std::string tail =
       "workload: w\nscenario: s\nload: {closed: {clients: 2}}\n"

@@ -91,6 +91,7 @@ TEST(PlanValidationTest, APipelineIsPostgresqlsAndBindsNoCapturedValue) {
   EXPECT_TRUE(ValidatePlan(plan, "plan").ok()) << "only the plan's scenario matters";
 
   plan.mutable_target()->set_driver("mysql");
+  plan.mutable_target()->set_engine(v1::ENGINE_THREADS);
   EXPECT_EQ(ValidatePlan(plan, "plan").message(),
             "plan: target.pipeline: pipelining is PostgreSQL's (libpq's pipeline mode); the "
             "target's driver is mysql");
