@@ -112,6 +112,25 @@ std::string DescribeTarget(const v1::Target& target) {
                                                 : "");
 }
 
+std::string DescribeCommits(const v1::RunReport& r) {
+  const v1::CommitReconciliation& c = r.commit_reconciliation();
+  const std::string set_up =
+      c.setup_statements() == 0
+          ? ""
+          : absl::StrCat(", each with ", c.setup_statements(), " set-up statement",
+                         c.setup_statements() == 1 ? "" : "s");
+  std::string out = absl::StrFormat(
+      "the database counted %d (%s), the report %d + %d of the connections' own (%d opened%s, "
+      "%d statements prepared); difference %+d: %s",
+      c.database_commits(), c.counter(), c.report_commits(), c.connection_commits(),
+      c.connections_opened(), set_up, c.statements_prepared(), c.difference(), c.verdict());
+  if (r.lost_agents_size() > 0) {
+    absl::StrAppend(&out, absl::StrFormat(" (bound %d; %d if they stopped when lost)",
+                                          c.lost_bound(), c.lost_bound_if_stopped()));
+  }
+  return out;
+}
+
 std::string ConnectionSetup(const v1::RunManifest& manifest) {
   std::vector<std::string> parts;
   if (!manifest.isolation().empty()) parts.push_back("isolation " + manifest.isolation());

@@ -464,15 +464,8 @@ std::string LostAgentsHtml(const v1::RunReport& r) {
 std::string CommitReconciliationHtml(const v1::RunReport& r) {
   const v1::CommitReconciliation& c = r.commit_reconciliation();
   if (!c.available()) return "";
-  return absl::StrCat(
-      "<p", c.verdict() == "matches" ? "" : " class=\"warn\"", ">",
-      HtmlEscape(absl::StrFormat("Commits: the database counted %d, the report %d + %d of the "
-                                 "connections' own (%d opened, %d statements prepared); "
-                                 "difference %+d: %s",
-                                 c.database_commits(), c.report_commits(), c.connection_commits(),
-                                 c.connections_opened(), c.statements_prepared(), c.difference(),
-                                 c.verdict())),
-      r.lost_agents_size() > 0 ? absl::StrFormat(" (bound %d)", c.lost_bound()) : "", ".</p>\n");
+  return absl::StrCat("<p", c.verdict() == "matches" ? "" : " class=\"warn\"", ">",
+                      HtmlEscape(absl::StrCat("Commits: ", DescribeCommits(r), ".")), "</p>\n");
 }
 
 }  // namespace dbload::report_html

@@ -312,31 +312,13 @@ std::string RenderLostAgents(const v1::RunReport& r) {
   return out;
 }
 
-// ", each with 2 set-up statements" when the target has any (isolation, session statements).
-std::string SetUpWords(const v1::CommitReconciliation& c) {
-  if (c.setup_statements() == 0) return "";
-  return absl::StrCat(", each with ", c.setup_statements(), " set-up statement",
-                      c.setup_statements() == 1 ? "" : "s");
-}
-
 // The database's commit count against the report's, whenever the target counts commits: the
 // report's promise is the database's count. Why there is none is news only for a degraded run.
 std::string RenderCommitReconciliation(const v1::RunReport& r) {
   std::string out;
   const v1::CommitReconciliation& c = r.commit_reconciliation();
   if (c.available()) {
-    absl::StrAppend(
-        &out, absl::StrFormat("\nCommits: the database counted %d (%s), the report %d + %d of the "
-                              "connections' own (%d opened%s, %d statements prepared); difference "
-                              "%+d: %s",
-                              c.database_commits(), c.counter(), c.report_commits(),
-                              c.connection_commits(), c.connections_opened(), SetUpWords(c),
-                              c.statements_prepared(), c.difference(), c.verdict()));
-    if (r.lost_agents_size() > 0) {
-      absl::StrAppend(&out, absl::StrFormat(" (bound %d; %d if they stopped when lost)",
-                                            c.lost_bound(), c.lost_bound_if_stopped()));
-    }
-    absl::StrAppend(&out, "\n");
+    absl::StrAppend(&out, "\nCommits: ", DescribeCommits(r), "\n");
     if (c.verdict() != "matches") absl::StrAppend(&out, "  (", c.note(), ")\n");
   } else if (r.lost_agents_size() > 0 && !c.note().empty()) {
     absl::StrAppend(&out, "Commits not reconciled: ", c.note(), "\n");
