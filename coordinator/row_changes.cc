@@ -1,5 +1,7 @@
 #include "coordinator/row_changes.h"
 
+#include <functional>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -24,73 +26,67 @@ std::map<std::string, std::map<std::string, int64_t>> DeclaredChanges(const v1::
   return changes;
 }
 
+namespace {
+
+// `reads` on a session of its own, in a transaction rolled back, as every side session's reads:
+// the database's commit count stays the load's and the connections' own (ReconcileCommits).
+absl::Status ReadOnASessionOfItsOwn(db::Driver& driver, std::string_view what,
+                                    const std::function<absl::Status(db::Session&)>& reads) {
+  driver.ThreadStart();
+  absl::Status status;
+  if (absl::StatusOr<std::unique_ptr<db::Session>> session = driver.Connect(); !session.ok()) {
+    status =
+        absl::Status(session.status().code(), absl::StrCat("target: ", session.status().message()));
+  } else {
+    status = db::ReadRolledBack(**session, what, [&] { return reads(**session); });
+  }
+  driver.ThreadEnd();
+  return status;
+}
+
+}  // namespace
+
 // COUNT(*) of each table, on a session of its own (table names are plain identifiers: the
 // workload parser checks them).
 absl::StatusOr<std::map<std::string, int64_t>> CountRows(db::Driver& driver,
                                                          const std::set<std::string>& tables) {
-  driver.ThreadStart();
-  absl::StatusOr<std::map<std::string, int64_t>> counts = std::map<std::string, int64_t>();
-  if (absl::StatusOr<std::unique_ptr<db::Session>> session = driver.Connect(); !session.ok()) {
-    counts =
-        absl::Status(session.status().code(), absl::StrCat("target: ", session.status().message()));
-  } else {
-    // In a transaction rolled back, as every side session's reads: the database's commit count
-    // stays the load's and the connections' own (ReconcileCommits).
-    std::map<std::string, int64_t> read;
-    const absl::Status status =
-        db::ReadRolledBack(**session, "counting the rows", [&]() -> absl::Status {
-          for (const std::string& table : tables) {
-            absl::StatusOr<std::vector<std::string>> rows =
-                (*session)->FetchColumn(absl::StrCat("SELECT COUNT(*) FROM ", table), 1);
-            int64_t count = 0;
-            if (!rows.ok() || rows->empty() || !absl::SimpleAtoi(rows->front(), &count)) {
-              return absl::InternalError(absl::StrCat(
-                  "counting the rows of ", table, ": ",
-                  rows.ok() ? "no number returned" : std::string(rows.status().message())));
-            }
-            read[table] = count;
+  std::map<std::string, int64_t> counts;
+  const absl::Status status =
+      ReadOnASessionOfItsOwn(driver, "counting the rows", [&](db::Session& session) {
+        for (const std::string& table : tables) {
+          absl::StatusOr<std::vector<std::string>> rows =
+              session.FetchColumn(absl::StrCat("SELECT COUNT(*) FROM ", table), 1);
+          int64_t count = 0;
+          if (!rows.ok() || rows->empty() || !absl::SimpleAtoi(rows->front(), &count)) {
+            return absl::InternalError(absl::StrCat(
+                "counting the rows of ", table, ": ",
+                rows.ok() ? "no number returned" : std::string(rows.status().message())));
           }
-          return absl::OkStatus();
-        });
-    if (status.ok()) {
-      counts = std::move(read);
-    } else {
-      counts = status;
-    }
-  }
-  driver.ThreadEnd();
+          counts[table] = count;
+        }
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return status;
   return counts;
 }
 
 absl::StatusOr<std::vector<std::string>> ReadValues(db::Driver& driver,
                                                     const std::vector<std::string>& queries) {
-  driver.ThreadStart();
-  absl::StatusOr<std::vector<std::string>> values = std::vector<std::string>();
-  if (absl::StatusOr<std::unique_ptr<db::Session>> session = driver.Connect(); !session.ok()) {
-    values =
-        absl::Status(session.status().code(), absl::StrCat("target: ", session.status().message()));
-  } else {
-    std::vector<std::string> read;
-    const absl::Status status =
-        db::ReadRolledBack(**session, "reading the invariants", [&]() -> absl::Status {
-          for (const std::string& sql : queries) {
-            absl::StatusOr<std::vector<std::string>> rows = (*session)->FetchColumn(sql, 1);
-            if (!rows.ok() || rows->empty()) {
-              return absl::InternalError(absl::StrCat(
-                  "`", sql,
-                  "`: ", rows.ok() ? "no row returned" : std::string(rows.status().message())));
-            }
-            read.push_back(rows->front());
+  std::vector<std::string> values;
+  const absl::Status status =
+      ReadOnASessionOfItsOwn(driver, "reading the invariants", [&](db::Session& session) {
+        for (const std::string& sql : queries) {
+          absl::StatusOr<std::vector<std::string>> rows = session.FetchColumn(sql, 1);
+          if (!rows.ok() || rows->empty()) {
+            return absl::InternalError(absl::StrCat(
+                "`", sql,
+                "`: ", rows.ok() ? "no row returned" : std::string(rows.status().message())));
           }
-          return absl::OkStatus();
-        });
-    if (status.ok()) {
-      values = std::move(read);
-    } else {
-      values = status;
-    }
-  }
-  driver.ThreadEnd();
+          values.push_back(rows->front());
+        }
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return status;
   return values;
 }
 
