@@ -63,11 +63,6 @@ std::string DescribeLoad(const v1::Plan& plan) {
 
 }  // namespace
 
-namespace {
-
-
-}  // namespace
-
 std::string RenderIntervalLine(const v1::IntervalSample& s) {
   std::string target = s.target_rate() > 0 ? absl::StrFormat("%.0f/s", s.target_rate())
                        : s.clients() > 0   ? absl::StrFormat("%d clients", s.clients())

@@ -65,6 +65,23 @@ class RunControllerTest : public ::testing::Test {
     return report;
   }
 
+  // Second(sequence, executed) reported at `elapsed_s` into the run.
+  static v1::AgentReport SecondAt(uint64_t sequence, uint64_t executed, double elapsed_s) {
+    v1::AgentReport report = Second(sequence, executed);
+    report.set_elapsed_s(elapsed_s);
+    return report;
+  }
+
+  // The final report that follows one reaching the plan's end (60 s): what was in flight then,
+  // one transaction completed in the next 2 ms.
+  static v1::AgentReport FinalAfterTheEnd(uint64_t sequence) {
+    v1::AgentReport report = SecondAt(sequence, 1, 60.002);
+    report.set_interval_s(0.002);
+    report.set_final(true);
+    report.set_end_reason("duration");
+    return report;
+  }
+
   // The intervals the run published since `next`.
   static std::vector<v1::IntervalSample> Intervals(const RunController& run, uint64_t& next) {
     std::vector<v1::IntervalSample> samples;
@@ -261,17 +278,10 @@ TEST_F(RunControllerTest, TheLastIntervalWaitsForTheFinalReportThatFollowsTheEnd
   (void)Intervals(*run, next);
   clock_.Advance(60 * kSecond);
   run->Tick(clock_.Now());
-  v1::AgentReport last = Second(1, 100);
-  last.set_elapsed_s(60);
-  run->OnReport("a", *a, last);
+  run->OnReport("a", *a, SecondAt(1, 100, 60));
   EXPECT_THAT(Intervals(*run, next), ::testing::IsEmpty());
-  v1::AgentReport final_report = Second(2, 1);
-  final_report.set_elapsed_s(60.002);
-  final_report.set_interval_s(0.002);
-  final_report.set_final(true);
-  final_report.set_end_reason("duration");
   clock_.Advance(2 * kMillisecond);
-  run->OnReport("a", *a, final_report);
+  run->OnReport("a", *a, FinalAfterTheEnd(2));
   run->Tick(clock_.Now());
   const std::vector<v1::IntervalSample> closed = Intervals(*run, next);
   ASSERT_EQ(closed.size(), 1u);
@@ -289,23 +299,12 @@ TEST_F(RunControllerTest, AnAgentWhoseNewReportReachesTheEndIsWaitedForAgain) {
   (void)Intervals(*run, next);
   clock_.Advance(60 * kSecond);
   run->Tick(clock_.Now());
-  v1::AgentReport a_before_end = Second(1, 100);
-  a_before_end.set_elapsed_s(59);
-  run->OnReport("a", *a, a_before_end);  // a is in; b is awaited
-  v1::AgentReport a_at_end = Second(2, 100);
-  a_at_end.set_elapsed_s(60);
-  run->OnReport("a", *a, a_at_end);
-  v1::AgentReport b_before_end = Second(1, 100);
-  b_before_end.set_elapsed_s(59.5);
+  run->OnReport("a", *a, SecondAt(1, 100, 59));  // a is in; b is awaited
+  run->OnReport("a", *a, SecondAt(2, 100, 60));
   clock_.Advance(10 * kMillisecond);
-  run->OnReport("b", *b, b_before_end);
+  run->OnReport("b", *b, SecondAt(1, 100, 59.5));
   EXPECT_THAT(Intervals(*run, next), ::testing::IsEmpty()) << "a's final report is to come";
-  v1::AgentReport a_final = Second(3, 1);
-  a_final.set_elapsed_s(60.002);
-  a_final.set_interval_s(0.002);
-  a_final.set_final(true);
-  a_final.set_end_reason("duration");
-  run->OnReport("a", *a, a_final);
+  run->OnReport("a", *a, FinalAfterTheEnd(3));
   const std::vector<v1::IntervalSample> closed = Intervals(*run, next);
   ASSERT_EQ(closed.size(), 1u);
   EXPECT_EQ(closed[0].executed(), 301u);
