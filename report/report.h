@@ -65,7 +65,7 @@ std::string DescribeTpcc(const dbload::v1::RunReport& report);
 // on event loops".
 std::string DescribeTarget(const dbload::v1::Target& target);
 // The database's commit count against the report's (PostgreSQL): "the database counted 4023
-// (pg_stat_database.xact_commit), the report 3996 + 27 of the connections' own (…); difference
+// (postgresql/xact_commit), the report 3996 + 27 of the connections' own (…); difference
 // +0: matches". For a report whose commit_reconciliation is available.
 std::string DescribeCommits(const dbload::v1::RunReport& report);
 // What every connection of the run started with: "isolation serializable; SET lock_timeout =
