@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -13,11 +15,12 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/clock.h"
-#include "net/transport_security.h"
 #include "coordinator/coordinator_service.h"
-#include "coordinator/run_store.h"
 #include "coordinator/metrics_exporter.h"
+#include "coordinator/metrics_exposition.h"
 #include "coordinator/metrics_http_server.h"
+#include "coordinator/run_store.h"
+#include "net/transport_security.h"
 #include "process/exit_codes.h"
 #include "process/flag_args.h"
 #include "process/stop_signal.h"
@@ -31,7 +34,8 @@ namespace {
 constexpr Nanos kShutdownGrace = 3 * kSecond;
 
 constexpr char kUsage[] =
-    R"(usage: dbload-coordinator --listen ADDR [--metrics ADDR [--metrics-buckets SPEC]]
+    R"(usage: dbload-coordinator --listen ADDR
+                          [--metrics ADDR [--metrics-buckets SPEC] [--metrics-native-schema N]]
                           [--state-dir DIR] [--max-rate N] [--max-clients N] [--allow-target LIST]
                           [--tls-cert FILE --tls-key FILE [--tls-ca FILE]] [--token-file FILE]
 
@@ -56,6 +60,12 @@ across the connected agents and merges their reports.
                     ascending, comma-separated (0.001,0.005,0.02,0.1,1; at most 1000). Exact
                     quantiles are in the *_window_seconds gauges and the reports whatever
                     this is.
+  --metrics-native-schema N
+                    A Prometheus with native histograms enabled (it asks for the protobuf
+                    exposition) also gets each latency histogram as a native one, still one
+                    series, with 2^N exponential buckets per power of two: histogram_quantile
+                    within one bucket, 2^(2^-N) - 1 (N from -4 to 8; default 5: 2.2 %; 8:
+                    0.27 %). "off": the text exposition only, classic buckets only.
   --state-dir DIR   Keep every run's report in DIR/runs/RUN.json (written when the run starts,
                     every 5 s, and when it ends), so that a restarted coordinator still serves
                     them; a run cut off by a crash is served as interrupted with the numbers
@@ -102,6 +112,7 @@ std::string WithPort(const std::string& address, int port) {
 
 int Main(int argc, char** argv) {
   std::string listen, metrics, metrics_buckets = "default", state_dir, max_rate, max_clients;
+  std::string metrics_native_schema = std::to_string(kDefaultNativeSchema);
   SecurityFlags security_flags;
   std::vector<std::string> allow_target;
   const std::vector<std::string> args(argv + 1, argv + argc);
@@ -133,6 +144,7 @@ int Main(int argc, char** argv) {
     if (name == "--listen") value = &listen;
     if (name == "--metrics") value = &metrics;
     if (name == "--metrics-buckets") value = &metrics_buckets;
+    if (name == "--metrics-native-schema") value = &metrics_native_schema;
     if (name == "--state-dir") value = &state_dir;
     if (name == "--max-rate") value = &max_rate;
     if (name == "--max-clients") value = &max_clients;
@@ -166,6 +178,12 @@ int Main(int argc, char** argv) {
   absl::StatusOr<std::vector<double>> bucket_bounds = ParseBucketBounds(metrics_buckets);
   if (!bucket_bounds.ok()) {
     std::cerr << "dbload-coordinator: --metrics-buckets: " << bucket_bounds.status().message()
+              << "\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<std::optional<int>> native_schema = ParseNativeSchema(metrics_native_schema);
+  if (!native_schema.ok()) {
+    std::cerr << "dbload-coordinator: --metrics-native-schema: " << native_schema.status().message()
               << "\n";
     return kExitUsage;
   }
@@ -226,12 +244,21 @@ int Main(int argc, char** argv) {
 
   // The exporter outlives the service (which publishes into it) and the HTTP server (which
   // collects from it); the server stops serving before either goes.
-  auto exporter = std::make_shared<MetricsExporter>(10, *std::move(bucket_bounds));
+  auto exporter = std::make_shared<MetricsExporter>(10, *std::move(bucket_bounds), *native_schema);
   std::unique_ptr<MetricsHttpServer> metrics_server;
   int metrics_port = 0;
   if (!metrics.empty()) {
+    // Native histograms need the protobuf exposition, which Prometheus asks for when they are
+    // enabled; every other scraper gets the text.
+    const bool native = native_schema->has_value();
     absl::StatusOr<std::unique_ptr<MetricsHttpServer>> started = MetricsHttpServer::Start(
-        metrics, [exporter = exporter.get()] { return PrometheusText(*exporter); });
+        metrics, [exporter = exporter.get(), native](std::string_view accept) {
+          if (native && AcceptsPrometheusProtobuf(accept)) {
+            return MetricsHttpServer::PageContent{kProtobufContentType,
+                                                  PrometheusProtobuf(exporter->Expose())};
+          }
+          return MetricsHttpServer::PageContent{kTextContentType, PrometheusText(*exporter)};
+        });
     if (!started.ok()) {
       std::cerr << "dbload-coordinator: cannot serve metrics on '" << metrics
                 << "': " << started.status().message() << "\n";

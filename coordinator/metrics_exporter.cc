@@ -37,6 +37,21 @@ std::vector<int> BucketOfIndex(const std::vector<double>& bounds) {
   return result;
 }
 
+// The native bucket of every index of the dbload histogram layout: the one that holds the
+// bucket's highest value, as the classic buckets (and the report's quantiles) count it, so that
+// the report's exact quantile lies in the native bucket Prometheus interpolates in.
+constexpr int32_t kNativeZero = std::numeric_limits<int32_t>::min();
+std::vector<int32_t> NativeOfIndex(std::optional<int> schema) {
+  if (!schema) return {};
+  std::vector<int32_t> result(histogram_layout::kBucketCount);
+  for (int i = 0; i < histogram_layout::kBucketCount; ++i) {
+    const int64_t highest_ns = histogram_layout::HighestValueAt(i);
+    result[i] = highest_ns == 0 ? kNativeZero
+                                : NativeBucketIndex(static_cast<double>(highest_ns) / 1e9, *schema);
+  }
+  return result;
+}
+
 ClientMetric::Label L(std::string name, std::string value) {
   return ClientMetric::Label{std::move(name), std::move(value)};
 }
@@ -116,10 +131,13 @@ absl::StatusOr<std::vector<double>> ParseBucketBounds(std::string_view spec) {
   return bounds;
 }
 
-MetricsExporter::MetricsExporter(int window_intervals, std::vector<double> bucket_bounds)
+MetricsExporter::MetricsExporter(int window_intervals, std::vector<double> bucket_bounds,
+                                 std::optional<int> native_schema)
     : window_intervals_(static_cast<size_t>(std::max(1, window_intervals))),
       bounds_(std::move(bucket_bounds)),
-      bucket_of_index_(BucketOfIndex(bounds_)) {}
+      bucket_of_index_(BucketOfIndex(bounds_)),
+      native_schema_(native_schema),
+      native_of_index_(NativeOfIndex(native_schema)) {}
 
 MetricsExporter::RunSeries& MetricsExporter::SeriesFor(const std::string& run_id,
                                                        const std::string& scenario) {
@@ -146,6 +164,10 @@ void MetricsExporter::AddDistribution(const Histogram& histogram, Distribution& 
     const uint64_t count = histogram.CountAtIndex(i);
     if (count == 0) continue;
     into.buckets[bucket_of[i]] += count;
+    if (!native_of_index_.empty()) {
+      const int32_t native = native_of_index_[i];
+      (native == kNativeZero ? into.native_zero : into.native[native]) += count;
+    }
     const double mid_s = (static_cast<double>(histogram_layout::LowestValueAt(i)) +
                           static_cast<double>(histogram_layout::HighestValueAt(i))) / 2e9;
     into.sum_s += mid_s * static_cast<double>(count);
@@ -253,7 +275,9 @@ void MetricsExporter::SetAgentsConnected(int agents) {
   agents_connected_ = agents;
 }
 
-std::vector<MetricFamily> MetricsExporter::Collect() const {
+std::vector<MetricFamily> MetricsExporter::Collect() const { return Expose().families; }
+
+Exposition MetricsExporter::Expose() const {
   std::lock_guard lock(mu_);
   MetricFamily queries = Family("dbload_queries_total", "Completed transactions by result.",
                                 MetricType::Counter);
@@ -350,6 +374,15 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
     }
     return metric;
   };
+  // The native histograms of the response, service and connect families, one per series.
+  std::vector<NativeHistogram> response_native, service_native, connect_native;
+  auto native_histogram = [&](const Distribution& d, std::vector<NativeHistogram>& into) {
+    if (!native_schema_) return;
+    NativeHistogram& native = into.emplace_back();
+    native.schema = *native_schema_;
+    native.zero_count = d.native_zero;
+    native.buckets.assign(d.native.begin(), d.native.end());
+  };
 
   for (const auto& [run_id, run] : runs_) {
     const std::vector<ClientMetric::Label> run_labels = {L("run", run_id)};
@@ -387,8 +420,10 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
     pool_limited.metric.push_back(Gauge(run_scenario, run.pool_limited ? 1 : 0));
     database_stalled.metric.push_back(Gauge(run_scenario, run.database_stalled ? 1 : 0));
     dispatch_lag_share.metric.push_back(Gauge(run_scenario, run.dispatch_lag_share));
-    if (run.connect.count > 0)
+    if (run.connect.count > 0) {
       connect.metric.push_back(histogram_metric(run_scenario, run.connect));
+      native_histogram(run.connect, connect_native);
+    }
     if (run.probe_up) probe_up.metric.push_back(Gauge(run_scenario, *run.probe_up ? 1 : 0));
     for (const ProbeValue& value : run.probe_values) {
       std::vector<ClientMetric::Label> labels = run_scenario;
@@ -441,7 +476,9 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
         rolled_back.metric.push_back(Counter(labels, static_cast<double>(series.rolled_back)));
       }
       response.metric.push_back(histogram_metric(labels, series.response));
+      native_histogram(series.response, response_native);
       service.metric.push_back(histogram_metric(labels, series.service));
+      native_histogram(series.service, service_native);
       const Histogram recent = MergeWindow(series.window);
       for (double q : kWindowQuantiles) {
         window.metric.push_back(Gauge(with({L("quantile", absl::StrFormat("%g", q))}),
@@ -449,34 +486,40 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
       }
     }
   }
-  return {queries,
-          statements,
-          retries,
-          retry_failures,
-          rolled_back,
-          response,
-          service,
-          connect,
-          window,
-          lag,
-          target,
-          achieved,
-          clients,
-          in_flight,
-          connections,
-          cpu,
-          utilization,
-          info,
-          stage,
-          lost,
-          agents,
-          generator_limited,
-          pool_limited,
-          database_stalled,
-          dispatch_lag_share,
-          db_counter,
-          db_gauge,
-          probe_up};
+  Exposition exposition;
+  auto expose = [&](MetricFamily& family, std::vector<NativeHistogram> native) {
+    exposition.families.push_back(std::move(family));
+    exposition.native.push_back(std::move(native));
+  };
+  for (MetricFamily* family : {&queries, &statements, &retries, &retry_failures, &rolled_back}) {
+    expose(*family, {});
+  }
+  expose(response, std::move(response_native));
+  expose(service, std::move(service_native));
+  expose(connect, std::move(connect_native));
+  for (MetricFamily* family : {&window,
+                               &lag,
+                               &target,
+                               &achieved,
+                               &clients,
+                               &in_flight,
+                               &connections,
+                               &cpu,
+                               &utilization,
+                               &info,
+                               &stage,
+                               &lost,
+                               &agents,
+                               &generator_limited,
+                               &pool_limited,
+                               &database_stalled,
+                               &dispatch_lag_share,
+                               &db_counter,
+                               &db_gauge,
+                               &probe_up}) {
+    expose(*family, {});
+  }
+  return exposition;
 }
 
 }  // namespace dbload

@@ -20,14 +20,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "prometheus/text_serializer.h"
+#include "absl/strings/strip.h"
 
 namespace dbload {
 namespace {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
-
-constexpr char kContentType[] = "text/plain; version=0.0.4; charset=utf-8";
 
 std::string Errno(const char* what) { return absl::StrCat(what, ": ", std::strerror(errno)); }
 
@@ -56,11 +54,20 @@ struct Connection {
   bool lingering = false;  // response sent, write side shut
 };
 
-}  // namespace
-
-std::string PrometheusText(const prometheus::Collectable& collectable) {
-  return prometheus::TextSerializer().Serialize(collectable.Collect());
+// The value of the request head's Accept header ("" without one); header names are
+// case-insensitive.
+absl::string_view AcceptHeader(absl::string_view head) {
+  for (absl::string_view line : absl::StrSplit(head, "\r\n")) {
+    const size_t colon = line.find(':');
+    if (colon != absl::string_view::npos &&
+        absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(line.substr(0, colon)), "accept")) {
+      return absl::StripAsciiWhitespace(line.substr(colon + 1));
+    }
+  }
+  return "";
 }
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
     const std::string& address, Page page, Options options) {
@@ -159,7 +166,9 @@ void MetricsHttpServer::Loop() {
       c.out = Plain("404 Not Found");
       return;
     }
-    c.out = Response("200 OK", kContentType, page_(), head_only);
+    const absl::string_view accept = AcceptHeader(head);
+    const PageContent page = page_(std::string_view(accept.data(), accept.size()));
+    c.out = Response("200 OK", page.content_type, page.body, head_only);
   };
 
   // Out of file descriptors with no connection of ours to close: accepting waits a little

@@ -4,11 +4,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/status/statusor.h"
 #include "base/clock.h"
-#include "prometheus/collectable.h"
 
 namespace dbload {
 
@@ -31,8 +31,13 @@ class MetricsHttpServer {
     size_t max_request_bytes = 16 * 1024;
     size_t max_connections = 1000;
   };
-  // Renders the page's body; called on the server's thread for each request.
-  using Page = std::function<std::string()>;
+  struct PageContent {
+    std::string content_type;
+    std::string body;
+  };
+  // Renders the page for a request whose Accept header is `accept` ("" without one), so that
+  // the page can choose its format; called on the server's thread for each request.
+  using Page = std::function<PageContent(std::string_view accept)>;
 
   // Listens on `address` ("HOST:PORT", IPv4; port 0 picks one) and starts the thread.
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(const std::string& address,
@@ -59,9 +64,6 @@ class MetricsHttpServer {
   const Options options_;
   std::thread thread_;
 };
-
-// The Prometheus text exposition (format 0.0.4) of what `collectable` collects now.
-std::string PrometheusText(const prometheus::Collectable& collectable);
 
 }  // namespace dbload
 

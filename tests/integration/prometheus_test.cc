@@ -11,6 +11,10 @@
 //    then a warning says so and that one check is skipped);
 //  - histogram_quantile(0.99, …) of dbload_response_time_seconds over the whole run lies in the
 //    exported bucket that holds the report's exact p99 (the default buckets are few);
+//  - and again with a Prometheus that has native histograms enabled (it asks for the protobuf
+//    exposition): it stores one native histogram per series, histogram_count() of it equals the
+//    report's executed and histogram_quantile(0.99, …) lies in the exponential bucket of the
+//    report's exact p99 (2.2 % wide at the default schema, 5);
 //  - dbload_agents_connected is 2.
 // And the metrics page stays reachable while many clients hold idle or slow connections to it.
 // Prometheus is queried over its HTTP API with a plain socket GET (no HTTP client dependency).
@@ -49,6 +53,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "coordinator/metrics_exporter.h"
+#include "coordinator/metrics_exposition.h"
 #include "dbload/v1/control.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -199,12 +204,14 @@ class PrometheusTest : public ::testing::Test {
     }
   }
 
-  // Prometheus from the harness, scraping the coordinator's metrics port every second.
-  void StartPrometheus() {
+  // Prometheus from the harness, scraping the coordinator's metrics port every second; with
+  // `native_histograms` it asks for the protobuf exposition and stores native histograms.
+  void StartPrometheus(bool native_histograms = false) {
     dbenv_dir_ = dir_ + "/dbenv";
     const std::string command =
         absl::StrCat(testing::TestServers::DbenvPath(), " start ", dbenv_dir_,
-                     " prometheus --scrape 127.0.0.1:", metrics_port_, " --owner-pid ", getpid(),
+                     " prometheus --scrape 127.0.0.1:", metrics_port_,
+                     native_histograms ? " --native-histograms" : "", " --owner-pid ", getpid(),
                      " 2>", dir_, "/dbenv.err");
     FILE* pipe = popen(command.c_str(), "r");
     ASSERT_NE(pipe, nullptr);
@@ -286,9 +293,13 @@ v1::Plan NoopPlan() {
   return plan;
 }
 
-TEST_F(PrometheusTest, MetricsScrapedByPrometheusMatchTheReport) {
+// The parameter: whether Prometheus has native histograms enabled.
+class PrometheusScrapeTest : public PrometheusTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(PrometheusScrapeTest, MetricsScrapedByPrometheusMatchTheReport) {
+  const bool native = GetParam();
   ASSERT_NO_FATAL_FAILURE(StartCoordinator());
-  ASSERT_NO_FATAL_FAILURE(StartPrometheus());
+  ASSERT_NO_FATAL_FAILURE(StartPrometheus(native));
   ASSERT_NO_FATAL_FAILURE(StartAgents());
 
   std::unique_ptr<v1::Control::Stub> control = v1::Control::NewStub(grpc::CreateChannel(
@@ -383,23 +394,46 @@ TEST_F(PrometheusTest, MetricsScrapedByPrometheusMatchTheReport) {
               << "/s is not checked against the target\n";
   }
 
-  // p99 over the whole run, from the exported buckets, against the report's exact p99.
-  const std::optional<double> p99_s = Query(absl::StrCat(
-      R"(histogram_quantile(0.99, sum by (le) (dbload_response_time_seconds_bucket{run=")", run,
-      R"("})))"));
-  ASSERT_TRUE(p99_s.has_value()) << last_body_;
   const double report_p99_ms = report.response_time().p99_ms();
-  // The default buckets are few (coordinator/metrics_exporter.h): the estimate lies in the
-  // bucket that holds the report's exact p99. A sample may be counted one bucket up when a
-  // bound falls inside its 0.1 %-wide histogram bucket, hence the slack on both sides.
-  const std::vector<double> bounds = DefaultBucketBounds();
   const double p99 = report_p99_ms / 1e3;
-  const auto above = std::lower_bound(bounds.begin(), bounds.end(), p99 / 1.002);
-  const double low = above == bounds.begin() ? 0 : *(above - 1);
-  const auto top = std::lower_bound(bounds.begin(), bounds.end(), p99 * 1.002);
-  const double high = top == bounds.end() ? bounds.back() : *top;
-  EXPECT_GE(*p99_s, low) << "report p99 " << report_p99_ms << " ms";
-  EXPECT_LE(*p99_s, high) << "report p99 " << report_p99_ms << " ms";
+  std::optional<double> p99_s;
+  if (native) {
+    // One native histogram per series, no classic buckets stored; its count is the report's.
+    EXPECT_EQ(
+        Query(absl::StrCat(R"(count(dbload_response_time_seconds_bucket{run=")", run, R"("}))")),
+        std::nullopt)
+        << "Prometheus stored classic buckets: " << last_body_;
+    EXPECT_EQ(Query(absl::StrCat(R"(histogram_count(sum(dbload_response_time_seconds{run=")", run,
+                                 R"("})))")),
+              std::optional<double>(static_cast<double>(report.executed())))
+        << last_body_;
+    p99_s = Query(absl::StrCat(R"(histogram_quantile(0.99, sum(dbload_response_time_seconds{run=")",
+                               run, R"("})))"));
+    ASSERT_TRUE(p99_s.has_value()) << last_body_;
+    // Within the exponential bucket that holds the report's p99 (a sample is counted in the
+    // bucket of its histogram bucket's highest value, which is what the report's p99 is).
+    const int32_t bucket = NativeBucketIndex(p99, kDefaultNativeSchema);
+    EXPECT_GE(*p99_s, NativeBucketUpperBound(bucket - 1, kDefaultNativeSchema) * (1 - 1e-9))
+        << "report p99 " << report_p99_ms << " ms";
+    EXPECT_LE(*p99_s, NativeBucketUpperBound(bucket, kDefaultNativeSchema) * (1 + 1e-9))
+        << "report p99 " << report_p99_ms << " ms";
+  } else {
+    // p99 over the whole run, from the exported buckets, against the report's exact p99.
+    p99_s = Query(absl::StrCat(
+        R"(histogram_quantile(0.99, sum by (le) (dbload_response_time_seconds_bucket{run=")", run,
+        R"("})))"));
+    ASSERT_TRUE(p99_s.has_value()) << last_body_;
+    // The default buckets are few (coordinator/metrics_exporter.h): the estimate lies in the
+    // bucket that holds the report's exact p99. A sample may be counted one bucket up when a
+    // bound falls inside its 0.1 %-wide histogram bucket, hence the slack on both sides.
+    const std::vector<double> bounds = DefaultBucketBounds();
+    const auto above = std::lower_bound(bounds.begin(), bounds.end(), p99 / 1.002);
+    const double low = above == bounds.begin() ? 0 : *(above - 1);
+    const auto top = std::lower_bound(bounds.begin(), bounds.end(), p99 * 1.002);
+    const double high = top == bounds.end() ? bounds.back() : *top;
+    EXPECT_GE(*p99_s, low) << "report p99 " << report_p99_ms << " ms";
+    EXPECT_LE(*p99_s, high) << "report p99 " << report_p99_ms << " ms";
+  }
 
   const std::optional<double> agents = Query("dbload_agents_connected");
   ASSERT_TRUE(agents.has_value()) << last_body_;
@@ -410,12 +444,18 @@ TEST_F(PrometheusTest, MetricsScrapedByPrometheusMatchTheReport) {
   EXPECT_EQ(state, std::optional<double>(1)) << "dbload_run_info does not say finished";
 
   std::cout << absl::StrFormat(
-      "figures: report executed %d, Prometheus sum(dbload_queries_total) %.0f; rate[5s] at "
+      "figures (%s histograms): report executed %d, Prometheus sum(dbload_queries_total) %.0f; "
+      "rate[5s] at "
       "+6.5 s %.1f/s (target %.0f); p99 report %.4f ms, Prometheus histogram_quantile %.4f ms "
       "(%+.2f %%); agents connected %.0f\n",
-      report.executed(), total.value_or(-1), *rate, kRate, report_p99_ms, *p99_s * 1e3,
-      (*p99_s * 1e3 / report_p99_ms - 1) * 100, *agents);
+      native ? "native" : "classic", report.executed(), total.value_or(-1), *rate, kRate,
+      report_p99_ms, *p99_s * 1e3, (*p99_s * 1e3 / report_p99_ms - 1) * 100, *agents);
 }
+
+INSTANTIATE_TEST_SUITE_P(ClassicAndNative, PrometheusScrapeTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "NativeHistograms" : "ClassicBuckets";
+                         });
 
 // A client socket on 127.0.0.1:port; -1 (and a failure) when it cannot connect.
 int ConnectTo(int port) {

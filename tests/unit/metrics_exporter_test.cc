@@ -107,6 +107,71 @@ TEST(MetricsExporterTest, CountersAndHistogramsAreTheExactSums) {
   EXPECT_EQ(FamilyNamed(families, "dbload_achieved_rate").metric[0].gauge.value, 1'000);
 }
 
+// A Prometheus with native histograms gets each histogram as a native one too: every sample is
+// in it (zero in the zero bucket), and the report's exact quantiles lie in the native bucket
+// where their rank falls, so histogram_quantile() answers within that bucket (2.2 % at schema 5).
+TEST(MetricsExporterTest, NativeHistogramsHoldEverySampleAndTheQuantilesBucket) {
+  for (const int schema : {kMinNativeSchema, 0, kDefaultNativeSchema, kMaxNativeSchema}) {
+    MetricsExporter exporter(3, DefaultBucketBounds(), schema);
+    std::mt19937_64 random(2);
+    Histogram all_select;
+    for (int second = 0; second < 5; ++second) {
+      IntervalSnapshot snapshot = Snapshot(random, 1'000, 7);
+      snapshot.query_types[0].response_time.Record(0);  // the noop driver's zero latency
+      all_select.Add(snapshot.query_types[0].response_time);
+      exporter.OnInterval({.run_id = "r1",
+                           .scenario = "mixed",
+                           .query_types = {"select", "update"},
+                           .merged = &snapshot,
+                           .length_s = 1.0});
+    }
+    const Exposition exposition = exporter.Expose();
+    ASSERT_EQ(exposition.native.size(), exposition.families.size());
+    size_t native_series = 0;
+    for (size_t f = 0; f < exposition.families.size(); ++f) {
+      const MetricFamily& family = exposition.families[f];
+      if (family.type != prometheus::MetricType::Histogram) {
+        EXPECT_TRUE(exposition.native[f].empty()) << family.name;
+        continue;
+      }
+      ASSERT_EQ(exposition.native[f].size(), family.metric.size()) << family.name;
+      native_series += family.metric.size();
+      if (family.name != "dbload_response_time_seconds") continue;
+      const size_t m = LabelOf(family.metric[0], "query_type") == "select" ? 0 : 1;
+      const NativeHistogram& native = exposition.native[f][m];
+      EXPECT_EQ(native.schema, schema);
+      EXPECT_EQ(native.zero_count, 5u);
+      uint64_t total = native.zero_count;
+      for (size_t b = 0; b < native.buckets.size(); ++b) {
+        EXPECT_GT(native.buckets[b].second, 0u);
+        if (b > 0) {
+          EXPECT_GT(native.buckets[b].first, native.buckets[b - 1].first);
+        }
+        total += native.buckets[b].second;
+      }
+      EXPECT_EQ(total, all_select.TotalCount());
+      EXPECT_EQ(family.metric[m].histogram.sample_count, all_select.TotalCount());
+      for (const double percentile : {50.0, 90.0, 99.0, 99.9}) {
+        const uint64_t rank = all_select.RankOfPercentile(percentile);
+        uint64_t at_or_below = native.zero_count;
+        size_t b = 0;
+        while (b < native.buckets.size() && at_or_below + native.buckets[b].second < rank) {
+          at_or_below += native.buckets[b++].second;
+        }
+        ASSERT_LT(b, native.buckets.size());
+        const double exact_s = static_cast<double>(all_select.ValueAtPercentile(percentile)) / 1e9;
+        EXPECT_GT(exact_s, NativeBucketUpperBound(native.buckets[b].first - 1, schema))
+            << "p" << percentile << " schema " << schema;
+        EXPECT_LE(exact_s, NativeBucketUpperBound(native.buckets[b].first, schema))
+            << "p" << percentile << " schema " << schema;
+      }
+    }
+    EXPECT_EQ(native_series, 4u);  // response and service time of two query types
+  }
+  const Exposition classic_only = MetricsExporter(3, DefaultBucketBounds(), std::nullopt).Expose();
+  for (const auto& native : classic_only.native) EXPECT_TRUE(native.empty());
+}
+
 TEST(MetricsExporterTest, WindowQuantilesAreExactOverTheLastIntervals) {
   MetricsExporter exporter(2);
   auto one_value = [&](int64_t nanos) {
@@ -208,6 +273,7 @@ TEST(MetricsExporterTest, ARunOfTwentyQueryTypesStaysUnderAThousandSeriesByDefau
   struct Exported {
     size_t series = 0;
     size_t bytes = 0;
+    size_t protobuf_bytes = 0;  // with native histograms, schema 5
   };
   const auto exported = [&](std::vector<double> bounds) {
     MetricsExporter exporter(10, std::move(bounds));
@@ -219,7 +285,9 @@ TEST(MetricsExporterTest, ARunOfTwentyQueryTypesStaysUnderAThousandSeriesByDefau
                          .length_s = 1,
                          .clients = 64});
     const std::string text = prometheus::TextSerializer().Serialize(exporter.Collect());
-    Exported result{.series = 0, .bytes = text.size()};
+    Exported result{.series = 0,
+                    .bytes = text.size(),
+                    .protobuf_bytes = PrometheusProtobuf(exporter.Expose()).size()};
     for (absl::string_view line : absl::StrSplit(text, '\n')) {
       if (!line.empty() && line[0] != '#') ++result.series;
     }
@@ -228,10 +296,11 @@ TEST(MetricsExporterTest, ARunOfTwentyQueryTypesStaysUnderAThousandSeriesByDefau
   const Exported small = exported(DefaultBucketBounds());
   const Exported fine = exported(FineBucketBounds());
   std::cout << "[20 query types] default buckets: " << small.series << " series, " << small.bytes
-            << " bytes; fine buckets: " << fine.series << " series, " << fine.bytes << " bytes"
-            << std::endl;
+            << " bytes; fine buckets: " << fine.series << " series, " << fine.bytes << " bytes; "
+            << "protobuf with native histograms: " << small.protobuf_bytes << " bytes" << std::endl;
   EXPECT_LE(small.series, 1'000u);
   EXPECT_LE(small.bytes, 100'000u);
+  EXPECT_LE(small.protobuf_bytes, 100'000u);
   EXPECT_GT(fine.series, 10 * small.series);  // what the issue measured: 11,781
 }
 

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -79,13 +80,16 @@ class Socket {
 constexpr char kPage[] = "# TYPE dbload_agents_connected gauge\ndbload_agents_connected 2\n";
 constexpr char kScrape[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: */*\r\n\r\n";
 
+// `accepted`, when given, gets the Accept header of each request (read after the server stops).
 std::unique_ptr<MetricsHttpServer> StartServer(MetricsHttpServer::Options options,
-                                               std::atomic<int>* pages = nullptr) {
+                                               std::atomic<int>* pages = nullptr,
+                                               std::vector<std::string>* accepted = nullptr) {
   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> server = MetricsHttpServer::Start(
       "127.0.0.1:0",
-      [pages] {
+      [pages, accepted](std::string_view accept) {
         if (pages != nullptr) ++*pages;
-        return std::string(kPage);
+        if (accepted != nullptr) accepted->emplace_back(accept);
+        return MetricsHttpServer::PageContent{"text/plain; version=0.0.4; charset=utf-8", kPage};
       },
       options);
   EXPECT_TRUE(server.ok()) << server.status();
@@ -121,6 +125,21 @@ TEST(MetricsHttpServerTest, ServesThePageAsPrometheusText) {
   const std::string head = Scrape(server->port(), nullptr, "HEAD /metrics HTTP/1.1\r\n\r\n");
   EXPECT_THAT(head, StartsWith("HTTP/1.1 200 OK\r\n"));
   EXPECT_TRUE(absl::EndsWith(head, "\r\n\r\n")) << "no body for HEAD";
+}
+
+// The page chooses its format by the request's Accept header (the protobuf exposition for a
+// Prometheus with native histograms): it gets the header's value, whatever the name's case.
+TEST(MetricsHttpServerTest, HandsThePageTheAcceptHeader) {
+  std::vector<std::string> accepted;
+  std::unique_ptr<MetricsHttpServer> server = StartServer({}, nullptr, &accepted);
+  ASSERT_NE(server, nullptr);
+  Scrape(server->port());
+  Scrape(server->port(), nullptr,
+         "GET /metrics HTTP/1.1\r\nHost: x\r\naCCept:  application/vnd.google.protobuf;q=0.5 "
+         "\r\nX-Accept: no\r\n\r\n");
+  Scrape(server->port(), nullptr, "GET /metrics HTTP/1.1\r\nX-Accept: no\r\n\r\n");
+  server.reset();
+  EXPECT_THAT(accepted, ::testing::ElementsAre("*/*", "application/vnd.google.protobuf;q=0.5", ""));
 }
 
 // The defect: prometheus-cpp's civetweb kept a worker thread per connection until its 30 s
@@ -213,12 +232,17 @@ TEST(MetricsHttpServerTest, PastItsConnectionLimitTheOldestMakesRoom) {
 TEST(MetricsHttpServerTest, RefusesAnAddressItCannotListenOn) {
   std::unique_ptr<MetricsHttpServer> first = StartServer({});
   ASSERT_NE(first, nullptr);
-  const absl::StatusOr<std::unique_ptr<MetricsHttpServer>> taken = MetricsHttpServer::Start(
-      absl::StrCat("127.0.0.1:", first->port()), [] { return std::string(); });
+  const absl::StatusOr<std::unique_ptr<MetricsHttpServer>> taken =
+      MetricsHttpServer::Start(absl::StrCat("127.0.0.1:", first->port()),
+                               [](std::string_view) { return MetricsHttpServer::PageContent(); });
   EXPECT_FALSE(taken.ok());
   EXPECT_THAT(std::string(taken.status().message()), HasSubstr("cannot listen on 127.0.0.1:"));
-  EXPECT_FALSE(MetricsHttpServer::Start("127.0.0.1", [] { return std::string(); }).ok());
-  EXPECT_FALSE(MetricsHttpServer::Start("127.0.0.1:99999", [] { return std::string(); }).ok());
+  EXPECT_FALSE(MetricsHttpServer::Start("127.0.0.1", [](std::string_view) {
+                 return MetricsHttpServer::PageContent();
+               }).ok());
+  EXPECT_FALSE(MetricsHttpServer::Start("127.0.0.1:99999", [](std::string_view) {
+                 return MetricsHttpServer::PageContent();
+               }).ok());
 }
 
 }  // namespace
