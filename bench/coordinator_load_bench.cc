@@ -35,10 +35,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -52,17 +52,17 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "proto/agent_protocol.h"
 #include "base/clock.h"
 #include "base/histogram.h"
-#include "interval/interval_snapshot.h"
-#include "plan/plan_parser.h"
-#include "workload/workload.h"
 #include "coordinator/coordinator_service.h"
 #include "coordinator/metrics_exporter.h"
+#include "coordinator/metrics_http_server.h"
 #include "dbload/v1/agent.grpc.pb.h"
 #include "dbload/v1/control.grpc.pb.h"
-#include "prometheus/exposer.h"
+#include "interval/interval_snapshot.h"
+#include "plan/plan_parser.h"
+#include "proto/agent_protocol.h"
+#include "workload/workload.h"
 
 namespace v1 = dbload::v1;
 
@@ -178,10 +178,18 @@ int Serve(const std::string& listen, const std::string& metrics, const std::stri
     return 2;
   }
   auto exporter = std::make_shared<dbload::MetricsExporter>(10, *std::move(bounds));
-  std::unique_ptr<prometheus::Exposer> exposer;
+  // The coordinator's own /metrics server and page (text, or protobuf with native histograms
+  // for a client that asks for it).
+  std::unique_ptr<dbload::MetricsHttpServer> exposer;
   if (!metrics.empty()) {
-    exposer = std::make_unique<prometheus::Exposer>(metrics, /*num_threads=*/1);
-    exposer->RegisterCollectable(exporter);
+    auto started = dbload::MetricsHttpServer::Start(
+        metrics,
+        [exporter = exporter.get()](std::string_view accept) { return exporter->Render(accept); });
+    if (!started.ok()) {
+      std::fprintf(stderr, "--metrics: %s\n", std::string(started.status().message()).c_str());
+      return 2;
+    }
+    exposer = *std::move(started);
   }
   dbload::SteadyClock clock;
   dbload::CoordinatorOptions options;
@@ -198,8 +206,7 @@ int Serve(const std::string& listen, const std::string& metrics, const std::stri
   std::signal(SIGTERM, OnSignal);
   std::printf("listening on %s\n", WithPort(listen, (*server)->port()).c_str());
   if (exposer != nullptr) {
-    std::printf("metrics on http://%s/metrics\n",
-                WithPort(metrics, exposer->GetListeningPorts().front()).c_str());
+    std::printf("metrics on http://%s/metrics\n", WithPort(metrics, exposer->port()).c_str());
   }
   std::printf("query types per scenario: %d\n", dbload::BenchQueryTypes());
   std::fflush(stdout);

@@ -248,17 +248,9 @@ int Main(int argc, char** argv) {
   std::unique_ptr<MetricsHttpServer> metrics_server;
   int metrics_port = 0;
   if (!metrics.empty()) {
-    // Native histograms need the protobuf exposition, which Prometheus asks for when they are
-    // enabled; every other scraper gets the text.
-    const bool native = native_schema->has_value();
     absl::StatusOr<std::unique_ptr<MetricsHttpServer>> started = MetricsHttpServer::Start(
-        metrics, [exporter = exporter.get(), native](std::string_view accept) {
-          if (native && AcceptsPrometheusProtobuf(accept)) {
-            return MetricsHttpServer::PageContent{kProtobufContentType,
-                                                  PrometheusProtobuf(exporter->Expose())};
-          }
-          return MetricsHttpServer::PageContent{kTextContentType, PrometheusText(*exporter)};
-        });
+        metrics,
+        [exporter = exporter.get()](std::string_view accept) { return exporter->Render(accept); });
     if (!started.ok()) {
       std::cerr << "dbload-coordinator: cannot serve metrics on '" << metrics
                 << "': " << started.status().message() << "\n";

@@ -277,6 +277,13 @@ void MetricsExporter::SetAgentsConnected(int agents) {
 
 std::vector<MetricFamily> MetricsExporter::Collect() const { return Expose().families; }
 
+ExposedPage MetricsExporter::Render(std::string_view accept) const {
+  if (native_schema_ && AcceptsPrometheusProtobuf(accept)) {
+    return {kProtobufContentType, PrometheusProtobuf(Expose())};
+  }
+  return {kTextContentType, PrometheusText(*this)};
+}
+
 Exposition MetricsExporter::Expose() const {
   std::lock_guard lock(mu_);
   MetricFamily queries = Family("dbload_queries_total", "Completed transactions by result.",

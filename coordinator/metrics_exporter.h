@@ -142,6 +142,10 @@ class MetricsExporter final : public prometheus::Collectable {
   // Called by the exposer's threads. Collect has the classic histograms only.
   std::vector<prometheus::MetricFamily> Collect() const override;
   Exposition Expose() const;
+  // The /metrics page for a scrape whose Accept header is `accept`: the protobuf exposition,
+  // with native histograms, to a client that accepts it while native histograms are on; the
+  // text exposition otherwise.
+  ExposedPage Render(std::string_view accept) const;
 
   // The histogram bucket bounds, in seconds.
   const std::vector<double>& bucket_bounds() const { return bounds_; }

@@ -62,6 +62,12 @@ inline constexpr char kProtobufContentType[] =
     "encoding=delimited";
 std::string PrometheusProtobuf(const Exposition& exposition);
 
+// A rendered /metrics page.
+struct ExposedPage {
+  std::string content_type;
+  std::string body;
+};
+
 // Whether an HTTP Accept header lists the delimited protobuf exposition (with a q above 0), as
 // Prometheus does when native histograms are enabled.
 bool AcceptsPrometheusProtobuf(std::string_view accept);

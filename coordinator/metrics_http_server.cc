@@ -167,7 +167,7 @@ void MetricsHttpServer::Loop() {
       return;
     }
     const absl::string_view accept = AcceptHeader(head);
-    const PageContent page = page_(std::string_view(accept.data(), accept.size()));
+    const ExposedPage page = page_(std::string_view(accept.data(), accept.size()));
     c.out = Response("200 OK", page.content_type, page.body, head_only);
   };
 

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "base/clock.h"
+#include "coordinator/metrics_exposition.h"
 
 namespace dbload {
 
@@ -31,13 +32,9 @@ class MetricsHttpServer {
     size_t max_request_bytes = 16 * 1024;
     size_t max_connections = 1000;
   };
-  struct PageContent {
-    std::string content_type;
-    std::string body;
-  };
   // Renders the page for a request whose Accept header is `accept` ("" without one), so that
   // the page can choose its format; called on the server's thread for each request.
-  using Page = std::function<PageContent(std::string_view accept)>;
+  using Page = std::function<ExposedPage(std::string_view accept)>;
 
   // Listens on `address` ("HOST:PORT", IPv4; port 0 picks one) and starts the thread.
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(const std::string& address,

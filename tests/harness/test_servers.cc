@@ -125,8 +125,9 @@ absl::Status TestServers::LoadEnvFile(const std::string& path) {
 absl::Status TestServers::Start(const std::vector<std::string>& services, bool fast,
                                 const std::vector<std::string>& scrape) {
   if (started()) return absl::FailedPreconditionError("TestServers already started in " + dir_);
-  if (const char* existing = getenv("DBLOAD_DBENV_DIR");
-      existing != nullptr && *existing && scrape.empty() && launcher_.empty()) {
+  if (const char* existing = getenv("DBLOAD_DBENV_DIR"); existing != nullptr && *existing &&
+                                                         scrape.empty() && launcher_.empty() &&
+                                                         !native_histograms_) {
     dir_ = existing;
     owned_ = false;
     return LoadEnvFile(dir_ + "/env");
@@ -149,6 +150,7 @@ absl::Status TestServers::Start(const std::vector<std::string>& services, bool f
   for (const std::string& service : services) command += " " + ShellQuote(service);
   command += " --owner-pid " + std::to_string(getpid());
   if (fast) command += " --fast";
+  if (native_histograms_) command += " --native-histograms";
   for (const std::string& target : scrape) command += " --scrape " + ShellQuote(target);
   command += " 2>" + ShellQuote(log) + " </dev/null";
 

@@ -41,6 +41,8 @@ class TestServers {
   // topology.h): the servers then run on that host, on its loopback, and Start() always starts
   // servers of its own (DBLOAD_DBENV_DIR is not used). Set before Start().
   void set_launcher(std::vector<std::string> launcher) { launcher_ = std::move(launcher); }
+  // Prometheus with native histograms enabled (dbenv's --native-histograms). Set before Start().
+  void set_native_histograms(bool on) { native_histograms_ = on; }
   bool started() const { return !values_.empty(); }
 
   // A KEY=VALUE of dbenv's env (PG_PORT, MARIADB_SOCKET, HAPROXY_PG_PORT …); "" when absent.
@@ -81,6 +83,7 @@ class TestServers {
   std::string dir_;
   bool owned_ = false;  // we started it, so we stop it
   std::vector<std::string> launcher_;
+  bool native_histograms_ = false;
   std::map<std::string, std::string, std::less<>> values_;
 };
 

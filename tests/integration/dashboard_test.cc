@@ -490,6 +490,7 @@ class DashboardQueryTest : public ::testing::Test {
     coordinator_.reset();
     exporters_.clear();
     EXPECT_TRUE(prometheus_.Stop().ok());
+    EXPECT_TRUE(native_prometheus_.Stop().ok());
     EXPECT_TRUE(databases_.Stop().ok());
     scratch_.reset();
   }
@@ -553,23 +554,30 @@ class DashboardQueryTest : public ::testing::Test {
     }
   }
 
-  // Prometheus scraping the coordinator and the exporters every second, once it has scraped
-  // each of them (it hands new targets to its scrape loops only every 5 s).
+  // Two Prometheus servers scraping the coordinator and the exporters every second, one with
+  // native histograms enabled (the coordinator then exposes its latency histograms as native
+  // ones), once each has scraped every target (new targets reach the scrape loops every 5 s).
   void StartPrometheus() {
     std::vector<std::string> targets = {absl::StrCat("127.0.0.1:", metrics_port_)};
     for (const auto& [name, port] : exporter_ports_) {
       targets.push_back(absl::StrCat("127.0.0.1:", port));
     }
-    const absl::Status started = prometheus_.Start({"prometheus"}, true, targets);
-    ASSERT_TRUE(started.ok()) << started;
+    native_prometheus_.set_native_histograms(true);
+    for (TestServers* prometheus : {&prometheus_, &native_prometheus_}) {
+      const absl::Status started = prometheus->Start({"prometheus"}, true, targets);
+      ASSERT_TRUE(started.ok()) << started;
+    }
     prometheus_port_ = prometheus_.GetInt("PROMETHEUS_PORT");
+    native_prometheus_port_ = native_prometheus_.GetInt("PROMETHEUS_PORT");
     const auto deadline = Clock::now() + seconds(20);
-    while (true) {
-      const absl::StatusOr<json> up = Api("/api/v1/query?query=" + UrlEncode("up == 1"));
-      ASSERT_TRUE(up.ok()) << up.status();
-      if ((*up)["result"].size() == targets.size() + 1) break;  // + Prometheus itself
-      ASSERT_LT(Clock::now(), deadline) << "Prometheus never scraped every target: " << *up;
-      std::this_thread::sleep_for(milliseconds(250));
+    for (const int port : {prometheus_port_, native_prometheus_port_}) {
+      while (true) {
+        const absl::StatusOr<json> up = Api(port, "/api/v1/query?query=" + UrlEncode("up == 1"));
+        ASSERT_TRUE(up.ok()) << up.status();
+        if ((*up)["result"].size() == targets.size() + 1) break;  // + Prometheus itself
+        ASSERT_LT(Clock::now(), deadline) << "Prometheus never scraped every target: " << *up;
+        std::this_thread::sleep_for(milliseconds(250));
+      }
     }
   }
 
@@ -600,10 +608,10 @@ class DashboardQueryTest : public ::testing::Test {
                         "\n  database: bench\n  pool: 4\n  connect_timeout: 5s\n");
   }
 
-  // GET on Prometheus's API: the `data` of a successful answer.
-  absl::StatusOr<json> Api(const std::string& target) {
+  // GET on the API of the Prometheus on `port`: the `data` of a successful answer.
+  absl::StatusOr<json> Api(int port, const std::string& target) {
     std::string error;
-    const std::optional<std::string> body = HttpGet(prometheus_port_, target, error);
+    const std::optional<std::string> body = HttpGet(port, target, error);
     if (!body) return absl::UnavailableError(absl::StrCat(target, ": ", error));
     json answer = json::parse(*body, nullptr, /*allow_exceptions=*/false);
     if (!answer.is_object() || answer.value("status", "") != "success") {
@@ -612,13 +620,19 @@ class DashboardQueryTest : public ::testing::Test {
     return answer["data"];
   }
 
-  // The metric names a /metrics page shows (the names of its samples).
+  // The metric names a /metrics page shows: the names of its samples, and of its histograms
+  // (the name of a native histogram's series).
   std::set<std::string> ExposedNames(int port) {
     std::string error;
     const std::optional<std::string> page = HttpGet(port, "/metrics", error);
     EXPECT_TRUE(page.has_value()) << "port " << port << ": " << error;
     std::set<std::string> names;
     for (absl::string_view line : absl::StrSplit(page.value_or(""), '\n')) {
+      absl::string_view histogram = line;
+      if (absl::ConsumePrefix(&histogram, "# TYPE ") &&
+          absl::ConsumeSuffix(&histogram, " histogram")) {
+        names.insert(std::string(histogram));
+      }
       if (line.empty() || line[0] == '#') continue;
       names.insert(std::string(line.substr(0, line.find_first_of("{ "))));
     }
@@ -629,6 +643,7 @@ class DashboardQueryTest : public ::testing::Test {
   std::string dir_;
   TestServers databases_;
   TestServers prometheus_;
+  TestServers native_prometheus_;
   std::map<std::string, std::unique_ptr<Child>> exporters_;
   std::map<std::string, int> exporter_ports_;
   std::unique_ptr<Child> coordinator_;
@@ -636,6 +651,7 @@ class DashboardQueryTest : public ::testing::Test {
   std::string address_;
   int metrics_port_ = 0;
   int prometheus_port_ = 0;
+  int native_prometheus_port_ = 0;
 };
 
 TEST_F(DashboardQueryTest, EveryPanelShowsDataOfRealRuns) {
@@ -691,106 +707,113 @@ TEST_F(DashboardQueryTest, EveryPanelShowsDataOfRealRuns) {
   std::set<std::string> exposed = ExposedNames(metrics_port_);
   for (const auto& [name, port] : exporter_ports_) exposed.merge(ExposedNames(port));
 
-  // The variables, resolved as Grafana does on a time-range refresh, each from its own
-  // label_values() query with the variables before it substituted; "All" of each.
-  std::map<std::string, std::string> values = {
-      {"__interval", absl::StrCat(kStepS, "s")},
-      {"__interval_ms", absl::StrCat(kStepS * 1000)},
-      {"__rate_interval", kRateInterval},
-      {"__range", absl::StrFormat("%.0fs", end - begin + 5)},
-      {"__range_s", absl::StrFormat("%.0f", end - begin + 5)},
-      {"datasource", "prometheus"}};
+  // Everything below on both Prometheus servers: the dashboard reads classic buckets or native
+  // histograms, whichever the server stored.
   std::vector<DashboardQuery> checked;
-  std::map<std::string, std::vector<std::string>> resolved;
-  for (const json& variable : dashboard["templating"]["list"]) {
-    if (variable.value("type", "") != "query") continue;
-    const std::string name = variable.value("name", "");
-    const std::string query = Substitute(VariableQuery(variable), values);
-    static const std::regex label_values(R"(^label_values\((.*),\s*(\w+)\)$)");
-    std::smatch match;
-    ASSERT_TRUE(std::regex_match(query, match, label_values)) << name << ": " << query;
-    checked.push_back({.where = "variable " + name, .expr = match[1].str()});
-    const absl::StatusOr<json> series =
-        Api(absl::StrCat("/api/v1/series?match[]=", UrlEncode(match[1].str()), range));
-    ASSERT_TRUE(series.ok()) << "variable " << name << ": " << series.status();
-    std::set<std::string> found;
-    for (const json& labels : *series) found.insert(labels.value(match[2].str(), ""));
-    found.erase("");
-    ASSERT_FALSE(found.empty()) << "variable " << name << " has no value: " << query;
-    resolved[name].assign(found.begin(), found.end());
-    values[name] = RegexAlternation(resolved[name]);
-  }
-  EXPECT_EQ(resolved["run"], (std::vector<std::string>{std::min(pg_run, mariadb_run),
-                                                       std::max(pg_run, mariadb_run)}));
-  EXPECT_EQ(resolved["scenario"], std::vector<std::string>{"mixed"});
-  EXPECT_EQ(resolved["query_type"], (std::vector<std::string>{"hot_row_update", "point_select"}));
-
-  // Every panel's and annotation's query over the runs, as Grafana asks for it.
   const bool skip_probe = SkipProbe();
   std::vector<std::string> skipped;
   int ran = 0;
-  for (DashboardQuery query : PanelAndAnnotationQueries(dashboard)) {
-    checked.push_back(query);
-    query.expr = Substitute(query.expr, values);
-    const std::set<std::string> names = MetricNames(query.expr);
-    if (skip_probe && std::any_of(names.begin(), names.end(), IsProbeMetric)) {
-      skipped.push_back(absl::StrCat(query.where, ": ", query.expr));
-      continue;
+  for (const auto& [kind, port] :
+       {std::pair<const char*, int>{"classic", prometheus_port_},
+        std::pair<const char*, int>{"native", native_prometheus_port_}}) {
+    SCOPED_TRACE(absl::StrCat("the Prometheus with ", kind, " histograms"));
+    // The variables, resolved as Grafana does on a time-range refresh, each from its own
+    // label_values() query with the variables before it substituted; "All" of each.
+    std::map<std::string, std::string> values = {
+        {"__interval", absl::StrCat(kStepS, "s")},
+        {"__interval_ms", absl::StrCat(kStepS * 1000)},
+        {"__rate_interval", kRateInterval},
+        {"__range", absl::StrFormat("%.0fs", end - begin + 5)},
+        {"__range_s", absl::StrFormat("%.0f", end - begin + 5)},
+        {"datasource", "prometheus"}};
+    std::map<std::string, std::vector<std::string>> resolved;
+    for (const json& variable : dashboard["templating"]["list"]) {
+      if (variable.value("type", "") != "query") continue;
+      const std::string name = variable.value("name", "");
+      const std::string query = Substitute(VariableQuery(variable), values);
+      static const std::regex label_values(R"(^label_values\((.*),\s*(\w+)\)$)");
+      std::smatch match;
+      ASSERT_TRUE(std::regex_match(query, match, label_values)) << name << ": " << query;
+      checked.push_back({.where = "variable " + name, .expr = match[1].str()});
+      const absl::StatusOr<json> series =
+          Api(port, absl::StrCat("/api/v1/series?match[]=", UrlEncode(match[1].str()), range));
+      ASSERT_TRUE(series.ok()) << "variable " << name << ": " << series.status();
+      std::set<std::string> found;
+      for (const json& labels : *series) found.insert(labels.value(match[2].str(), ""));
+      found.erase("");
+      ASSERT_FALSE(found.empty()) << "variable " << name << " has no value: " << query;
+      resolved[name].assign(found.begin(), found.end());
+      values[name] = RegexAlternation(resolved[name]);
     }
-    ++ran;
-    const std::string target =
-        query.instant ? absl::StrCat("/api/v1/query?query=", UrlEncode(query.expr),
-                                     absl::StrFormat("&time=%.3f", end))
-                      : absl::StrCat("/api/v1/query_range?query=", UrlEncode(query.expr), range,
-                                     "&step=", query.step_s);
-    const absl::StatusOr<json> data = Api(target);
-    if (!data.ok()) {
-      ADD_FAILURE() << query.where << ": " << query.expr << "\n  failed: " << data.status();
-      continue;
-    }
-    int finite = 0;
-    for (const json& series : (*data)["result"]) {
-      std::vector<json> points;
-      if (series.contains("value")) points.push_back(series["value"]);
-      for (const json& point : series.value("values", json::array())) points.push_back(point);
-      for (const json& point : points) {
-        double value = 0;
-        if (absl::SimpleAtod(point[1].get<std::string>(), &value) && std::isfinite(value)) {
-          ++finite;
-        }
-      }
-    }
-    EXPECT_GT(finite, 0) << query.where << " shows no data: " << query.expr
-                         << "\n  Prometheus: " << data->dump().substr(0, 300);
-    // The stage annotation: Grafana draws a region per stage from its first to its last point,
-    // so its edges are the boundaries. The staged run's two stages, in order, and nothing once
-    // the run has ended (the coordinator keeps exporting a finished run's last stage).
-    if (absl::StartsWith(query.where, "annotation") && names.count("dbload_run_stage")) {
-      std::map<std::string, std::pair<double, double>> stages;  // run/stage → first, last
-      for (const json& series : (*data)["result"]) {
-        const std::string key = absl::StrCat(series["metric"].value("run", ""), "/",
-                                             series["metric"].value("stage", ""));
-        for (const json& point : series.value("values", json::array())) {
-          const double t = point[0].get<double>();
-          auto it = stages.try_emplace(key, t, t).first;
-          it->second.first = std::min(it->second.first, t);
-          it->second.second = std::max(it->second.second, t);
-        }
-      }
-      const std::string low = pg_run + "/low", high = pg_run + "/high";
-      if (stages.size() != 2 || !stages.count(low) || !stages.count(high)) {
-        ADD_FAILURE() << query.where << " does not show stages low and high of " << pg_run << ": "
-                      << query.expr << "\n  Prometheus: " << data->dump().substr(0, 600);
+    EXPECT_EQ(resolved["run"], (std::vector<std::string>{std::min(pg_run, mariadb_run),
+                                                         std::max(pg_run, mariadb_run)}));
+    EXPECT_EQ(resolved["scenario"], std::vector<std::string>{"mixed"});
+    EXPECT_EQ(resolved["query_type"], (std::vector<std::string>{"hot_row_update", "point_select"}));
+
+    // Every panel's and annotation's query over the runs, as Grafana asks for it.
+    for (DashboardQuery query : PanelAndAnnotationQueries(dashboard)) {
+      checked.push_back(query);
+      query.expr = Substitute(query.expr, values);
+      const std::set<std::string> names = MetricNames(query.expr);
+      if (skip_probe && std::any_of(names.begin(), names.end(), IsProbeMetric)) {
+        skipped.push_back(absl::StrCat(query.where, ": ", query.expr));
         continue;
       }
-      EXPECT_LT(stages[low].second, stages[high].first) << query.where << ": stages overlap";
-      // Prometheus sees the run finished at its next scrape (each second, later on a busy
-      // machine); without the state condition the stage would last until the end of the range,
-      // 7 s or more after (the MariaDB run and the wait for the last scrapes).
-      EXPECT_LT(stages[high].second, pg_finished + 3)
-          << query.where << " still shows the last stage at "
-          << absl::StrFormat("%.3f", stages[high].second) << ", after the run ended at "
-          << absl::StrFormat("%.3f", pg_finished) << ": " << query.expr;
+      ++ran;
+      const std::string target =
+          query.instant ? absl::StrCat("/api/v1/query?query=", UrlEncode(query.expr),
+                                       absl::StrFormat("&time=%.3f", end))
+                        : absl::StrCat("/api/v1/query_range?query=", UrlEncode(query.expr), range,
+                                       "&step=", query.step_s);
+      const absl::StatusOr<json> data = Api(port, target);
+      if (!data.ok()) {
+        ADD_FAILURE() << query.where << ": " << query.expr << "\n  failed: " << data.status();
+        continue;
+      }
+      int finite = 0;
+      for (const json& series : (*data)["result"]) {
+        std::vector<json> points;
+        if (series.contains("value")) points.push_back(series["value"]);
+        for (const json& point : series.value("values", json::array())) points.push_back(point);
+        for (const json& point : points) {
+          double value = 0;
+          if (absl::SimpleAtod(point[1].get<std::string>(), &value) && std::isfinite(value)) {
+            ++finite;
+          }
+        }
+      }
+      EXPECT_GT(finite, 0) << query.where << " shows no data: " << query.expr
+                           << "\n  Prometheus: " << data->dump().substr(0, 300);
+      // The stage annotation: Grafana draws a region per stage from its first to its last point,
+      // so its edges are the boundaries. The staged run's two stages, in order, and nothing once
+      // the run has ended (the coordinator keeps exporting a finished run's last stage).
+      if (absl::StartsWith(query.where, "annotation") && names.count("dbload_run_stage")) {
+        std::map<std::string, std::pair<double, double>> stages;  // run/stage → first, last
+        for (const json& series : (*data)["result"]) {
+          const std::string key = absl::StrCat(series["metric"].value("run", ""), "/",
+                                               series["metric"].value("stage", ""));
+          for (const json& point : series.value("values", json::array())) {
+            const double t = point[0].get<double>();
+            auto it = stages.try_emplace(key, t, t).first;
+            it->second.first = std::min(it->second.first, t);
+            it->second.second = std::max(it->second.second, t);
+          }
+        }
+        const std::string low = pg_run + "/low", high = pg_run + "/high";
+        if (stages.size() != 2 || !stages.count(low) || !stages.count(high)) {
+          ADD_FAILURE() << query.where << " does not show stages low and high of " << pg_run << ": "
+                        << query.expr << "\n  Prometheus: " << data->dump().substr(0, 600);
+          continue;
+        }
+        EXPECT_LT(stages[low].second, stages[high].first) << query.where << ": stages overlap";
+        // Prometheus sees the run finished at its next scrape (each second, later on a busy
+        // machine); without the state condition the stage would last until the end of the range,
+        // 7 s or more after (the MariaDB run and the wait for the last scrapes).
+        EXPECT_LT(stages[high].second, pg_finished + 3)
+            << query.where << " still shows the last stage at "
+            << absl::StrFormat("%.3f", stages[high].second) << ", after the run ended at "
+            << absl::StrFormat("%.3f", pg_finished) << ": " << query.expr;
+      }
     }
   }
 

@@ -172,6 +172,23 @@ TEST(MetricsExporterTest, NativeHistogramsHoldEverySampleAndTheQuantilesBucket) 
   for (const auto& native : classic_only.native) EXPECT_TRUE(native.empty());
 }
 
+// The page's format follows the scrape's Accept header, and native histograms being on.
+TEST(MetricsExporterTest, OnlyAScrapeThatAsksForProtobufGetsIt) {
+  constexpr char kPrometheusNative[] =
+      "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
+      "encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
+  MetricsExporter exporter;
+  exporter.SetAgentsConnected(2);
+  const ExposedPage text = exporter.Render("*/*");
+  EXPECT_EQ(text.content_type, kTextContentType);
+  EXPECT_THAT(text.body, testing::HasSubstr("\ndbload_agents_connected 2\n"));
+  const ExposedPage protobuf = exporter.Render(kPrometheusNative);
+  EXPECT_EQ(protobuf.content_type, kProtobufContentType);
+  EXPECT_EQ(protobuf.body, PrometheusProtobuf(exporter.Expose()));
+  MetricsExporter classic_only(10, DefaultBucketBounds(), std::nullopt);
+  EXPECT_EQ(classic_only.Render(kPrometheusNative).content_type, kTextContentType);
+}
+
 TEST(MetricsExporterTest, WindowQuantilesAreExactOverTheLastIntervals) {
   MetricsExporter exporter(2);
   auto one_value = [&](int64_t nanos) {

@@ -89,7 +89,7 @@ std::unique_ptr<MetricsHttpServer> StartServer(MetricsHttpServer::Options option
       [pages, accepted](std::string_view accept) {
         if (pages != nullptr) ++*pages;
         if (accepted != nullptr) accepted->emplace_back(accept);
-        return MetricsHttpServer::PageContent{"text/plain; version=0.0.4; charset=utf-8", kPage};
+        return ExposedPage{"text/plain; version=0.0.4; charset=utf-8", kPage};
       },
       options);
   EXPECT_TRUE(server.ok()) << server.status();
@@ -232,16 +232,14 @@ TEST(MetricsHttpServerTest, PastItsConnectionLimitTheOldestMakesRoom) {
 TEST(MetricsHttpServerTest, RefusesAnAddressItCannotListenOn) {
   std::unique_ptr<MetricsHttpServer> first = StartServer({});
   ASSERT_NE(first, nullptr);
-  const absl::StatusOr<std::unique_ptr<MetricsHttpServer>> taken =
-      MetricsHttpServer::Start(absl::StrCat("127.0.0.1:", first->port()),
-                               [](std::string_view) { return MetricsHttpServer::PageContent(); });
+  const absl::StatusOr<std::unique_ptr<MetricsHttpServer>> taken = MetricsHttpServer::Start(
+      absl::StrCat("127.0.0.1:", first->port()), [](std::string_view) { return ExposedPage(); });
   EXPECT_FALSE(taken.ok());
   EXPECT_THAT(std::string(taken.status().message()), HasSubstr("cannot listen on 127.0.0.1:"));
-  EXPECT_FALSE(MetricsHttpServer::Start("127.0.0.1", [](std::string_view) {
-                 return MetricsHttpServer::PageContent();
-               }).ok());
+  EXPECT_FALSE(
+      MetricsHttpServer::Start("127.0.0.1", [](std::string_view) { return ExposedPage(); }).ok());
   EXPECT_FALSE(MetricsHttpServer::Start("127.0.0.1:99999", [](std::string_view) {
-                 return MetricsHttpServer::PageContent();
+                 return ExposedPage();
                }).ok());
 }
 
