@@ -726,7 +726,10 @@ TEST_P(OltpWithoutIgnoredErrorsTest, TheFirstDuplicateKeyEndsTheRun) {
   ASSERT_OK(workload.status());
   absl::StatusOr<std::unique_ptr<Scenario>> scenario = (*workload)->MakeScenario("read_write");
   ASSERT_OK(scenario.status());
-  dbload::v1::Plan plan = Plan();
+  // Time enough for a duplicate key to come, since the run ends at the first: 64 clients can
+  // spend seconds in PostgreSQL's 1 s deadlock timeout (a CI run once had 54 deadlocks and no
+  // duplicate key in 3 s).
+  dbload::v1::Plan plan = Plan("read_write", 20 * kSecond);
   (*plan.mutable_workload_options())["ignore_errors"] = "none";
   absl::StatusOr<dbload::v1::RunReport> report =
       RunPlanLocally(plan, *driver_, **scenario, clock_, {});
