@@ -3,12 +3,12 @@
 #include <cmath>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/code_workloads.h"
 #include "report/report.h"
+#include "workload/tpcc_options.h"
 
 namespace dbload {
 
@@ -79,14 +79,14 @@ std::string DescribeTpcc(const v1::RunReport& report) {
                         100.0 * static_cast<double>(type.executed()) / static_cast<double>(total)));
   }
   // With keying and think times, the efficiency against what W warehouses' terminals can do.
-  const auto option = [&](const std::string& name) {
-    const auto it = report.plan().workload_options().find(name);
-    return it == report.plan().workload_options().end() ? std::string() : it->second;
-  };
+  // The run ran, so its options were read before it; defaults if they no longer read.
+  const tpcc::TpccOptions options =
+      tpcc::ParseTpccOptions(
+          {report.plan().workload_options().begin(), report.plan().workload_options().end()})
+          .value_or(tpcc::TpccOptions());
   std::string waits = "no keying or think times";
-  if (option("terminal_waits") == "true") {
-    int64_t warehouses = 1;
-    if (!option("warehouses").empty()) (void)absl::SimpleAtoi(option("warehouses"), &warehouses);
+  if (options.terminal_waits) {
+    const int64_t warehouses = options.warehouses;
     waits = absl::StrFormat(
         "keying and think times; efficiency %.1f %% of the %d warehouses' %s tpmC maximum",
         100.0 * *tpmc / (kTpccMaxTpmCPerWarehouse * static_cast<double>(warehouses)), warehouses,

@@ -19,38 +19,19 @@
 // order, so that two New-Orders lock stock rows in one order and cannot deadlock on them.
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 
-#include "absl/status/statusor.h"
+#include "workload/tpcc_options.h"
 #include "workload/workload.h"
 
 namespace dbload::tpcc {
 
-struct TpccOptions {
-  // The scale: the loaded data's and the terminals' (a run's must match its prepare's).
-  int64_t warehouses = 1;
-  // Clause 5.2.5's keying time before each transaction and think time after it, for closed
-  // loops: a terminal then runs at most about 12.86 New-Orders a minute per warehouse of 10
-  // terminals, and the report gives the efficiency against that. Off: no-wait mode.
-  bool terminal_waits = false;
-  // The foreign keys of clause 1.3 (stock to item and warehouse, district to warehouse, customer
-  // to district, history to customer and district, orders to customer, new_order to orders,
-  // order_line to orders and stock), added after the tables load: the servers then check every
-  // insert against its parent, as a schema with them would. Off (the default, as in most
-  // tools): keys and indexes only. A run's must match its prepare's.
-  bool foreign_keys = false;
-};
 // The keying time (fixed) and the mean think time (negative exponential, cut at 10 times the
 // mean) of each transaction, in seconds (clause 5.2.5.7), in kTransactionNames' order.
 inline constexpr double kKeyingS[] = {18, 3, 2, 2, 2};
 inline constexpr double kMeanThinkS[] = {12, 12, 10, 5, 5};
 
-// Options `warehouses` (1 … kMaxWarehouses), `terminal_waits` and `foreign_keys` (true, false);
-// any other is an error that names it.
-inline constexpr int64_t kMaxWarehouses = 100'000;
-absl::StatusOr<TpccOptions> ParseTpccOptions(const std::map<std::string, std::string>& options);
 std::unique_ptr<Workload> MakeTpccWorkload(TpccOptions options);
 
 // Its scenarios: the five transactions in the standard mix (kTpccStandardMix, "standard"), and
