@@ -86,11 +86,10 @@ std::string DescribeTpcc(const v1::RunReport& report) {
           .value_or(tpcc::TpccOptions());
   std::string waits = "no keying or think times";
   if (options.terminal_waits) {
-    const int64_t warehouses = options.warehouses;
+    const double max_tpmc = kTpccMaxTpmCPerWarehouse * static_cast<double>(options.warehouses);
     waits = absl::StrFormat(
         "keying and think times; efficiency %.1f %% of the %d warehouses' %s tpmC maximum",
-        100.0 * *tpmc / (kTpccMaxTpmCPerWarehouse * static_cast<double>(warehouses)), warehouses,
-        FormatCount(kTpccMaxTpmCPerWarehouse * static_cast<double>(warehouses)));
+        100.0 * *tpmc / max_tpmc, options.warehouses, FormatCount(max_tpmc));
   }
   return absl::StrCat("tpmC ", FormatCount(*tpmc),
                       " (New-Orders completed per minute of the measured part, those rolled back "

@@ -242,11 +242,14 @@ check "start postgres --fast --no-guard, stdout+stderr to a pipe" start_through_
 check "the pipe reader got EOF promptly ($(($(now_ms) - t0)) ms)" test $(($(now_ms) - t0)) -lt 30000
 check "fast mode sets fsync=off" test "$("$PG_BIN/psql" -X -qAt -h "$(env_val "$D2/env" PG_SOCKET_DIR)" \
   -p "$(env_val "$D2/env" PG_PORT)" -U postgres -d postgres -c 'SHOW fsync')" = off
-check "then haproxy in a second call" "$DBENV" start "$D2" haproxy --no-guard
+check "then haproxy in a second call, two processes on one port" \
+  env DBENV_HAPROXY_PROCESSES=2 "$DBENV" start "$D2" haproxy --no-guard
 check "env keeps PG_ and gains HAPROXY_PG_PORT only" \
   bash -c "grep -q '^PG_PORT=' '$D2/env' && grep -q '^HAPROXY_PG_PORT=' '$D2/env' && ! grep -q '^HAPROXY_MARIADB_PORT=' '$D2/env'"
 check "query through the later HAProxy" test "$(psql_tcp "$(env_val "$D2/env" HAPROXY_PG_PORT)" \
   "$(cat "$(env_val "$D2/env" PG_PASSWORD_FILE)")" 'SELECT 8')" = 8
+pids_of "$D2" haproxy
+check "pids lists both HAProxy processes" test "${#PIDS[@]}" -eq 2
 
 # Tests SIGSTOP servers; stop must still get rid of them.
 pids_of "$D2" postgres
@@ -263,6 +266,8 @@ new_dir
 D3=$REPLY
 check_fails "haproxy without a database fails with a clear message" "needs postgres and/or mariadb" \
   "$DBENV" start "$D3" haproxy --no-guard
+check_fails "DBENV_HAPROXY_PROCESSES out of range is refused" "must be 1 to 8" \
+  env DBENV_HAPROXY_PROCESSES=9 "$DBENV" start "$D3" haproxy --no-guard
 check "a failed start leaves nothing behind" test ! -e "$D3"
 check_fails "unknown service is refused" "unknown argument" "$DBENV" start "$D3" oracle --no-guard
 check_fails "non-loopback scrape target is refused" "loopback" \
