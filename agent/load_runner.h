@@ -41,7 +41,8 @@ class LoadRunner {
     Nanos reconnect_backoff_max = 5 * kSecond;
     // 0: a thread per worker, blocking in its session. Else this many FiberLoops run the
     // workers as fibers, spread evenly: for drivers whose sessions wait through a SocketWatch
-    // and the clock (PostgreSQL, noop), never for one that blocks its thread (MySQL).
+    // and the clock (PostgreSQL, MySQL through Connector/C, noop), never for one that blocks
+    // its thread (MySQL Connector/C++).
     int event_loops = 0;
     // Each transaction on a connection of its own (v1::Target.connect PER_TRANSACTION, pgbench's
     // -C): the worker opens it (its statements prepared) when the transaction starts and closes

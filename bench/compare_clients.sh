@@ -21,6 +21,9 @@
 #   ROWS=100000       rows in sbtest1 (and pgbench scale = ROWS/100000, at least 1)
 #   CLOSED_ENGINES=threads
 #                     dbload's engines (target.engine) in the closed-loop PostgreSQL rows
+#   MYSQL_CLIENTS="connector_c connector_cpp"
+#                     dbload's MySQL client libraries (target.mysql_client) in the closed-loop
+#                     MariaDB rows
 #   OPEN_RATE=10000   fixed-rate test (PostgreSQL, DURATION seconds): dbload's open-loop
 #                     accuracy, and client CPU per query of dbload / sysbench --rate /
 #                     pgbench --rate at that same rate
@@ -29,6 +32,9 @@
 #                     and dbload's threads engine; 2: one per core, as dbload's event loops)
 #   RATE_ENGINES="threads event_loops"
 #                     dbload's engines (target.engine) measured in that test, each a row
+#   RATE_SERVERS=postgres
+#                     servers of that test: postgres and/or mariadb (dbload on each engine of
+#                     RATE_ENGINES with Connector/C, and sysbench --rate; no pgbench)
 #   RATE_SET=         one more --set for dbload in that test (target.connect_timeout=60s: 1,000
 #                     connections opened at once can take PostgreSQL longer than 10 s on 2 cores)
 #   CONNECT_CLIENTS=4 CONNECT_JOBS=2
@@ -79,6 +85,8 @@ RATE_JOBS=${RATE_JOBS:-$OPEN_POOL}
 export DBENV_PG_MAX_CONNECTIONS=$((OPEN_POOL + 100 > 300 ? OPEN_POOL + 100 : 300))
 RATE_ENGINES=${RATE_ENGINES:-"threads event_loops"}
 CLOSED_ENGINES=${CLOSED_ENGINES:-threads}
+MYSQL_CLIENTS=${MYSQL_CLIENTS:-"connector_c connector_cpp"}
+RATE_SERVERS=${RATE_SERVERS:-postgres}
 CONNECT_CLIENTS=${CONNECT_CLIENTS:-4}
 CONNECT_JOBS=${CONNECT_JOBS:-2}
 PIPELINE_CLIENTS=${PIPELINE_CLIENTS:-4}
@@ -366,6 +374,8 @@ OPEN_LOADS=()
 OPEN_CPU=()
 OPEN_ENGINES=()
 write_plan "$MY_PLAN" mysql "$MARIADB_PORT" "$MARIADB_USER" "$MARIADB_PASSWORD_FILE" "$MARIADB_DATABASE" "{closed: {clients: 4}}" "$DURATION"
+MY_OPEN_PLAN=$WORK/mariadb-open.yaml
+write_plan "$MY_OPEN_PLAN" mysql "$MARIADB_PORT" "$MARIADB_USER" "$MARIADB_PASSWORD_FILE" "$MARIADB_DATABASE" "{open: {rate: $OPEN_RATE}}" "$DURATION"
 
 # sysbench's oltp_read_only transaction as a pgbench script (sysbench's default range_size, 100;
 # uniform ids, as dbload and sysbench are told to draw them in this part), plain and pipelined.
@@ -466,8 +476,10 @@ for ((REP = 1; REP <= REPEATS; REP++)); do
     add_row CLOSED_ROWS "PostgreSQL|$n|sysbench" "$(sysbench_stats "$M_LOG")"
 
     # MariaDB
-    measure "dbload-my-$n-r$REP" mariadb -- "$DBLOAD" run "$MY_PLAN" --set "load.closed.clients=$n" --report "$WORK/dbload-my-$n-r$REP.json"
-    add_row CLOSED_ROWS "MariaDB|$n|dbload" "$(dbload_stats "$M_JSON")"
+    for client in $MYSQL_CLIENTS; do
+      measure "dbload-my-$client-$n-r$REP" mariadb -- "$DBLOAD" run "$MY_PLAN" --set "load.closed.clients=$n" --set "target.mysql_client=$client" --report "$WORK/dbload-my-$client-$n-r$REP.json"
+      add_row CLOSED_ROWS "MariaDB|$n|dbload, $client" "$(dbload_stats "$M_JSON")"
+    done
 
     measure "sysbench-my-$n-r$REP" mariadb -- sysbench oltp_point_select "${SB_MY[@]}" --threads="$n" --time="$DURATION" run
     add_row CLOSED_ROWS "MariaDB|$n|sysbench" "$(sysbench_stats "$M_LOG")"
@@ -510,21 +522,37 @@ for ((REP = 1; REP <= REPEATS; REP++)); do
   # Same fixed rate for every client (PostgreSQL): CPU per query when nobody runs flat out.
   want rate || continue
   note "fixed rate $OPEN_RATE/s, round $REP"
-  for engine in $RATE_ENGINES; do
-    measure "rate-dbload-$engine-r$REP" postgres -- "$DBLOAD" run "$OPEN_PLAN" --set "target.pool=$OPEN_POOL" --set "target.engine=$engine" ${RATE_SET:+--set "$RATE_SET"} --report "$WORK/rate-dbload-$engine-r$REP.json"
-    add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|dbload open loop, $engine" "$(dbload_stats "$M_JSON")"
-    [[ -n $M_JSON ]] || continue
-    OPEN_JSONS+=("$M_JSON")
-    OPEN_LOADS+=("$M_LOAD")
-    OPEN_CPU+=("$M_CLIENT_S")
-    OPEN_ENGINES+=("$engine")
-  done
+  if [[ " $RATE_SERVERS " == *" postgres "* ]]; then
+    for engine in $RATE_ENGINES; do
+      measure "rate-dbload-$engine-r$REP" postgres -- "$DBLOAD" run "$OPEN_PLAN" --set "target.pool=$OPEN_POOL" --set "target.engine=$engine" ${RATE_SET:+--set "$RATE_SET"} --report "$WORK/rate-dbload-$engine-r$REP.json"
+      add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|dbload open loop, $engine" "$(dbload_stats "$M_JSON")"
+      [[ -n $M_JSON ]] || continue
+      OPEN_JSONS+=("$M_JSON")
+      OPEN_LOADS+=("$M_LOAD")
+      OPEN_CPU+=("$M_CLIENT_S")
+      OPEN_ENGINES+=("PostgreSQL, $engine")
+    done
 
-  measure "rate-pgbench-r$REP" postgres -- pgbench -n -S -M prepared -c "$OPEN_POOL" -j "$RATE_JOBS" -T "$DURATION" --rate="$OPEN_RATE" "${PGB_CONN[@]}"
-  add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|pgbench --rate -j $RATE_JOBS" "$(pgbench_stats "$M_LOG")"
+    measure "rate-pgbench-r$REP" postgres -- pgbench -n -S -M prepared -c "$OPEN_POOL" -j "$RATE_JOBS" -T "$DURATION" --rate="$OPEN_RATE" "${PGB_CONN[@]}"
+    add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|pgbench --rate -j $RATE_JOBS" "$(pgbench_stats "$M_LOG")"
 
-  measure "rate-sysbench-r$REP" postgres -- sysbench oltp_point_select "${SB_PG[@]}" --threads="$OPEN_POOL" --time="$DURATION" --rate="$OPEN_RATE" run
-  add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|sysbench --rate" "$(sysbench_stats "$M_LOG")"
+    measure "rate-sysbench-r$REP" postgres -- sysbench oltp_point_select "${SB_PG[@]}" --threads="$OPEN_POOL" --time="$DURATION" --rate="$OPEN_RATE" run
+    add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|sysbench --rate" "$(sysbench_stats "$M_LOG")"
+  fi
+  if [[ " $RATE_SERVERS " == *" mariadb "* ]]; then
+    for engine in $RATE_ENGINES; do
+      measure "rate-dbload-my-$engine-r$REP" mariadb -- "$DBLOAD" run "$MY_OPEN_PLAN" --set "target.pool=$OPEN_POOL" --set "target.engine=$engine" ${RATE_SET:+--set "$RATE_SET"} --report "$WORK/rate-dbload-my-$engine-r$REP.json"
+      add_row RATE_ROWS "MariaDB|$OPEN_POOL|dbload open loop, $engine" "$(dbload_stats "$M_JSON")"
+      [[ -n $M_JSON ]] || continue
+      OPEN_JSONS+=("$M_JSON")
+      OPEN_LOADS+=("$M_LOAD")
+      OPEN_CPU+=("$M_CLIENT_S")
+      OPEN_ENGINES+=("MariaDB, $engine")
+    done
+
+    measure "rate-sysbench-my-r$REP" mariadb -- sysbench oltp_point_select "${SB_MY[@]}" --threads="$OPEN_POOL" --time="$DURATION" --rate="$OPEN_RATE" run
+    add_row RATE_ROWS "MariaDB|$OPEN_POOL|sysbench --rate" "$(sysbench_stats "$M_LOG")"
+  fi
 done
 
 # ---------------------------------------------------------------------------------------------
@@ -649,15 +677,15 @@ fi
     echo
   fi
   if want rate; then
-    echo "### Same fixed rate for every client: ${OPEN_RATE}/s, ${OPEN_POOL} connections, PostgreSQL, ${DURATION} s"
+    echo "### Same fixed rate for every client: ${OPEN_RATE}/s, ${OPEN_POOL} connections, ${DURATION} s"
     echo
     echo "| round | server | conns | client | achieved/s | queries | errors | client CPU s | client CPU/query µs | server CPU/query µs | load before | other % |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${RATE_ROWS[@]}"
     echo
-    echo "### Open-loop accuracy: dbload at ${OPEN_RATE}/s, ${OPEN_POOL} connections, PostgreSQL, ${DURATION} s (the dbload rows above)"
+    echo "### Open-loop accuracy: dbload at ${OPEN_RATE}/s, ${OPEN_POOL} connections, ${DURATION} s (the dbload rows above)"
     echo
-    echo "| run | engine | target/s | achieved/s | achieved % | within 1 % | measured s | executed | in 1st second | not started | schedule lag p99 ms | lag max ms | dispatch lag p99 ms | response p99 ms | service p99 ms | client CPU/query µs | load before |"
+    echo "| run | server, engine | target/s | achieved/s | achieved % | within 1 % | measured s | executed | in 1st second | not started | schedule lag p99 ms | lag max ms | dispatch lag p99 ms | response p99 ms | service p99 ms | client CPU/query µs | load before |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${OPEN_ROWS[@]}"
     echo

@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "db/dialect_sql.h"
+#include "db/mysql_connector_c_driver.h"
 #include "db/mysql_driver.h"
 #include "db/noop_driver.h"
 #include "db/postgresql_driver.h"
@@ -37,7 +38,10 @@ absl::StatusOr<std::unique_ptr<Driver>> MakeDriver(const dbload::v1::Target& tar
     ConnectionOptions options = ConnectionOptionsOf(target);
     options.password = std::move(password);
     if (name == "postgresql") return std::make_unique<PostgreSqlDriver>(std::move(options));
-    return std::make_unique<MySqlDriver>(std::move(options));
+    if (target.mysql_client() == v1::MY_SQL_CLIENT_CONNECTOR_CPP) {
+      return std::make_unique<MySqlDriver>(std::move(options));
+    }
+    return std::make_unique<MySqlConnectorCDriver>(std::move(options));
   }
   if (name == "noop") {
     NoopOptions options;

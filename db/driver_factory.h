@@ -11,7 +11,8 @@
 
 namespace dbload::db {
 
-// The driver a plan's target names: "postgresql", "mysql" or "noop". `password` is the secret
+// The driver a plan's target names: "postgresql", "mysql" (through target.mysql_client's library,
+// Connector/C unless it says Connector/C++) or "noop". `password` is the secret
 // already read from target.password_file / password_env by the caller (plans never hold one);
 // `clock` drives the noop driver's simulated latency and must outlive the driver.
 //

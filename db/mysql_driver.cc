@@ -11,33 +11,21 @@
 #include <mysql_connection.h>
 #include <mysql_driver.h>
 
-#include <array>
-#include <charconv>
-#include <cmath>
 #include <exception>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "db/mysql_common.h"
 #include "db/server_session.h"
 
 namespace dbload::db {
 
 namespace {
 
-// Server errors (ER_*) and client errors (CR_*) we name when turning Connect() failures into
-// statuses.
-constexpr int kAccessDenied = 1045;            // ER_ACCESS_DENIED_ERROR
-constexpr int kDbAccessDenied = 1044;          // ER_DBACCESS_DENIED_ERROR
-constexpr int kAccessDeniedNoPassword = 1698;  // ER_ACCESS_DENIED_NO_PASSWORD_ERROR
-constexpr int kUnknownDatabase = 1049;         // ER_BAD_DB_ERROR
-
 std::string MessageOf(const sql::SQLException& e) {
-  std::string message = e.what();
-  if (message.empty()) message = "error without a message";
-  absl::StrAppend(&message, " (errno ", e.getErrorCode(), ", SQLSTATE ", e.getSQLState(), ")");
-  return message;
+  return MySqlMessage(e.what(), static_cast<unsigned int>(e.getErrorCode()), e.getSQLState());
 }
 
 // The first column of the first row when its text is an integer (prepared-statement metadata
@@ -45,11 +33,7 @@ std::string MessageOf(const sql::SQLException& e) {
 std::optional<int64_t> FirstInteger(sql::ResultSet& result) {
   if (!result.next() || result.isNull(1)) return std::nullopt;
   const sql::SQLString text = result.getString(1);
-  int64_t value = 0;
-  const char* end = text.c_str() + text.length();
-  const auto [parsed_end, ec] = std::from_chars(text.c_str(), end, value);
-  if (ec != std::errc() || parsed_end != end) return std::nullopt;
-  return value;
+  return IntegerOfText(std::string_view(text.c_str(), text.length()));
 }
 
 // A statement as prepared on the current connection.
@@ -136,19 +120,8 @@ class MySqlSession final : public ServerSession {
       plain_.reset(connection_->createStatement());
     } catch (const sql::SQLException& e) {
       CloseConnection();
-      std::string message = Redact(MessageOf(e), options_.password);
-      switch (e.getErrorCode()) {
-        case kAccessDenied:
-        case kAccessDeniedNoPassword:
-          return absl::UnauthenticatedError("authentication failed: " + message);
-        case kDbAccessDenied:
-          // Also what a missing database looks like to a user without global privileges.
-          return absl::PermissionDeniedError("no such database, or no access to it: " + message);
-        case kUnknownDatabase:
-          return absl::NotFoundError(std::move(message));
-        default:
-          return absl::UnavailableError(std::move(message));
-      }
+      return MySqlConnectError(static_cast<unsigned int>(e.getErrorCode()),
+                               Redact(MessageOf(e), options_.password));
     } catch (const std::exception& e) {
       CloseConnection();
       return absl::UnavailableError(Redact(e.what(), options_.password));
@@ -200,49 +173,15 @@ class MySqlSession final : public ServerSession {
                               .message = "bulk insert: not a Connector/C++ MySQL connection"};
       return outcome;
     }
-    std::string sql = "INSERT INTO ";
+    std::string sql;
     try {
-      AppendQuotedIdentifier(sql, table, '`');
-      sql.append(" (");
-      for (size_t i = 0; i < columns.size(); ++i) {
-        if (i > 0) sql.append(", ");
-        AppendQuotedIdentifier(sql, columns[i], '`');
-      }
-      sql.append(") VALUES ");
-      std::array<char, 32> number;
-      for (size_t i = 0; i < values.size(); ++i) {
-        const bool row_start = i % columns.size() == 0;
-        if (row_start) sql.append(i == 0 ? "(" : "),(");
-        if (!row_start) sql.push_back(',');
-        const Value& value = values[i];
-        if (const auto* text = std::get_if<std::string_view>(&value)) {
-          sql.push_back('\'');
-          sql.append(
-              connection->escapeString(sql::SQLString(text->data(), text->size())).asStdString());
-          sql.push_back('\'');
-        } else if (const auto* integer = std::get_if<int64_t>(&value)) {
-          sql.append(number.data(),
-                     std::to_chars(number.data(), number.data() + number.size(), *integer).ptr);
-        } else if (const auto* real = std::get_if<double>(&value)) {
-          if (!std::isfinite(*real)) {
-            outcome.error = DbError{
-                .error_class = ErrorClass::kFatal,
-                .code = "1367",  // ER_ILLEGAL_VALUE_FOR_TYPE
-                .message = absl::StrCat("bulk insert into ", std::string(table), ": value ", i,
-                                        " is infinite or NaN, which MySQL cannot store")};
-            return outcome;
-          }
-          // Scientific notation makes the literal a DOUBLE (a plain "0.1" is a DECIMAL), and the
-          // shortest digits that read back as the same double lose nothing.
-          sql.append(number.data(), std::to_chars(number.data(), number.data() + number.size(),
-                                                  *real, std::chars_format::scientific)
-                                        .ptr);
-        } else {
-          sql.append("NULL");
-        }
-      }
-      sql.push_back(')');
-      if (auto error = CheckPacketSize(table, sql.size())) {
+      const MySqlEscape escape = [connection](std::string& out, std::string_view text) {
+        out.append(
+            connection->escapeString(sql::SQLString(text.data(), text.size())).asStdString());
+      };
+      std::optional<DbError> error = BuildMySqlBulkInsert(table, columns, values, escape, sql);
+      if (!error) error = CheckPacketSize(table, sql.size());
+      if (error) {
         outcome.error = std::move(error);
         return outcome;
       }
@@ -281,9 +220,8 @@ class MySqlSession final : public ServerSession {
     return column;
   }
 
-  // A statement longer than the server's max_allowed_packet makes it drop the connection, which
-  // would read as a lost server; saying so names the cure (fewer rows at a time). The limit is
-  // read once per connection, by the first bulk insert.
+  // CheckMySqlPacketSize with the server's max_allowed_packet, read once per connection, by the
+  // first bulk insert.
   std::optional<DbError> CheckPacketSize(std::string_view table, size_t statement_size) {
     if (max_allowed_packet_ == 0) {
       CountStatementSent();
@@ -291,14 +229,7 @@ class MySqlSession final : public ServerSession {
           plain_->executeQuery("SELECT @@max_allowed_packet"));
       max_allowed_packet_ = result->next() ? result->getUInt64(1) : 0;
     }
-    // The packet holds the command byte too.
-    if (max_allowed_packet_ == 0 || statement_size + 1 <= max_allowed_packet_) return std::nullopt;
-    return DbError{.error_class = ErrorClass::kFatal,
-                   .code = "1153",  // ER_NET_PACKET_TOO_LARGE
-                   .message = absl::StrCat(
-                       "bulk insert into ", std::string(table), ": the INSERT is ", statement_size,
-                       " bytes, more than the server's ", "max_allowed_packet of ",
-                       max_allowed_packet_, "; insert fewer rows at a time")};
+    return CheckMySqlPacketSize(table, statement_size, max_allowed_packet_);
   }
 
   static inline const sql::SQLString kBegin = "START TRANSACTION";
@@ -408,12 +339,9 @@ absl::StatusOr<std::unique_ptr<Session>> MySqlDriver::Connect() {
   auto session = std::make_unique<MySqlSession>(driver_, options_, classifier_, Url());
   absl::Status status = session->Open();
   if (!status.ok()) {
-    const std::string where =
-        options_.socket.empty() ? absl::StrCat(options_.host.empty() ? "127.0.0.1" : options_.host,
-                                               ":", options_.port != 0 ? options_.port : 3306)
-                                : options_.socket;
-    return absl::Status(status.code(), absl::StrCat("cannot connect to mysql at ", where, " as ",
-                                                    options_.user, ": ", status.message()));
+    return absl::Status(status.code(),
+                        absl::StrCat("cannot connect to mysql at ", MySqlWhere(options_), " as ",
+                                     options_.user, ": ", status.message()));
   }
   return session;
 }

@@ -221,6 +221,12 @@ absl::Status PlanConverter::ConvertTarget(const YAML::Node& node, Target& target
       absl::StatusOr<size_t> engine = ReadChoice(value, field_path, {"threads", "event_loops"});
       if (!engine.ok()) return engine.status();
       target.set_engine(*engine == 0 ? dbload::v1::ENGINE_THREADS : dbload::v1::ENGINE_EVENT_LOOPS);
+    } else if (name == "mysql_client") {
+      absl::StatusOr<size_t> client =
+          ReadChoice(value, field_path, {"connector_c", "connector_cpp"});
+      if (!client.ok()) return client.status();
+      target.set_mysql_client(*client == 0 ? dbload::v1::MY_SQL_CLIENT_CONNECTOR_C
+                                           : dbload::v1::MY_SQL_CLIENT_CONNECTOR_CPP);
     } else if (name == "connect") {
       absl::StatusOr<size_t> mode = ReadChoice(value, field_path, {"once", "per_transaction"});
       if (!mode.ok()) return mode.status();

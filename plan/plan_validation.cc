@@ -125,10 +125,18 @@ absl::Status ValidateTarget(const Plan& plan, const FieldLocator& where) {
                    absl::StrCat("must be >= 0, got ",
                                 FormatDurationNanos(target.noop().exponential_mean_ns())));
   }
-  if (target.engine() == dbload::v1::ENGINE_EVENT_LOOPS && target.driver() == "mysql") {
+  if (target.mysql_client() != dbload::v1::MY_SQL_CLIENT_UNSPECIFIED &&
+      target.driver() != "mysql") {
+    return Problem(
+        where, "target.mysql_client",
+        absl::StrCat("only with driver: mysql; the target's driver is ", target.driver()));
+  }
+  if (target.engine() == dbload::v1::ENGINE_EVENT_LOOPS &&
+      target.mysql_client() == dbload::v1::MY_SQL_CLIENT_CONNECTOR_CPP) {
     return Problem(where, "target.engine",
-                   "event_loops drives postgresql and noop connections; MySQL Connector/C++ "
-                   "blocks its thread in every call: use threads");
+                   "event_loops needs a client that does not block its thread; MySQL "
+                   "Connector/C++ (mysql_client: connector_cpp) blocks in every call: use "
+                   "threads, or mysql_client: connector_c");
   }
   if (target.event_loops() > 0 && target.engine() != dbload::v1::ENGINE_EVENT_LOOPS) {
     return Problem(where, "target.event_loops", "only with engine: event_loops");
@@ -505,6 +513,10 @@ void ApplyPlanDefaults(Plan& plan) {
       target.set_engine(plan.load().has_open() && target.driver() != "mysql"
                             ? dbload::v1::ENGINE_EVENT_LOOPS
                             : dbload::v1::ENGINE_THREADS);
+    }
+    if (target.driver() == "mysql" &&
+        target.mysql_client() == dbload::v1::MY_SQL_CLIENT_UNSPECIFIED) {
+      target.set_mysql_client(dbload::v1::MY_SQL_CLIENT_CONNECTOR_C);
     }
     if (IsDatabaseDriver(target.driver())) {
       if (target.host().empty() && target.socket().empty()) target.set_host(kDefaultHost);

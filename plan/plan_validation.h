@@ -16,8 +16,8 @@
 //                loops on event loops cost less client CPU per query and hold their rate where
 //                threads fall behind (bench/RESULTS.md 19a-19b), and they survive 1,000
 //                connections, which starved the threads engine's agent (19d); closed loops of a
-//                few clients were as fast or faster on threads (25), and MySQL Connector/C++
-//                blocks its thread in every call.
+//                few clients were as fast or faster on threads (25); MySQL: see section 29.
+//   target.mysql_client  connector_c for driver mysql
 // The plan parser also defaults what a proto cannot tell from 0: abort.for (5s when an abort
 // map is given without it), stages.N.knee.refine (3) and the seed (1 when absent, so that every
 // run is reproducible). No stop rule is ever defaulted: a plan must bound its run by

@@ -104,6 +104,9 @@ std::string DescribeTarget(const v1::Target& target) {
   return absl::StrCat(
       target.driver(), " ", where,
       target.database().empty() ? "" : absl::StrCat("/", target.database()),
+      target.mysql_client() == v1::MY_SQL_CLIENT_CONNECTOR_C     ? " (Connector/C)"
+      : target.mysql_client() == v1::MY_SQL_CLIENT_CONNECTOR_CPP ? " (Connector/C++)"
+                                                                 : "",
       target.connect() == v1::CONNECT_MODE_PER_TRANSACTION ? ", a connection per transaction" : "",
       target.pipeline() ? ", each transaction pipelined" : "",
       target.engine() == v1::ENGINE_EVENT_LOOPS ? ", on event loops"

@@ -55,7 +55,9 @@ using ::testing::Not;
                               << ErrorClassName((outcome).error->error_class) << ": " \
                               << (outcome).error->message
 
-enum class Backend { kPostgres, kPostgresHaproxy, kMariaDb, kMariaDbHaproxy };
+// MariaDB through each MySQL client library: Connector/C (the default), directly and through
+// HAProxy, and Connector/C++ directly.
+enum class Backend { kPostgres, kPostgresHaproxy, kMariaDb, kMariaDbHaproxy, kMariaDbConnectorCpp };
 
 std::string BackendName(Backend backend) {
   switch (backend) {
@@ -67,6 +69,8 @@ std::string BackendName(Backend backend) {
       return "mariadb";
     case Backend::kMariaDbHaproxy:
       return "mariadb_haproxy";
+    case Backend::kMariaDbConnectorCpp:
+      return "mariadb_connector_cpp";
   }
   return "unknown";
 }
@@ -104,6 +108,10 @@ class DbDriverTest : public ::testing::TestWithParam<Backend> {
         break;
       case Backend::kMariaDbHaproxy:
         target_ = servers.HaproxyMariaDbTarget();
+        break;
+      case Backend::kMariaDbConnectorCpp:
+        target_ = servers.MariaDbTarget();
+        target_.set_mysql_client(dbload::v1::MY_SQL_CLIENT_CONNECTOR_CPP);
         break;
     }
     ASSERT_NE(target_.port(), 0u) << "service not started for " << BackendName(GetParam());
@@ -1057,7 +1065,8 @@ TEST_P(DbDriverTest, FetchColumnReturnsTheRowsInOrderWithNullAsEmpty) {
 
 INSTANTIATE_TEST_SUITE_P(AllBackends, DbDriverTest,
                          ::testing::Values(Backend::kPostgres, Backend::kPostgresHaproxy,
-                                           Backend::kMariaDb, Backend::kMariaDbHaproxy),
+                                           Backend::kMariaDb, Backend::kMariaDbHaproxy,
+                                           Backend::kMariaDbConnectorCpp),
                          [](const ::testing::TestParamInfo<Backend>& info) {
                            return BackendName(info.param);
                          });
@@ -1078,13 +1087,24 @@ TEST(DbDriverSocketTest, PostgresOverUnixSocket) {
   EXPECT_GT(outcome.first_value.value_or(0), 0);
 }
 
-// On an event loop a PostgreSQL connection is opened without blocking the loop: while one fiber
-// waits for a server that accepts the connection and never answers (as one behind a dropped
-// link would), another connects to the real server, prepares and runs its statements; the
-// first gives up at its connect timeout, which libpq's non-blocking calls leave to dbload.
-TEST(DbDriverFiberTest, PostgresConnectOnAFiberLetsTheLoopGoOnAndGivesUpInTime) {
-  TestServers& servers = TestServersEnvironment::Servers();
-  const dbload::v1::Target healthy = servers.PostgresTarget();
+// The event loops' sessions of both servers: PostgreSQL through libpq's asynchronous API,
+// MariaDB through Connector/C's non-blocking one.
+class DbDriverFiberTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  bool postgres() const { return GetParam() == Backend::kPostgres; }
+  dbload::v1::Target Target() const {
+    TestServers& servers = TestServersEnvironment::Servers();
+    return postgres() ? servers.PostgresTarget() : servers.MariaDbTarget();
+  }
+};
+
+// On an event loop a connection is opened without blocking the loop: while one fiber waits for
+// a server that accepts the connection and never answers (as one behind a dropped link would),
+// another connects to the real server, prepares and runs its statements; the first gives up at
+// its connect timeout, which dbload keeps itself (libpq's non-blocking calls ignore it, and
+// Connector/C's would wait for the server's greeting without a limit).
+TEST_P(DbDriverFiberTest, ConnectOnAFiberLetsTheLoopGoOnAndGivesUpInTime) {
+  const dbload::v1::Target healthy = Target();
   absl::StatusOr<std::string> password = PasswordOf(healthy);
   ASSERT_OK(password.status());
   // Listens (the kernel completes connections into its backlog) and never reads or writes.
@@ -1118,7 +1138,9 @@ TEST(DbDriverFiberTest, PostgresConnectOnAFiberLetsTheLoopGoOnAndGivesUpInTime) 
     loop.Spawn([&] {
       absl::StatusOr<std::unique_ptr<Session>> session = (*healthy_driver)->Connect();
       ASSERT_OK(session.status());
-      ASSERT_OK((*session)->Prepare(0, {.name = "one", .sql = "SELECT $1::int + 1"}));
+      ASSERT_OK((*session)->Prepare(
+          0, {.name = "one",
+              .sql = postgres() ? "SELECT $1::int + 1" : "SELECT CAST(? AS SIGNED) + 1"}));
       for (int i = 0; i < 20; ++i) {
         const std::vector<Value> values{int64_t{i}};
         const ExecOutcome outcome = (*session)->Execute(0, values, true);
@@ -1130,7 +1152,9 @@ TEST(DbDriverFiberTest, PostgresConnectOnAFiberLetsTheLoopGoOnAndGivesUpInTime) 
   }
   close(silent);
   EXPECT_EQ(gave_up.code(), absl::StatusCode::kUnavailable) << gave_up;
-  EXPECT_THAT(std::string(gave_up.message()), HasSubstr("timeout expired"));
+  if (postgres()) {
+    EXPECT_THAT(std::string(gave_up.message()), HasSubstr("timeout expired"));
+  }
   EXPECT_GE(gave_up_after, kSecond);
   EXPECT_LT(gave_up_after, 3 * kSecond);
   EXPECT_EQ(answers, 20 * 21 / 2);
@@ -1138,13 +1162,12 @@ TEST(DbDriverFiberTest, PostgresConnectOnAFiberLetsTheLoopGoOnAndGivesUpInTime) 
   EXPECT_LT(healthy_done_after, gave_up_after) << "the stuck connect held the loop";
 }
 
-// A backend terminated while its fiber waits for an answer sends its FATAL error and closes the
-// connection at once. Arriving before the loop looks (another fiber holds it), both make one
-// edge of the edge-triggered watch: the session must see the close after reading the error,
-// not wait for an edge that never comes (which hung a restart test one time in five).
-TEST(DbDriverFiberTest, PostgresBackendTerminatedMidQueryEndsTheWaitWithAConnectionError) {
-  TestServers& servers = TestServersEnvironment::Servers();
-  const dbload::v1::Target target = servers.PostgresTarget();
+// A connection killed while its fiber waits for an answer gets its error and is closed at
+// once. Arriving before the loop looks (another fiber holds it), both make one edge of the
+// edge-triggered watch: the session must see the close after reading the error, not wait for an
+// edge that never comes (which hung a PostgreSQL restart test one time in five).
+TEST_P(DbDriverFiberTest, ConnectionKilledMidQueryEndsTheWaitWithAConnectionError) {
+  const dbload::v1::Target target = Target();
   absl::StatusOr<std::string> password = PasswordOf(target);
   ASSERT_OK(password.status());
   SteadyClock clock;
@@ -1162,10 +1185,12 @@ TEST(DbDriverFiberTest, PostgresBackendTerminatedMidQueryEndsTheWaitWithAConnect
     loop.Spawn([&] {
       absl::StatusOr<std::unique_ptr<Session>> session = (*driver)->Connect();
       ASSERT_OK(session.status());
-      const ExecOutcome pid = (*session)->ExecuteSql("SELECT pg_backend_pid()");
+      const ExecOutcome pid =
+          (*session)->ExecuteSql(postgres() ? "SELECT pg_backend_pid()" : "SELECT CONNECTION_ID()");
       ASSERT_EXEC_OK(pid);
       backend = pid.first_value.value_or(0);
-      sleep_outcome = (*session)->ExecuteSql("SELECT pg_sleep(30)");
+      sleep_outcome =
+          (*session)->ExecuteSql(postgres() ? "SELECT pg_sleep(30)" : "SELECT SLEEP(30)");
       ended = true;
     });
     loop.Spawn([&] {
@@ -1179,14 +1204,15 @@ TEST(DbDriverFiberTest, PostgresBackendTerminatedMidQueryEndsTheWaitWithAConnect
       }
     });
     while (!holding) clock.SleepUntil(clock.Now() + kMillisecond);
-    ASSERT_EXEC_OK(
-        (*killer)->ExecuteSql(absl::StrCat("SELECT pg_terminate_backend(", backend.load(), ")")));
+    ASSERT_EXEC_OK((*killer)->ExecuteSql(
+        postgres() ? absl::StrCat("SELECT pg_terminate_backend(", backend.load(), ")")
+                   : absl::StrCat("KILL CONNECTION ", backend.load())));
     terminated = true;
     // A lost wake-up would hang the loop's destructor for good: fail instead, loudly.
     watchdog = std::thread([&] {
       for (int i = 0; i < 100 && !ended; ++i) clock.SleepUntil(clock.Now() + 100 * kMillisecond);
       if (!ended) {
-        std::fprintf(stderr, "FAILED: the fiber never woke after its backend was terminated\n");
+        std::fprintf(stderr, "FAILED: the fiber never woke after its connection was killed\n");
         std::_Exit(1);
       }
     });
@@ -1196,6 +1222,59 @@ TEST(DbDriverFiberTest, PostgresBackendTerminatedMidQueryEndsTheWaitWithAConnect
   EXPECT_EQ(sleep_outcome.error->error_class, ErrorClass::kConnection)
       << sleep_outcome.error->message;
 }
+
+// Many MariaDB connections on one loop, each running its statements while the others wait:
+// every answer is its own session's (a mix-up of sockets or of the library's suspended calls
+// would show as another connection's id or a wrong sum).
+TEST(DbDriverFiberMariaDbTest, ManyConnectionsOnOneLoopEachGetTheirOwnAnswers) {
+  TestServers& servers = TestServersEnvironment::Servers();
+  const dbload::v1::Target target = servers.MariaDbTarget();
+  absl::StatusOr<std::string> password = PasswordOf(target);
+  ASSERT_OK(password.status());
+  SteadyClock clock;
+  absl::StatusOr<std::unique_ptr<Driver>> driver = MakeDriver(target, *password, clock);
+  ASSERT_OK(driver.status());
+  constexpr int kConnections = 16, kStatements = 50;
+  std::vector<int64_t> ids(kConnections, 0), sums(kConnections, 0);
+  std::vector<int> mismatches(kConnections, 0);
+  {
+    FiberLoop loop(clock);
+    for (int c = 0; c < kConnections; ++c) {
+      loop.Spawn([&, c] {
+        absl::StatusOr<std::unique_ptr<Session>> session = (*driver)->Connect();
+        ASSERT_OK(session.status());
+        ASSERT_OK((*session)->Prepare(
+            0, {.name = "id", .sql = "SELECT CONNECTION_ID() + 0 * CAST(? AS SIGNED)"}));
+        ASSERT_OK((*session)->Prepare(1, {.name = "add", .sql = "SELECT CAST(? AS SIGNED) + 1"}));
+        const ExecOutcome id = (*session)->ExecuteSql("SELECT CONNECTION_ID()");
+        ASSERT_EXEC_OK(id);
+        ids[c] = id.first_value.value_or(-1);
+        for (int i = 0; i < kStatements; ++i) {
+          const std::vector<Value> values{int64_t{i}};
+          const ExecOutcome mine = (*session)->Execute(0, values, true);
+          ASSERT_EXEC_OK(mine);
+          if (mine.first_value != ids[c]) ++mismatches[c];
+          const ExecOutcome added = (*session)->Execute(1, values, true);
+          ASSERT_EXEC_OK(added);
+          sums[c] += added.first_value.value_or(0);
+        }
+      });
+    }
+  }
+  for (int c = 0; c < kConnections; ++c) {
+    EXPECT_GT(ids[c], 0) << "connection " << c;
+    EXPECT_EQ(mismatches[c], 0) << "connection " << c << " read another connection's answer";
+    EXPECT_EQ(sums[c], kStatements * (kStatements + 1) / 2) << "connection " << c;
+  }
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end()) << "two fibers, one connection";
+}
+
+INSTANTIATE_TEST_SUITE_P(BothServers, DbDriverFiberTest,
+                         ::testing::Values(Backend::kPostgres, Backend::kMariaDb),
+                         [](const ::testing::TestParamInfo<Backend>& info) {
+                           return BackendName(info.param);
+                         });
 
 TEST(DbDriverSocketTest, MariaDbOverUnixSocket) {
   TestServers& servers = TestServersEnvironment::Servers();

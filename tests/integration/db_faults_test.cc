@@ -510,6 +510,16 @@ TEST_F(DbFaultsTest, MariaDbKilledAndRestartedMidRunIsSurvivedAndReported) {
   });
 }
 
+// The same on event loops: Connector/C's non-blocking sessions lose their sockets at once,
+// reconnect on their fibers, and the load goes on.
+TEST_F(DbFaultsTest, MariaDbKilledAndRestartedMidRunIsSurvivedOnEventLoops) {
+  const std::vector<int> pids = ServerPids("mariadb");
+  ASSERT_EQ(pids.size(), 1u);
+  RunThroughARestart(
+      Backend::kMariaDb, "mariadb", "mariadb SIGKILL, event loops",
+      [&] { ASSERT_EQ(kill(pids[0], SIGKILL), 0) << std::strerror(errno); }, "event_loops");
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. PostgreSQL frozen (SIGSTOP of the postmaster and every backend) for 2 s: nothing fails, but
 //    the latency must show the stall. At most kPool transactions were in flight when it began;

@@ -668,7 +668,7 @@ TEST_P(OltpContentionTest, ReadWriteGoesOnThroughSysbenchsIgnoredErrorsAndCounts
 }
 
 // The same with the clients as fibers on two event loops, waiting in epoll through libpq's
-// asynchronous API (target.engine: event_loops).
+// asynchronous API or Connector/C's non-blocking one (target.engine: event_loops).
 class OltpEventLoopsTest : public OltpContentionTest {};
 
 TEST_P(OltpEventLoopsTest, ReadWriteOnEventLoopsCountsAsTheServerDoes) {
@@ -759,7 +759,9 @@ INSTANTIATE_TEST_SUITE_P(PointSelect, OltpPointSelectStatementsTest,
                          ContentionCaseName);
 
 INSTANTIATE_TEST_SUITE_P(ReadWrite, OltpEventLoopsTest,
-                         ::testing::Values(std::tuple(Backend::kPostgres, 64)), ContentionCaseName);
+                         ::testing::Values(std::tuple(Backend::kPostgres, 64),
+                                           std::tuple(Backend::kMariaDb, 64)),
+                         ContentionCaseName);
 
 INSTANTIATE_TEST_SUITE_P(ReadWrite, OltpContentionTest,
                          ::testing::Combine(::testing::Values(Backend::kPostgres,

@@ -406,15 +406,40 @@ TEST(PlanParserTest, TheEngineDefaultsToEventLoopsForAnOpenLoopOnPostgresqlOrNoo
             dbload::v1::ENGINE_EVENT_LOOPS);
 }
 
+TEST(PlanDefaultsTest, MySqlClientIsConnectorCUnlessThePlanSaysConnectorCpp) {
+  const auto client_of = [](const std::string& target) {
+    absl::StatusOr<dbload::v1::Plan> plan =
+        ParsePlan(absl::StrCat("target: ", target,
+                               "\nworkload: w\nscenario: s\nload: {closed: {clients: 1}}\n"
+                               "stop: {queries: 5}\n"),
+                  kSource);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    return plan.ok() ? plan->target().mysql_client() : dbload::v1::MY_SQL_CLIENT_UNSPECIFIED;
+  };
+  EXPECT_EQ(client_of("{driver: mysql}"), dbload::v1::MY_SQL_CLIENT_CONNECTOR_C);
+  EXPECT_EQ(client_of("{driver: mysql, mysql_client: connector_cpp}"),
+            dbload::v1::MY_SQL_CLIENT_CONNECTOR_CPP);
+  EXPECT_EQ(client_of("{driver: postgresql}"), dbload::v1::MY_SQL_CLIENT_UNSPECIFIED);
+}
+
 TEST(PlanErrorsTest, EngineChoicesAndTheirLimits) {
   const std::string tail =
       "workload: w\nscenario: s\nload: {closed: {clients: 2}}\n"
       "stop: {queries: 5}\n";
   EXPECT_EQ(ErrorOf("target: {driver: noop, engine: fibers}\n" + tail),
             "plans/pg.yaml:1:32: target.engine: expected threads or event_loops, got \"fibers\"");
-  EXPECT_THAT(ErrorOf("target: {driver: mysql, engine: event_loops}\n" + tail),
-              HasSubstr("target.engine: event_loops drives postgresql and noop connections; "
-                        "MySQL Connector/C++ blocks its thread in every call: use threads"));
+  EXPECT_THAT(
+      ErrorOf("target: {driver: mysql, mysql_client: connector_cpp, engine: event_loops}\n" + tail),
+      HasSubstr("target.engine: event_loops needs a client that does not block its thread; "
+                "MySQL Connector/C++ (mysql_client: connector_cpp) blocks in every call: use "
+                "threads, or mysql_client: connector_c"));
+  EXPECT_TRUE(ParsePlan("target: {driver: mysql, engine: event_loops}\n" + tail, kSource).ok());
+  EXPECT_EQ(ErrorOf("target: {driver: mysql, mysql_client: connector_cc}\n" + tail),
+            "plans/pg.yaml:1:39: target.mysql_client: expected connector_c or connector_cpp, got "
+            "\"connector_cc\"; did you mean 'connector_c'?");
+  EXPECT_THAT(ErrorOf("target: {driver: postgresql, mysql_client: connector_c}\n" + tail),
+              HasSubstr("target.mysql_client: only with driver: mysql; the target's driver is "
+                        "postgresql"));
   EXPECT_THAT(ErrorOf("target: {driver: noop, event_loops: 2}\n" + tail),
               HasSubstr("target.event_loops: only with engine: event_loops"));
   EXPECT_THAT(ErrorOf("target: {driver: noop, engine: event_loops, event_loops: 1025}\n" + tail),
