@@ -83,6 +83,7 @@ OPEN_POOL=${OPEN_POOL:-8}
 RATE_JOBS=${RATE_JOBS:-$OPEN_POOL}
 # Room on the server for the fixed-rate test's connections (dbenv's default is 300).
 export DBENV_PG_MAX_CONNECTIONS=$((OPEN_POOL + 100 > 300 ? OPEN_POOL + 100 : 300))
+export DBENV_MARIADB_MAX_CONNECTIONS=$((OPEN_POOL + 100 > 1000 ? OPEN_POOL + 100 : 1000))
 RATE_ENGINES=${RATE_ENGINES:-"threads event_loops"}
 CLOSED_ENGINES=${CLOSED_ENGINES:-threads}
 MYSQL_CLIENTS=${MYSQL_CLIENTS:-"connector_c connector_cpp"}
@@ -460,6 +461,21 @@ dbload_stats() { # JSON -> "QPS EXECUTED ERRORS"; nothing for a failed run (no J
   jq -r '"\(.actual_rate) \(.executed|tonumber) \((.errors // 0)|tonumber)"' "$1"
 }
 
+# rate_dbload SERVICE LABEL PLAN: dbload's open loop at the fixed rate on each engine of
+# RATE_ENGINES, a row each, kept for the open-loop accuracy table.
+rate_dbload() {
+  local service=$1 label=$2 plan=$3 engine
+  for engine in $RATE_ENGINES; do
+    measure "rate-dbload-$service-$engine-r$REP" "$service" -- "$DBLOAD" run "$plan" --set "target.pool=$OPEN_POOL" --set "target.engine=$engine" ${RATE_SET:+--set "$RATE_SET"} --report "$WORK/rate-dbload-$service-$engine-r$REP.json"
+    add_row RATE_ROWS "$label|$OPEN_POOL|dbload open loop, $engine" "$(dbload_stats "$M_JSON")"
+    [[ -n $M_JSON ]] || continue
+    OPEN_JSONS+=("$M_JSON")
+    OPEN_LOADS+=("$M_LOAD")
+    OPEN_CPU+=("$M_CLIENT_S")
+    OPEN_ENGINES+=("$label, $engine")
+  done
+}
+
 for ((REP = 1; REP <= REPEATS; REP++)); do
   for n in $CONNS; do
     want closed || break
@@ -523,15 +539,7 @@ for ((REP = 1; REP <= REPEATS; REP++)); do
   want rate || continue
   note "fixed rate $OPEN_RATE/s, round $REP"
   if [[ " $RATE_SERVERS " == *" postgres "* ]]; then
-    for engine in $RATE_ENGINES; do
-      measure "rate-dbload-$engine-r$REP" postgres -- "$DBLOAD" run "$OPEN_PLAN" --set "target.pool=$OPEN_POOL" --set "target.engine=$engine" ${RATE_SET:+--set "$RATE_SET"} --report "$WORK/rate-dbload-$engine-r$REP.json"
-      add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|dbload open loop, $engine" "$(dbload_stats "$M_JSON")"
-      [[ -n $M_JSON ]] || continue
-      OPEN_JSONS+=("$M_JSON")
-      OPEN_LOADS+=("$M_LOAD")
-      OPEN_CPU+=("$M_CLIENT_S")
-      OPEN_ENGINES+=("PostgreSQL, $engine")
-    done
+    rate_dbload postgres PostgreSQL "$OPEN_PLAN"
 
     measure "rate-pgbench-r$REP" postgres -- pgbench -n -S -M prepared -c "$OPEN_POOL" -j "$RATE_JOBS" -T "$DURATION" --rate="$OPEN_RATE" "${PGB_CONN[@]}"
     add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|pgbench --rate -j $RATE_JOBS" "$(pgbench_stats "$M_LOG")"
@@ -540,15 +548,7 @@ for ((REP = 1; REP <= REPEATS; REP++)); do
     add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|sysbench --rate" "$(sysbench_stats "$M_LOG")"
   fi
   if [[ " $RATE_SERVERS " == *" mariadb "* ]]; then
-    for engine in $RATE_ENGINES; do
-      measure "rate-dbload-my-$engine-r$REP" mariadb -- "$DBLOAD" run "$MY_OPEN_PLAN" --set "target.pool=$OPEN_POOL" --set "target.engine=$engine" ${RATE_SET:+--set "$RATE_SET"} --report "$WORK/rate-dbload-my-$engine-r$REP.json"
-      add_row RATE_ROWS "MariaDB|$OPEN_POOL|dbload open loop, $engine" "$(dbload_stats "$M_JSON")"
-      [[ -n $M_JSON ]] || continue
-      OPEN_JSONS+=("$M_JSON")
-      OPEN_LOADS+=("$M_LOAD")
-      OPEN_CPU+=("$M_CLIENT_S")
-      OPEN_ENGINES+=("MariaDB, $engine")
-    done
+    rate_dbload mariadb MariaDB "$MY_OPEN_PLAN"
 
     measure "rate-sysbench-my-r$REP" mariadb -- sysbench oltp_point_select "${SB_MY[@]}" --threads="$OPEN_POOL" --time="$DURATION" --rate="$OPEN_RATE" run
     add_row RATE_ROWS "MariaDB|$OPEN_POOL|sysbench --rate" "$(sysbench_stats "$M_LOG")"

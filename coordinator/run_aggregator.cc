@@ -11,22 +11,24 @@ namespace dbload {
 
 namespace {
 
-// Reuses the snapshot's buffers: Histogram::Reset is O(1) and keeps the buffer, so the next
+// A histogram emptied for reuse: Histogram::Reset is O(1) and keeps the buffer, so the next
 // tick's merges zero only the span they use instead of allocating 270 KB per histogram.
+Histogram Emptied(Histogram& histogram) {
+  histogram.Reset();
+  return std::move(histogram);
+}
+
+// Starts the snapshot afresh, keeping only its histograms' buffers: every other field takes its
+// default, so a field added to the structs is reset without a change here.
 void ResetSnapshot(IntervalSnapshot& snapshot) {
   for (QueryTypeInterval& q : snapshot.query_types) {
-    q.response_time.Reset();
-    q.service_time.Reset();
-    q.errors.clear();
-    q.statements = 0;
-    q.retry = {};
-    q.rolled_back = 0;
+    q = QueryTypeInterval{.response_time = Emptied(q.response_time),
+                          .service_time = Emptied(q.service_time)};
   }
-  snapshot.schedule_lag.Reset();
-  snapshot.dispatch_lag.Reset();
-  snapshot.connect_time.Reset();
-  snapshot.connection_time = {};
-  snapshot.connections_opened = snapshot.statements_prepared = 0;
+  snapshot = IntervalSnapshot{.query_types = std::move(snapshot.query_types),
+                              .schedule_lag = Emptied(snapshot.schedule_lag),
+                              .dispatch_lag = Emptied(snapshot.dispatch_lag),
+                              .connect_time = Emptied(snapshot.connect_time)};
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "db/error_classifier.h"
 #include "db/server_session.h"
 
 namespace dbload::db {
@@ -18,6 +19,25 @@ constexpr unsigned int kAccessDeniedNoPassword = 1698;  // ER_ACCESS_DENIED_NO_P
 constexpr unsigned int kUnknownDatabase = 1049;         // ER_BAD_DB_ERROR
 
 }  // namespace
+
+ServerSession::ErrorCodes MySqlErrorCodes() {
+  return {.not_prepared = "1243",      // ER_UNKNOWN_STMT_HANDLER
+          .wrong_parameters = "1210",  // ER_WRONG_ARGUMENTS
+          .bad_bulk_shape = "1210",
+          .cannot_reconnect = CannotConnectCode(Dialect::kMySql),
+          .transaction_lost = "2013"};  // CR_SERVER_LOST
+}
+
+absl::StatusOr<std::unique_ptr<Session>> OpenMySqlSession(std::unique_ptr<ServerSession> session,
+                                                          const ConnectionOptions& options) {
+  absl::Status status = session->Open();
+  if (!status.ok()) {
+    return absl::Status(status.code(),
+                        absl::StrCat("cannot connect to mysql at ", MySqlWhere(options), " as ",
+                                     options.user, ": ", status.message()));
+  }
+  return session;
+}
 
 std::string MySqlWhere(const ConnectionOptions& options) {
   if (!options.socket.empty()) return options.socket;

@@ -3,18 +3,29 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "db/driver.h"
+#include "db/server_session.h"
 
 namespace dbload::db {
 
 // What both MySQL drivers (Connector/C++: mysql_driver.h; Connector/C:
 // mysql_connector_c_driver.h) say and write the same way, whatever their client library.
+
+// The codes of the errors ServerSession makes itself, as MySQL's errnos.
+ServerSession::ErrorCodes MySqlErrorCodes();
+
+// A driver's Connect(): opens `session`; on failure the status says where it went and as whom:
+// "cannot connect to mysql at HOST:PORT as USER: <why>".
+absl::StatusOr<std::unique_ptr<Session>> OpenMySqlSession(std::unique_ptr<ServerSession> session,
+                                                          const ConnectionOptions& options);
 
 // "HOST:PORT" (127.0.0.1:3306 when not set) or the socket file: where a connection goes, for
 // messages.

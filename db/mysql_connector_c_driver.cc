@@ -33,12 +33,7 @@ constexpr unsigned long kFirstValueBytes = 32;
 class MySqlConnectorCSession final : public ServerSession {
  public:
   MySqlConnectorCSession(const ConnectionOptions& options, const ErrorClassifier& classifier)
-      : ServerSession({.not_prepared = "1243",      // ER_UNKNOWN_STMT_HANDLER
-                       .wrong_parameters = "1210",  // ER_WRONG_ARGUMENTS
-                       .bad_bulk_shape = "1210",
-                       .cannot_reconnect = CannotConnectCode(Dialect::kMySql),
-                       .transaction_lost = "2013"},  // CR_SERVER_LOST
-                      options.session_setup),
+      : ServerSession(MySqlErrorCodes(), options.session_setup),
         options_(options),
         classifier_(classifier) {}
 
@@ -453,14 +448,8 @@ MySqlConnectorCDriver::MySqlConnectorCDriver(ConnectionOptions options, ErrorCla
 }
 
 absl::StatusOr<std::unique_ptr<Session>> MySqlConnectorCDriver::Connect() {
-  auto session = std::make_unique<MySqlConnectorCSession>(options_, classifier_);
-  absl::Status status = session->Open();
-  if (!status.ok()) {
-    return absl::Status(status.code(),
-                        absl::StrCat("cannot connect to mysql at ", MySqlWhere(options_), " as ",
-                                     options_.user, ": ", status.message()));
-  }
-  return session;
+  return OpenMySqlSession(std::make_unique<MySqlConnectorCSession>(options_, classifier_),
+                          options_);
 }
 
 }  // namespace dbload::db

@@ -46,12 +46,7 @@ class MySqlSession final : public ServerSession {
  public:
   MySqlSession(sql::mysql::MySQL_Driver* driver, const ConnectionOptions& options,
                const ErrorClassifier& classifier, std::string url)
-      : ServerSession({.not_prepared = "1243",      // ER_UNKNOWN_STMT_HANDLER
-                       .wrong_parameters = "1210",  // ER_WRONG_ARGUMENTS
-                       .bad_bulk_shape = "1210",
-                       .cannot_reconnect = CannotConnectCode(Dialect::kMySql),
-                       .transaction_lost = "2013"},  // CR_SERVER_LOST
-                      options.session_setup),
+      : ServerSession(MySqlErrorCodes(), options.session_setup),
         driver_(driver),
         options_(options),
         classifier_(classifier),
@@ -336,14 +331,8 @@ void MySqlDriver::ThreadStart() { driver_->threadInit(); }
 void MySqlDriver::ThreadEnd() { driver_->threadEnd(); }
 
 absl::StatusOr<std::unique_ptr<Session>> MySqlDriver::Connect() {
-  auto session = std::make_unique<MySqlSession>(driver_, options_, classifier_, Url());
-  absl::Status status = session->Open();
-  if (!status.ok()) {
-    return absl::Status(status.code(),
-                        absl::StrCat("cannot connect to mysql at ", MySqlWhere(options_), " as ",
-                                     options_.user, ": ", status.message()));
-  }
-  return session;
+  return OpenMySqlSession(std::make_unique<MySqlSession>(driver_, options_, classifier_, Url()),
+                          options_);
 }
 
 }  // namespace dbload::db
