@@ -16,7 +16,8 @@
 //                loops on event loops cost less client CPU per query and hold their rate where
 //                threads fall behind (bench/RESULTS.md 19a-19b), and they survive 1,000
 //                connections, which starved the threads engine's agent (19d); closed loops of a
-//                few clients were as fast or faster on threads (25); MySQL: see section 29.
+//                few clients were as fast or faster on threads (25). MySQL keeps threads: at
+//                128 connections they cost MariaDB's client less than event loops (29c).
 //   target.mysql_client  connector_c for driver mysql
 // The plan parser also defaults what a proto cannot tell from 0: abort.for (5s when an abort
 // map is given without it), stages.N.knee.refine (3) and the seed (1 when absent, so that every
