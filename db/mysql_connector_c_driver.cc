@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -51,21 +52,12 @@ class MySqlConnectorCSession final : public ServerSession {
       return outcome;
     }
     CountStatementSent();
-    int failed = 0;
-    if (async_) {
-      Finish(mysql_stmt_execute_start(&failed, statement),
-             [&](int ready) { return mysql_stmt_execute_cont(&failed, statement, ready); });
-    } else {
-      failed = mysql_stmt_execute(statement);
-    }
+    int failed =
+        Call(mysql_stmt_execute, mysql_stmt_execute_start, mysql_stmt_execute_cont, statement);
     if (failed == 0 && slots_[id].has_result_set) {
       // Every row read from the server (stored client-side), so that its work is complete.
-      if (async_) {
-        Finish(mysql_stmt_store_result_start(&failed, statement),
-               [&](int ready) { return mysql_stmt_store_result_cont(&failed, statement, ready); });
-      } else {
-        failed = mysql_stmt_store_result(statement);
-      }
+      failed = Call(mysql_stmt_store_result, mysql_stmt_store_result_start,
+                    mysql_stmt_store_result_cont, statement);
       if (failed == 0) {
         outcome.rows = static_cast<int64_t>(mysql_stmt_num_rows(statement));
         if (capture_first_value) outcome.first_value = FirstInteger(statement);
@@ -109,19 +101,13 @@ class MySqlConnectorCSession final : public ServerSession {
     const char* database = options_.database.empty() ? nullptr : options_.database.c_str();
     const unsigned int port = socket ? 0 : (options_.port != 0 ? options_.port : 3306);
     const char* socket_file = socket ? options_.socket.c_str() : nullptr;
-    MYSQL* connected = nullptr;
-    if (async_) {
-      connect_deadline_ =
-          std::chrono::steady_clock::now() + std::chrono::nanoseconds(options_.connect_timeout_ns);
-      connecting_ = true;
-      Finish(mysql_real_connect_start(&connected, mysql_, host.c_str(), options_.user.c_str(),
-                                      options_.password.c_str(), database, port, socket_file, 0),
-             [&](int ready) { return mysql_real_connect_cont(&connected, mysql_, ready); });
-      connecting_ = false;
-    } else {
-      connected = mysql_real_connect(mysql_, host.c_str(), options_.user.c_str(),
-                                     options_.password.c_str(), database, port, socket_file, 0);
-    }
+    connect_deadline_ =
+        std::chrono::steady_clock::now() + std::chrono::nanoseconds(options_.connect_timeout_ns);
+    connecting_ = true;
+    const MYSQL* connected = Call(
+        mysql_real_connect, mysql_real_connect_start, mysql_real_connect_cont, mysql_, host.c_str(),
+        options_.user.c_str(), options_.password.c_str(), database, port, socket_file, 0);
+    connecting_ = false;
     if (connected == nullptr) {
       const unsigned int error_number = mysql_errno(mysql_);
       std::string message =
@@ -138,14 +124,8 @@ class MySqlConnectorCSession final : public ServerSession {
     PreparedSlot& slot = slots_[id];
     slot.statement = mysql_stmt_init(mysql_);
     if (slot.statement == nullptr) return LastError();
-    int failed = 0;
-    if (async_) {
-      Finish(mysql_stmt_prepare_start(&failed, slot.statement, sql.data(), sql.size()),
-             [&](int ready) { return mysql_stmt_prepare_cont(&failed, slot.statement, ready); });
-    } else {
-      failed = mysql_stmt_prepare(slot.statement, sql.data(), sql.size());
-    }
-    if (failed != 0) {
+    if (Call(mysql_stmt_prepare, mysql_stmt_prepare_start, mysql_stmt_prepare_cont, slot.statement,
+             sql.data(), sql.size()) != 0) {
       DbError error = StatementError(slot.statement);
       ForgetStatement(id);
       return error;
@@ -216,7 +196,8 @@ class MySqlConnectorCSession final : public ServerSession {
       const unsigned long* lengths = mysql_fetch_lengths(result.get());
       column.emplace_back(row[0] == nullptr ? std::string() : std::string(row[0], lengths[0]));
     }
-    if (absl::Status rest = DrainResults(); !rest.ok()) return rest;
+    result.reset();  // before a lost connection's close, which a result must not outlive
+    if (std::optional<DbError> error = DrainResults()) return StatusOf(*error, kContext);
     return column;
   }
 
@@ -251,65 +232,54 @@ class MySqlConnectorCSession final : public ServerSession {
     } else {
       outcome.rows = static_cast<int64_t>(mysql_affected_rows(mysql_));
     }
-    if (absl::Status rest = DrainResults(); !rest.ok()) outcome.error = LastError();
+    outcome.error = DrainResults();
     return outcome;
   }
 
   // mysql_real_query, false on an error (mysql_errno says which).
   bool Query(std::string_view sql) {
-    int failed = 0;
-    if (async_) {
-      Finish(mysql_real_query_start(&failed, mysql_, sql.data(), sql.size()),
-             [&](int ready) { return mysql_real_query_cont(&failed, mysql_, ready); });
-    } else {
-      failed = mysql_real_query(mysql_, sql.data(), sql.size());
-    }
-    return failed == 0;
+    return Call(mysql_real_query, mysql_real_query_start, mysql_real_query_cont, mysql_, sql.data(),
+                sql.size()) == 0;
   }
 
   // mysql_store_result: null for a statement without a result set, or on an error.
   MYSQL_RES* StoreResult() {
-    MYSQL_RES* result = nullptr;
-    if (async_) {
-      Finish(mysql_store_result_start(&result, mysql_),
-             [&](int ready) { return mysql_store_result_cont(&result, mysql_, ready); });
-    } else {
-      result = mysql_store_result(mysql_);
+    return Call(mysql_store_result, mysql_store_result_start, mysql_store_result_cont, mysql_);
+  }
+
+  // The further results a statement may have (a procedure's CALL), read and dropped so that the
+  // connection can take the next statement; the error that stopped it, if one did.
+  std::optional<DbError> DrainResults() {
+    while (mysql_more_results(mysql_)) {
+      const int status =
+          Call(mysql_next_result, mysql_next_result_start, mysql_next_result_cont, mysql_);
+      if (status > 0) return LastError();
+      if (MYSQL_RES* result = StoreResult()) mysql_free_result(result);
+      if (status < 0) break;
+    }
+    return std::nullopt;
+  }
+
+  // One call of Connector/C: on a thread `blocking`; on a fiber its non-blocking pair, `start`
+  // and then `resume` (its *_cont) each time what it waits for (MYSQL_WAIT_*) has come, the
+  // fiber waiting on the socket in between.
+  template <typename Result, typename Handle, typename... Rest>
+  Result Call(Result (*blocking)(Handle, Rest...), int (*start)(Result*, Handle, Rest...),
+              int (*resume)(Result*, Handle, int), Handle handle,
+              std::type_identity_t<Rest>... rest) {
+    if (!async_) return blocking(handle, rest...);
+    Result result{};
+    for (int wanted = start(&result, handle, rest...); wanted != 0;) {
+      wanted = resume(&result, handle, WaitFor(wanted));
     }
     return result;
   }
 
-  // The further results a statement may have (a procedure's CALL), read and dropped so that the
-  // connection can take the next statement.
-  absl::Status DrainResults() {
-    while (mysql_more_results(mysql_)) {
-      int status = 0;
-      if (async_) {
-        Finish(mysql_next_result_start(&status, mysql_),
-               [&](int ready) { return mysql_next_result_cont(&status, mysql_, ready); });
-      } else {
-        status = mysql_next_result(mysql_);
-      }
-      if (status > 0) return StatusOf(LastError(), "next result");
-      if (MYSQL_RES* result = StoreResult()) mysql_free_result(result);
-      if (status < 0) break;
-    }
-    return absl::OkStatus();
-  }
-
-  // Runs a non-blocking call to its end: `status` is what its *_start returned (0: done, else
-  // what it waits for); while it waits, the fiber waits on the socket and `resume` (the call's
-  // *_cont, given what happened) takes the next step.
-  template <typename Resume>
-  void Finish(int status, Resume&& resume) {
-    while (status != 0) status = resume(WaitFor(status));
-  }
-
   // What the library waits for (MYSQL_WAIT_*), waited for: the events that came, or
-  // MYSQL_WAIT_TIMEOUT. A connect gives up at connect_timeout whatever step it is at: the
-  // library's own limit covers reaching the server, not its greeting, which a server behind a
-  // dropped link never sends. A wait that returns early is reported as the event, which the
-  // library then tries, and waits again for if it has not come.
+  // MYSQL_WAIT_TIMEOUT. A connect gives up at connect_timeout whatever step it is at (reaching
+  // the server or waiting for its greeting), by dbload's deadline rather than by what the
+  // library limits in its non-blocking mode. A wait that returns early is reported as the event,
+  // which the library then tries, and waits again for if it has not come.
   int WaitFor(int wanted) {
     const SocketEvent event =
         (wanted & MYSQL_WAIT_READ) != 0 ? SocketEvent::kReadable : SocketEvent::kWritable;

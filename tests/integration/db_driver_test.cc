@@ -1101,8 +1101,8 @@ class DbDriverFiberTest : public ::testing::TestWithParam<Backend> {
 // On an event loop a connection is opened without blocking the loop: while one fiber waits for
 // a server that accepts the connection and never answers (as one behind a dropped link would),
 // another connects to the real server, prepares and runs its statements; the first gives up at
-// its connect timeout, which dbload keeps itself (libpq's non-blocking calls ignore it, and
-// Connector/C's would wait for the server's greeting without a limit).
+// its connect timeout, which dbload keeps itself over the whole connect (libpq's non-blocking
+// calls ignore it).
 TEST_P(DbDriverFiberTest, ConnectOnAFiberLetsTheLoopGoOnAndGivesUpInTime) {
   const dbload::v1::Target healthy = Target();
   absl::StatusOr<std::string> password = PasswordOf(healthy);
