@@ -17,9 +17,10 @@
 #include "agent/load_change.h"
 #include "agent/reconnect_policy.h"
 #include "agent/run_preparation.h"
+#include "base/usable_cores.h"
+#include "dbload/v1/agent.grpc.pb.h"
 #include "plan/durations.h"
 #include "proto/agent_protocol.h"
-#include "dbload/v1/agent.grpc.pb.h"
 
 #ifndef DBLOAD_VERSION_STRING
 #define DBLOAD_VERSION_STRING "unknown"
@@ -136,7 +137,7 @@ class AgentLink::Impl {
     hello.set_protocol_version(kAgentProtocolVersion);
     hello.set_name(options_.name);
     hello.set_host(host_);
-    hello.set_cores(std::thread::hardware_concurrency());
+    hello.set_cores(UsableCores());
     hello.set_version(DBLOAD_VERSION_STRING);
     hello.set_capacity(options_.capacity);
     const AgentResources resources = Resources();

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/usable_cores.h"
 
 namespace dbload {
 namespace {
@@ -123,7 +123,7 @@ HostLimits ReadHostLimits() {
 
 AgentResources ComputeAgentResources(const HostLimits& limits) {
   AgentResources resources;
-  resources.cores = std::thread::hardware_concurrency();
+  resources.cores = UsableCores();
   bool threads_known = false;
   const uint64_t in_use = limits.tasks_in_use.value_or(0);
   if (limits.threads_max) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -12,6 +11,7 @@
 #include "agent/plan_capture.h"
 #include "agent/side_session_driver.h"
 #include "base/random.h"
+#include "base/usable_cores.h"
 #include "plan/plan_limits.h"
 #include "plan/stage_program.h"
 
@@ -138,8 +138,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
       {.seed = plan.seed(),
        .first_slot = share.first_slot,
        .total_slots = share.total_slots,
-       .event_loops =
-           static_cast<int>(EventLoopsFor(plan.target(), std::thread::hardware_concurrency())),
+       .event_loops = static_cast<int>(EventLoopsFor(plan.target(), UsableCores())),
        .connect_per_transaction = plan.target().connect() == v1::CONNECT_MODE_PER_TRANSACTION,
        .connects_at_once = static_cast<int>(ConnectsAtOnce(plan.target())),
        .pipeline = plan.target().pipeline()});

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
-#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/usable_cores.h"
 #include "cli/commands.h"
 #include "cli/control_client.h"
 #include "cli/local_cluster.h"
@@ -111,7 +111,7 @@ int PrepareCommand(const std::vector<std::string>& args, bool cleanup) {
   if (!security.ok()) return Fail(security.status());
   // By default one part per local agent, or per core of this machine (client-side generation
   // and the server's inserts then overlap; more parts than cores only adds contention).
-  const uint32_t cores = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  const uint32_t cores = std::clamp(UsableCores(), 1u, 8u);
   const std::string default_parallel =
       split && coordinator.empty() ? absl::StrCat(*agents) : absl::StrCat(cores);
   absl::StatusOr<uint32_t> parallel = PositiveCount(

@@ -6,7 +6,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <thread>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -17,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/clock.h"
+#include "base/usable_cores.h"
 #include "cli/cli_common.h"
 #include "cli/command_prepare.h"
 #include "cli/commands.h"
@@ -51,7 +51,7 @@ class CliSuiteExecutor : public SuiteExecutor {
     absl::StatusOr<LoadedPlan> loaded = Load(plan);
     if (!loaded.ok()) return loaded.status();
     // As `dbload prepare` without --parallel: one part per core here, at most 8.
-    const uint32_t parallel = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+    const uint32_t parallel = std::clamp(UsableCores(), 1u, 8u);
     if (PrepareData(*loaded, plan.name(), clock_, parallel, nullptr) != kExitOk) {
       return absl::InternalError("dbload prepare failed (the reason is above)");
     }

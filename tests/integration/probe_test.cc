@@ -21,9 +21,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "report/report.h"
+#include "base/usable_cores.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "report/report.h"
 #include "tests/harness/child_process.h"
 #include "tests/harness/http_get.h"
 #include "tests/harness/scratch_dir.h"
@@ -185,7 +186,7 @@ TEST_F(ProbeTest, PostgresCountsEveryInsertedRowAndTheStagesAddUpToTheRun) {
         << setting;
   }
   ASSERT_EQ(manifest.agents_size(), 1);
-  EXPECT_EQ(manifest.agents(0).cores(), std::thread::hardware_concurrency());
+  EXPECT_EQ(manifest.agents(0).cores(), UsableCores());
   EXPECT_EQ(manifest.seed(), report.plan().seed());
 
   // Its cost: one statement per reading, a reading a second (and one after the load).

@@ -20,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/agent_resources.h"
+#include "base/usable_cores.h"
 #include "db/forwarding_session.h"
 #include "db/noop_driver.h"
 #include "dbload/v1/agent.grpc.pb.h"
@@ -536,7 +537,7 @@ TEST_F(AgentLinkTest, HelloSaysWhoTheAgentIs) {
   EXPECT_EQ(hello.protocol_version(), kAgentProtocolVersion);
   EXPECT_EQ(hello.name(), "agent-under-test");
   EXPECT_FALSE(hello.host().empty());
-  EXPECT_EQ(hello.cores(), std::thread::hardware_concurrency());
+  EXPECT_EQ(hello.cores(), UsableCores());
   EXPECT_FALSE(hello.version().empty());
   EXPECT_EQ(hello.capacity(), 2.5);
   // And the agent's own heartbeats follow on the same stream.
