@@ -131,10 +131,13 @@ class SqlProbeSource final : public ProbeSource {
 // with larger buffers a probe that read it every time read every half minute instead of every
 // second. rss_bytes is therefore read only when the reading's share of the time since the
 // previous one stays under kMemoryShare: after a read that took d, not again until 1/share × d
-// later. Readings without it lack rss_bytes (no stale value is repeated).
+// later. Readings without it lack rss_bytes (no stale value is repeated). The share is 1 %, not
+// more, because the walk runs on the load's own cores when the coordinator and the agent share a
+// process (`dbload run`): at 10 % it cost 6 % of the client's CPU and doubled its dispatch lag
+// p99 (128 PostgreSQL backends, bench/RESULTS.md section 30).
 class ProcessProbeSource final : public ProbeSource {
  public:
-  static constexpr double kMemoryShare = 0.1;
+  static constexpr double kMemoryShare = 0.01;
   // `proc_root` is "/proc" except in tests; `clock` times the memory reads (a SteadyClock of
   // its own when null).
   ProcessProbeSource(int pid, std::string proc_root = "/proc", Clock* clock = nullptr);
