@@ -97,6 +97,14 @@ std::string DescribeTpcc(const v1::RunReport& report) {
                       waits, "); mix ", absl::StrJoin(mix, ", "));
 }
 
+namespace {
+// The plan's count, or what 0 means (an agent's cores: see each agent's in the manifest).
+std::string DescribeEventLoops(uint32_t loops) {
+  if (loops == 0) return ", on event loops (one per core each agent may use)";
+  return absl::StrCat(", on ", loops, loops == 1 ? " event loop" : " event loops", " per agent");
+}
+}  // namespace
+
 std::string DescribeTarget(const v1::Target& target) {
   std::string where = target.socket().empty()
                           ? absl::StrCat(target.host(), ":", target.port())
@@ -109,7 +117,7 @@ std::string DescribeTarget(const v1::Target& target) {
                                                                  : "",
       target.connect() == v1::CONNECT_MODE_PER_TRANSACTION ? ", a connection per transaction" : "",
       target.pipeline() ? ", each transaction pipelined" : "",
-      target.engine() == v1::ENGINE_EVENT_LOOPS ? ", on event loops"
+      target.engine() == v1::ENGINE_EVENT_LOOPS ? DescribeEventLoops(target.event_loops())
       : target.engine() == v1::ENGINE_THREADS   ? ", a thread per connection"
                                                 : "");
 }

@@ -1047,5 +1047,24 @@ TEST(ReportTextTest, ThePlansTargetSaysWhetherTransactionsWerePipelined) {
               HasSubstr("postgresql db:5432, each transaction pipelined"));
 }
 
+TEST(ReportTextTest, ThePlansTargetSaysHowManyEventLoops) {
+  v1::Plan plan;
+  plan.mutable_target()->set_driver("postgresql");
+  plan.mutable_target()->set_host("db");
+  plan.mutable_target()->set_port(5432);
+  plan.mutable_target()->set_engine(v1::ENGINE_EVENT_LOOPS);
+  const auto target_line = [&] {
+    return RenderReportText(RunReportBuilder(plan, {"q"}).Finish(1, 0, 0, "duration", "", {}));
+  };
+  EXPECT_THAT(target_line(),
+              HasSubstr("postgresql db:5432, on event loops (one per core each agent may use)"));
+  plan.mutable_target()->set_event_loops(1);
+  EXPECT_THAT(target_line(), HasSubstr("postgresql db:5432, on 1 event loop per agent\n"));
+  plan.mutable_target()->set_event_loops(4);
+  EXPECT_THAT(target_line(), HasSubstr("postgresql db:5432, on 4 event loops per agent\n"));
+  plan.mutable_target()->set_engine(v1::ENGINE_THREADS);
+  EXPECT_THAT(target_line(), HasSubstr("postgresql db:5432, a thread per connection\n"));
+}
+
 }  // namespace
 }  // namespace dbload
