@@ -57,6 +57,10 @@
 #   LOAD_MAX=1.5 LOAD_WAIT=30
 #                     before each measurement wait (at most LOAD_WAIT s) for the 1-minute load
 #                     average to drop to LOAD_MAX; the value found is reported either way
+#   SERVER_CPUS= CLIENT_CPUS=
+#                     CPU lists (taskset -c) for the servers and the clients, e.g. 1 and 0: the
+#                     servers' processes and threads (and every backend forked later) on some
+#                     cores, each measured client on others (empty: no pinning)
 #   OTHER_MAX=10 RETRIES=1
 #                     a closed-loop measurement during which processes other than the client
 #                     and the server used more than OTHER_MAX % of the machine is repeated up
@@ -101,6 +105,8 @@ LOAD_MAX=${LOAD_MAX:-1.5}
 LOAD_WAIT=${LOAD_WAIT:-30}
 OTHER_MAX=${OTHER_MAX:-10}
 RETRIES=${RETRIES:-1}
+SERVER_CPUS=${SERVER_CPUS:-}
+CLIENT_CPUS=${CLIENT_CPUS:-}
 
 OUT_FILE=""
 KEEP=0
@@ -109,7 +115,7 @@ while getopts "o:kh" opt; do
     o) OUT_FILE=$OPTARG ;;
     k) KEEP=1 ;;
     h)
-      sed -n '2,33s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+      awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"
       exit 0
       ;;
     *) exit 2 ;;
@@ -122,12 +128,15 @@ die() {
 }
 note() { echo "compare_clients: $*" >&2; }
 
-for tool in sysbench pgbench jq /usr/bin/time awk; do
+for tool in sysbench pgbench jq /usr/bin/time awk taskset; do
   command -v "$tool" >/dev/null || die "$tool not found"
 done
 [[ -x $DBLOAD ]] || die "dbload binary not found at $DBLOAD (build it, or set DBLOAD=...)"
 for v in REPEATS DURATION ROWS OPEN_RATE OPEN_POOL RATE_JOBS CONNECT_CLIENTS CONNECT_JOBS CO_RATE CO_DURATION CO_STALL_AT CO_STALL CO_CONNS WARMUP LOAD_WAIT RETRIES OTHER_MAX; do
   [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer, got '${!v}'"
+done
+for v in SERVER_CPUS CLIENT_CPUS; do
+  [[ -z ${!v} || ${!v} =~ ^[0-9]+([-,][0-9]+)*$ ]] || die "$v must be a CPU list such as 0 or 0-1 or 0,2, got '${!v}'"
 done
 ((DURATION >= 1 && DURATION <= 3600)) || die "DURATION must be 1..3600"
 ((CO_STALL_AT + CO_STALL < CO_DURATION)) || die "the stall must end before CO_DURATION"
@@ -255,7 +264,9 @@ measure_once() {
   b0=$(machine_busy_ticks)
   s0=$(server_ticks "$service")
   local rc=0
-  run_bg_wait /usr/bin/time -o "$WORK/$name.time" -f "%e %U %S" "$@" >"$M_LOG" 2>&1 || rc=$?
+  local pin=()
+  [[ -z $CLIENT_CPUS ]] || pin=(taskset -c "$CLIENT_CPUS")
+  run_bg_wait /usr/bin/time -o "$WORK/$name.time" -f "%e %U %S" "${pin[@]}" "$@" >"$M_LOG" 2>&1 || rc=$?
   if ((rc != 0)); then
     # One client's failure (1,000 threads can starve an agent's reporting) is a row of its own;
     # the other clients are still measured.
@@ -325,6 +336,15 @@ note "starting PostgreSQL and MariaDB in $DBDIR"
   die "dbenv start failed: $(tail -n 20 "$WORK/dbenv.log")"
 # shellcheck disable=SC1091
 source "$WORK/env"
+if [[ -n $SERVER_CPUS ]]; then
+  # Every thread of the servers' processes as they are now; PostgreSQL's backends are forked by
+  # the postmaster later and MariaDB's connection threads created by its threads, so they inherit it.
+  for service in postgres mariadb; do
+    for pid in $("$DBENV" pids "$DBDIR" "$service"); do
+      taskset -a -p -c "$SERVER_CPUS" "$pid" >/dev/null || die "taskset of $service process $pid failed"
+    done
+  done
+fi
 PG_PW=$(<"$PG_PASSWORD_FILE")
 MY_PW=$(<"$MARIADB_PASSWORD_FILE")
 SECRETS=("$PG_PW" "$MY_PW")
@@ -623,7 +643,12 @@ fi
   echo
   echo "Machine: $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), $(uname -sr)."
   echo "Clients: $("$DBLOAD" version 2>/dev/null), $(sysbench --version), $(pgbench --version). Servers: PostgreSQL $("$PG_BINDIR/postgres" --version | awk '{ print $3 }'), MariaDB $(MYSQL_PWD=$MY_PW mariadb --protocol=tcp -h "$MARIADB_HOST" -P "$MARIADB_PORT" -u "$MARIADB_USER" -N -e 'SELECT VERSION()')."
-  echo "Servers from tests/harness/dbenv (--fast), client and server on the same $(nproc) CPUs, TCP 127.0.0.1; sbtest1 with $ROWS rows prepared by sysbench, pgbench scale $PGBENCH_SCALE ($PGB_ROWS rows)."
+  if [[ -n $SERVER_CPUS$CLIENT_CPUS ]]; then
+    where="servers pinned to CPUs ${SERVER_CPUS:-(any)}, each client to CPUs ${CLIENT_CPUS:-(any)} (taskset -c)"
+  else
+    where="client and server on the same $(nproc) CPUs"
+  fi
+  echo "Servers from tests/harness/dbenv (--fast), $where, TCP 127.0.0.1; sbtest1 with $ROWS rows prepared by sysbench, pgbench scale $PGBENCH_SCALE ($PGB_ROWS rows)."
   echo
   if want closed; then
     echo "### Point select, closed loop, ${DURATION} s each — summary (median of $REPEATS round(s))"
