@@ -122,11 +122,9 @@ while getopts "o:kh" opt; do
   esac
 done
 
-die() {
-  echo "compare_clients: error: $*" >&2
-  exit 1
-}
-note() { echo "compare_clients: $*" >&2; }
+BENCH_NAME=compare_clients
+# shellcheck source=bench/lib.sh
+source "$HERE/lib.sh"
 
 for tool in sysbench pgbench jq /usr/bin/time awk taskset; do
   command -v "$tool" >/dev/null || die "$tool not found"
@@ -199,19 +197,7 @@ run_bg_wait() {
 # Recording commands and results
 
 COMMANDS=() # exact commands, secrets masked
-SECRETS=()
-record_cmd() {
-  local line="" arg
-  for arg in "$@"; do
-    local shown=$arg s
-    for s in "${SECRETS[@]}"; do shown=${shown//$s/***}; done
-    if [[ $shown =~ [[:space:]\'\"\$] ]]; then shown="'${shown//\'/\'\\\'\'}'"; fi
-    line+="${line:+ }$shown"
-  done
-  COMMANDS+=("$line")
-}
-
-load1() { cut -d' ' -f1 /proc/loadavg; }
+record_cmd() { COMMANDS+=("$(show_cmd "$@")"); }
 
 # Waits (bounded) for the load average to settle; prints the 1-minute load it saw last.
 settle() {
@@ -223,30 +209,6 @@ settle() {
     waited=$((waited + 5))
   done
   echo "$l"
-}
-
-# Busy CPU ticks of the whole machine (user+nice+system+irq+softirq+steal).
-machine_busy_ticks() {
-  awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat
-}
-
-# Cumulative CPU ticks of a server: for each process utime+stime, plus cutime+cstime of the
-# first one (postmaster/mariadbd), which collects its exited children (PostgreSQL backends).
-server_ticks() { # SERVICE
-  local pids first=1 total=0 pid stat f
-  pids=$("$DBENV" pids "$DBDIR" "$1" 2>/dev/null) || {
-    echo 0
-    return
-  }
-  for pid in $pids; do
-    { IFS= read -r stat <"/proc/$pid/stat"; } 2>/dev/null || continue
-    stat=${stat##*) }
-    read -ra f <<<"$stat"
-    total=$((total + f[11] + f[12]))
-    if ((first)); then total=$((total + f[13] + f[14])); fi
-    first=0
-  done
-  echo "$total"
 }
 
 CLK_TCK=$(getconf CLK_TCK)
@@ -332,10 +294,7 @@ fmt_int() { awk -v x="$1" 'BEGIN { printf "%.0f", x }'; }
 # Servers and data
 
 note "starting PostgreSQL and MariaDB in $DBDIR"
-"$DBENV" start "$DBDIR" postgres mariadb --owner-pid $$ --fast >"$WORK/env" 2>"$WORK/dbenv.log" ||
-  die "dbenv start failed: $(tail -n 20 "$WORK/dbenv.log")"
-# shellcheck disable=SC1091
-source "$WORK/env"
+start_servers 1
 if [[ -n $SERVER_CPUS ]]; then
   # Every thread of the servers' processes as they are now; PostgreSQL's backends are forked by
   # the postmaster later and MariaDB's connection threads created by its threads, so they inherit it.
@@ -345,10 +304,6 @@ if [[ -n $SERVER_CPUS ]]; then
     done
   done
 fi
-PG_PW=$(<"$PG_PASSWORD_FILE")
-MY_PW=$(<"$MARIADB_PASSWORD_FILE")
-SECRETS=("$PG_PW" "$MY_PW")
-export PGPASSWORD=$PG_PW
 PGBENCH_SCALE=$(((ROWS + 99999) / 100000))
 
 SB_PG=(--db-driver=pgsql --pgsql-host="$PG_HOST" --pgsql-port="$PG_PORT" --pgsql-user="$PG_USER"

@@ -79,11 +79,9 @@ while getopts "o:kh" opt; do
   esac
 done
 
-die() {
-  echo "prepare_speed: error: $*" >&2
-  exit 1
-}
-note() { echo "prepare_speed: $*" >&2; }
+BENCH_NAME=prepare_speed
+# shellcheck source=bench/lib.sh
+source "$HERE/lib.sh"
 
 for tool in sysbench pgbench psql mariadb jq /usr/bin/time awk stdbuf; do
   command -v "$tool" >/dev/null || die "$tool not found"
@@ -112,83 +110,16 @@ if [[ -n $OUT_FILE ]]; then
   exec > >(tee -a "$OUT_FILE") 2>&1
 fi
 
-SECRETS=()
-show_cmd() { # prints a command line with secrets masked and arguments quoted where needed
-  local line="" arg shown s
-  for arg in "$@"; do
-    shown=$arg
-    for s in "${SECRETS[@]}"; do shown=${shown//$s/***}; done
-    if [[ $shown =~ [[:space:]\'\"\$] ]]; then shown="'${shown//\'/\'\\\'\'}'"; fi
-    line+="${line:+ }$shown"
-  done
-  echo "$line"
-}
-
-load1() { cut -d' ' -f1 /proc/loadavg; }
-utc() { date -u +%H:%M:%S; }
-machine_busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
-server_ticks() { # SERVICE: utime+stime of its processes (+ reaped children of the first)
-  local pids first=1 total=0 pid stat f
-  pids=$("$DBENV" pids "$DBDIR" "$1" 2>/dev/null) || {
-    echo 0
-    return
-  }
-  for pid in $pids; do
-    { IFS= read -r stat <"/proc/$pid/stat"; } 2>/dev/null || continue
-    stat=${stat##*) }
-    read -ra f <<<"$stat"
-    total=$((total + f[11] + f[12]))
-    if ((first)); then total=$((total + f[13] + f[14])); fi
-    first=0
-  done
-  echo "$total"
-}
 CLK_TCK=$(getconf CLK_TCK)
 NCPU=$(nproc)
-
-wait_for_file() {
-  [[ -n $WAIT_FILE ]] || return 0
-  local waited=0
-  while [[ ! -e $WAIT_FILE ]] && ((waited < WAIT_MAX)); do
-    if ((waited % 300 == 0)); then note "waiting for $WAIT_FILE ($waited s so far, load $(load1))"; fi
-    sleep 30
-    waited=$((waited + 30))
-  done
-  if [[ -e $WAIT_FILE ]]; then
-    echo "# $(utc) UTC: $WAIT_FILE exists (waited $waited s); load average $(load1)"
-  else
-    echo "# $(utc) UTC: $WAIT_FILE did not appear within $WAIT_MAX s: proceeding; load average $(load1)"
-  fi
-}
 
 # ---------------------------------------------------------------------------------------------
 # Servers
 
 note "starting PostgreSQL and MariaDB in $DBDIR (fast=$FAST)"
-DBENV_ARGS=(start "$DBDIR" postgres mariadb --owner-pid $$)
-((FAST)) && DBENV_ARGS+=(--fast)
-"$DBENV" "${DBENV_ARGS[@]}" >"$WORK/env" 2>"$WORK/dbenv.log" ||
-  die "dbenv start failed: $(tail -n 20 "$WORK/dbenv.log")"
-# shellcheck disable=SC1091
-source "$WORK/env"
-PG_PW=$(<"$PG_PASSWORD_FILE")
-MY_PW=$(<"$MARIADB_PASSWORD_FILE")
-SECRETS=("$PG_PW" "$MY_PW")
-export PGPASSWORD=$PG_PW MYSQL_PWD=$MY_PW
-
-pg_sql() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$PG_DATABASE" -Atq -c "$1"; }
+start_servers "$FAST"
 pg_super() { psql -h "$PG_SOCKET_DIR" -p "$PG_PORT" -U postgres -d "$PG_DATABASE" -Atq -c "$1"; }
-my_sql() { mariadb --protocol=tcp -h "$MARIADB_HOST" -P "$MARIADB_PORT" -u "$MARIADB_USER" "$MARIADB_DATABASE" -N -B -e "$1"; }
-my_root() { env -u MYSQL_PWD mariadb -S "$MARIADB_SOCKET" -u root -N -B -e "$1"; }
-if [[ -n $MY_BUFFER_POOL ]]; then
-  my_root "SET GLOBAL innodb_buffer_pool_size = $MY_BUFFER_POOL" || die "cannot resize the MariaDB buffer pool"
-  for _ in $(seq 1 60); do # the resize runs in the background
-    [[ $(my_sql 'SELECT @@innodb_buffer_pool_size') == "$MY_BUFFER_POOL" ]] &&
-      my_sql "SHOW STATUS LIKE 'Innodb_buffer_pool_resize_status'" | grep -qiv 'resizing' && break
-    sleep 1
-  done
-fi
-[[ -z $MY_ISOLATION ]] || my_root "SET GLOBAL tx_isolation = '$MY_ISOLATION'" || die "cannot set the MariaDB isolation level"
+tune_mariadb
 
 PGBENCH_SCALE=$(((OLTP_ROWS + 99999) / 100000))
 SB_PG=(--db-driver=pgsql --pgsql-host="$PG_HOST" --pgsql-port="$PG_PORT" --pgsql-user="$PG_USER"

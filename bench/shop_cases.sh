@@ -86,11 +86,9 @@ while getopts "o:r:t:kh" opt; do
   esac
 done
 
-die() {
-  echo "shop_cases: error: $*" >&2
-  exit 1
-}
-note() { echo "shop_cases: $*" >&2; }
+BENCH_NAME=shop_cases
+# shellcheck source=bench/lib.sh
+source "$HERE/lib.sh"
 
 # ratio_table: PostgreSQL / MariaDB per case, from the JSON reports in REPORT_DIR.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || a == "null" || b == "null" || b + 0 == 0) print "—"; else { r = a / b; printf (r >= 0.1 ? "%.2f" : "%.2g"), r } }'; }
@@ -153,43 +151,12 @@ if [[ -n $OUT_FILE ]]; then
   exec > >(tee -a "$OUT_FILE") 2>&1
 fi
 
-load1() { cut -d' ' -f1 /proc/loadavg; }
-utc() { date -u +%H:%M:%S; }
-show_cmd() {
-  local line="" arg shown
-  for arg in "$@"; do
-    shown=$arg
-    if [[ $shown =~ [[:space:]\'\"\$] ]]; then shown="'${shown//\'/\'\\\'\'}'"; fi
-    line+="${line:+ }$shown"
-  done
-  echo "$line"
-}
-
 # ---------------------------------------------------------------------------------------------
 # Servers
 
 note "starting PostgreSQL and MariaDB in $DBDIR (fast=$FAST)"
-DBENV_ARGS=(start "$DBDIR" postgres mariadb --owner-pid $$)
-((FAST)) && DBENV_ARGS+=(--fast)
-"$DBENV" "${DBENV_ARGS[@]}" >"$WORK/env" 2>"$WORK/dbenv.log" ||
-  die "dbenv start failed: $(tail -n 20 "$WORK/dbenv.log")"
-# shellcheck disable=SC1091
-source "$WORK/env"
-PGPASSWORD=$(<"$PG_PASSWORD_FILE")
-MYSQL_PWD=$(<"$MARIADB_PASSWORD_FILE")
-export PGPASSWORD MYSQL_PWD
-pg_sql() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$PG_DATABASE" -Atq -c "$1"; }
-my_sql() { mariadb --protocol=tcp -h "$MARIADB_HOST" -P "$MARIADB_PORT" -u "$MARIADB_USER" "$MARIADB_DATABASE" -N -B -e "$1"; }
-my_root() { env -u MYSQL_PWD mariadb -S "$MARIADB_SOCKET" -u root -N -B -e "$1"; }
-if [[ -n $MY_BUFFER_POOL ]]; then
-  my_root "SET GLOBAL innodb_buffer_pool_size = $MY_BUFFER_POOL" || die "cannot resize the MariaDB buffer pool"
-  for _ in $(seq 1 60); do # the resize runs in the background
-    [[ $(my_sql 'SELECT @@innodb_buffer_pool_size') == "$MY_BUFFER_POOL" ]] &&
-      my_sql "SHOW STATUS LIKE 'Innodb_buffer_pool_resize_status'" | grep -qiv 'resizing' && break
-    sleep 1
-  done
-fi
-[[ -z $MY_ISOLATION ]] || my_root "SET GLOBAL tx_isolation = '$MY_ISOLATION'" || die "cannot set the MariaDB isolation level"
+start_servers "$FAST"
+tune_mariadb
 
 SHOP_SET=(--set "workload_options.users=$SHOP_USERS" --set "workload_options.items=$SHOP_ITEMS"
   --set "workload_options.orders=$SHOP_ORDERS" --set "workload_options.order_items=$SHOP_ORDER_ITEMS")
@@ -199,19 +166,7 @@ echo "# client: $("$DBLOAD" version 2>/dev/null | head -n1) ($DBLOAD)"
 echo "# servers: PostgreSQL $(pg_sql 'SHOW server_version') (shared_buffers $(pg_sql 'SHOW shared_buffers'), fsync $(pg_sql 'SHOW fsync'), synchronous_commit $(pg_sql 'SHOW synchronous_commit')), MariaDB $(my_sql 'SELECT VERSION()') ($(my_sql "SELECT CONCAT('innodb_buffer_pool_size ', @@innodb_buffer_pool_size DIV 1048576, 'M, innodb_flush_log_at_trx_commit ', @@innodb_flush_log_at_trx_commit, ', transaction isolation ', @@tx_isolation)")), tests/harness/dbenv$( ((FAST)) && echo ' --fast')"
 echo "# data set: users $SHOP_USERS, items $SHOP_ITEMS, orders $SHOP_ORDERS, order_items $SHOP_ORDER_ITEMS; rates = source's / $DIV; stop.queries = $CASE_SECONDS s x rate; pool: PostgreSQL ${POOL_PG:-as in the plan}, MariaDB ${POOL_MY:-as in the plan}"
 
-if [[ -n $WAIT_FILE ]]; then
-  waited=0
-  while [[ ! -e $WAIT_FILE ]] && ((waited < WAIT_MAX)); do
-    if ((waited % 300 == 0)); then note "waiting for $WAIT_FILE ($waited s so far, load $(load1))"; fi
-    sleep 30
-    waited=$((waited + 30))
-  done
-  if [[ -e $WAIT_FILE ]]; then
-    echo "# $(utc) UTC: $WAIT_FILE exists (waited $waited s); load average $(load1)"
-  else
-    echo "# $(utc) UTC: $WAIT_FILE did not appear within $WAIT_MAX s: proceeding; load average $(load1)"
-  fi
-fi
+wait_for_file
 
 # ---------------------------------------------------------------------------------------------
 # Runs
