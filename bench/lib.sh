@@ -25,6 +25,28 @@ show_cmd() {
   echo "$line"
 }
 
+# For scripts whose clients all run in the foreground: on exit (also on Ctrl-C and TERM) the
+# servers in DBDIR are stopped and WORK is removed, unless KEEP=1.
+stop_servers_on_exit() {
+  trap stop_servers_and_clean_up EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+stop_servers_and_clean_up() {
+  local rc=$?
+  trap - EXIT INT TERM
+  "$DBENV" stop "$DBDIR" >/dev/null 2>&1 || note "dbenv stop $DBDIR failed"
+  if ((KEEP)); then note "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+  exit "$rc"
+}
+
+# Everything this script prints from now on also goes to FILE (emptied first), when one is named.
+tee_output_to() { # FILE
+  [[ -n $1 ]] || return 0
+  : >"$1"
+  exec > >(tee -a "$1") 2>&1
+}
+
 # Busy CPU ticks of the whole machine (user+nice+system+irq+softirq+steal).
 machine_busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
 

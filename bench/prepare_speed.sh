@@ -94,21 +94,8 @@ done
 WORK=$(mktemp -d /tmp/prepare_speed.XXXXXX)
 DBDIR=$(mktemp -d /tmp/dbenv.XXXXXX)
 
-cleanup() {
-  local rc=$?
-  trap - EXIT INT TERM
-  "$DBENV" stop "$DBDIR" >/dev/null 2>&1 || note "dbenv stop $DBDIR failed"
-  if ((KEEP)); then note "work directory kept: $WORK"; else rm -rf "$WORK"; fi
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-if [[ -n $OUT_FILE ]]; then
-  : >"$OUT_FILE"
-  exec > >(tee -a "$OUT_FILE") 2>&1
-fi
+stop_servers_on_exit
+tee_output_to "$OUT_FILE"
 
 CLK_TCK=$(getconf CLK_TCK)
 NCPU=$(nproc)
