@@ -17,6 +17,7 @@
 #include "agent/load_change.h"
 #include "agent/reconnect_policy.h"
 #include "agent/run_preparation.h"
+#include "base/thread_name.h"
 #include "base/usable_cores.h"
 #include "dbload/v1/agent.grpc.pb.h"
 #include "plan/durations.h"
@@ -162,7 +163,10 @@ class AgentLink::Impl {
       accepting_runs_ = true;
     }
     Event(absl::StrCat("connecting to coordinator ", options_.coordinator, " as ", options_.name));
-    std::thread reader([this, connection] { ReadMain(connection); });
+    std::thread reader([this, connection] {
+      NameThisThread("dbload-link");
+      ReadMain(connection);
+    });
 
     const LinkEnd end = Supervise(*connection);
     bool stopped_load = false;
@@ -303,7 +307,10 @@ class AgentLink::Impl {
     if (assignment.dead_man_timeout_ns() > 0) dead_man_timeout_ = assignment.dead_man_timeout_ns();
     run_ = *std::move(run);
     run_->connection = connection;
-    run_->thread = std::thread([this, active = run_.get()] { runner_.Run(*active); });
+    run_->thread = std::thread([this, active = run_.get()] {
+      NameThisThread("dbload-run");
+      runner_.Run(*active);
+    });
   }
 
   void OnLoadChange(const v1::LoadChange& change) {

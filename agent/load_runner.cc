@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/thread_name.h"
 
 namespace dbload {
 
@@ -191,7 +192,10 @@ absl::Status LoadRunner::StartWorkers(int count) {
         // Attached here, before the thread exists, so a simulated clock cannot move on without
         // it. (A loop's thread is attached by the loop.)
         clock_.AttachThread();
-        worker->thread = std::thread([this, w = worker.get()] { WorkerMain(*w); });
+        worker->thread = std::thread([this, w = worker.get()] {
+          NameThisThread("dbload-worker");
+          WorkerMain(*w);
+        });
       }
       workers_.push_back(std::move(worker));
     }

@@ -14,6 +14,8 @@
 #include <limits>
 #include <utility>
 
+#include "base/thread_name.h"
+
 // Fibers switch stacks behind the sanitizers' backs unless told: ASan would take one fiber's
 // frames for another's, and TSan would see one thread's accesses as another's.
 #if defined(__SANITIZE_ADDRESS__)
@@ -200,7 +202,10 @@ FiberLoop::FiberLoop(Clock& clock, size_t stack_bytes)
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &event) != 0) Die("dbload: event loop");
   // Attached before the thread exists, so that a simulated clock cannot move on without it.
   clock_.AttachThread();
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread("dbload-loop");
+    Run();
+  });
 }
 
 FiberLoop::~FiberLoop() {

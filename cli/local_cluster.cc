@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "base/thread_name.h"
 #include "db/driver_factory.h"
 
 namespace dbload {
@@ -44,6 +45,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(
   }
   for (auto& agent : cluster->agents_) {
     cluster->agent_threads_.emplace_back([link = agent.get()] {
+      NameThisThread("dbload-agent");
       // Only a refusal ends it early, and this process's coordinator knows its agents' token:
       // a bug, but one the run's "no agents" would not explain.
       if (const absl::Status ended = link->Run(); !ended.ok()) {

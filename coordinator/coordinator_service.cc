@@ -23,6 +23,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/field_error.h"
+#include "base/thread_name.h"
 #include "coordinator/agent_registry.h"
 #include "coordinator/plan_admission.h"
 #include "coordinator/planner.h"
@@ -104,7 +105,12 @@ class CoordinatorService::Impl {
                                                 .log = options_.log});
     }
     RestoreRuns();
-    if (options_.run_ticker) ticker_ = std::thread([this] { TickerLoop(); });
+    if (options_.run_ticker) {
+      ticker_ = std::thread([this] {
+        NameThisThread("dbload-ticker");
+        TickerLoop();
+      });
+    }
   }
 
   ~Impl() {

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/thread_name.h"
 #include "db/probe_sql.h"
 
 namespace dbload {
@@ -435,7 +436,10 @@ absl::Status HaproxyProbeSource::Read(std::vector<ProbeValue>& out) {
 DatabaseProbe::DatabaseProbe(Clock& clock, Opener opener, Options options)
     : clock_(clock), opener_(std::move(opener)), options_(std::move(options)) {
   if (options_.interval <= 0) options_.interval = kSecond;
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    NameThisThread("dbload-probe");
+    Loop();
+  });
 }
 
 DatabaseProbe::~DatabaseProbe() {

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/thread_name.h"
 
 namespace dbload {
 namespace {
@@ -126,7 +127,10 @@ MetricsHttpServer::MetricsHttpServer(int listen_fd, int wake_fd_read, int wake_f
       port_(port),
       page_(std::move(page)),
       options_(options) {
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    NameThisThread("dbload-metrics");
+    Loop();
+  });
 }
 
 MetricsHttpServer::~MetricsHttpServer() {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/thread_name.h"
 #include "coordinator/row_changes.h"
 
 namespace dbload {
@@ -42,6 +43,7 @@ struct RowCheck::Counting {
   void Start(std::optional<Reading> Counting::*result) {
     if (thread.joinable()) thread.join();  // the previous count is in: it only has to return
     thread = std::thread([this, result] {
+      NameThisThread("dbload-rowcheck");
       Reading reading{Counts(), std::vector<std::string>()};
       if (!tables.empty()) reading.counts = counter(tables);
       if (!invariants.empty()) {

@@ -6,12 +6,18 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/thread_name.h"
 #include "proto/run_outcome.h"
 
 namespace dbload {
 
 RunSaver::RunSaver(Write write, Log log) : write_(std::move(write)), log_(std::move(log)) {
-  if (enabled()) writer_ = std::thread([this] { WriterMain(); });
+  if (enabled()) {
+    writer_ = std::thread([this] {
+      NameThisThread("dbload-saver");
+      WriterMain();
+    });
+  }
 }
 
 RunSaver::~RunSaver() {
