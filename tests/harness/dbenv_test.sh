@@ -343,8 +343,15 @@ OWNER=$!
 OWNERS+=("$OWNER")
 check "start mariadb with --owner-pid" "$DBENV" start "$D6" mariadb --owner-pid "$OWNER"
 if pids_of "$D6" mariadb; then
+  GUARD=$(cat "$D6/guard.pid")
+  ALL_PIDS+=("$GUARD")
   kill "$OWNER"
   check "guardian stops mariadb when --owner-pid dies" wait_dead 15000 "${PIDS[@]}"
+  # The guardian removes DIR after the server is gone: wait for that too, or the check for DIRs
+  # left below can run while it is still at it (CI saw it once).
+  check "guardian exits after --owner-pid died" wait_dead 5000 "$GUARD"
+  check "DIR removed by the guardian after --owner-pid died" \
+    bash -c "for i in \$(seq 50); do [ -e '$D6' ] || exit 0; sleep 0.1; done; exit 1"
 fi
 
 # ---- nothing we started may survive ----------------------------------------------------------
