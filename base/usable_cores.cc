@@ -3,23 +3,20 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/bounded_file.h"
 
 namespace dbload {
 namespace {
 
-std::string ReadWhole(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+// A missing or unreadable file reads as empty: it sets no limit.
+std::string ReadKernelFile(const std::string& path) {
+  return ReadBoundedFile(path, 4096, "cgroup file").value_or("");
 }
 
 }  // namespace
@@ -45,11 +42,12 @@ uint32_t UsableCoresFrom(uint32_t affinity_cpus, const std::string& cgroup_root,
     // Every cgroup from this process's up to the root: a container's quota may sit above it.
     while (true) {
       if (std::optional<uint32_t> quota =
-              CoresOfCpuMax(ReadWhole(cgroup_root + path + "/cpu.max"))) {
+              CoresOfCpuMax(ReadKernelFile(cgroup_root + path + "/cpu.max"))) {
         cores = std::min(cores, *quota);
       }
       if (path.empty()) break;
-      path.resize(path.rfind('/') == std::string::npos ? 0 : path.rfind('/'));
+      const size_t parent_end = path.rfind('/');
+      path.resize(parent_end == std::string::npos ? 0 : parent_end);
     }
   }
   return cores;
@@ -61,7 +59,7 @@ uint32_t UsableCores() {
   const uint32_t affinity = sched_getaffinity(0, sizeof(set), &set) == 0
                                 ? static_cast<uint32_t>(CPU_COUNT(&set))
                                 : std::thread::hardware_concurrency();
-  return UsableCoresFrom(affinity, "/sys/fs/cgroup", ReadWhole("/proc/self/cgroup"));
+  return UsableCoresFrom(affinity, "/sys/fs/cgroup", ReadKernelFile("/proc/self/cgroup"));
 }
 
 }  // namespace dbload
