@@ -35,6 +35,13 @@
 #   RATE_SERVERS=postgres
 #                     servers of that test: postgres and/or mariadb (dbload on each engine of
 #                     RATE_ENGINES with Connector/C, and sysbench --rate; no pgbench)
+#   RATE_ARRIVAL=poisson
+#                     dbload's arrivals in that test (load.open.arrival): poisson, as pgbench
+#                     --rate and sysbench --rate draw theirs (exponential gaps), or uniform
+#   CORE_COST=0       1: in that test, an idle-class spinner (build-bench/bench/core_soaker,
+#                     $SOAKER) shares the client's CPU (CLIENT_CPUS, one CPU); what the client
+#                     takes from it is the client's cost to its core, the kernel's interrupts
+#                     and wake-ups for it included, which its own CPU time leaves out
 #   RATE_SET=         one more --set for dbload in that test (target.connect_timeout=60s: 1,000
 #                     connections opened at once can take PostgreSQL longer than 10 s on 2 cores)
 #   CONNECT_CLIENTS=4 CONNECT_JOBS=2
@@ -85,6 +92,8 @@ ROWS=${ROWS:-100000}
 OPEN_RATE=${OPEN_RATE:-10000}
 OPEN_POOL=${OPEN_POOL:-8}
 RATE_JOBS=${RATE_JOBS:-$OPEN_POOL}
+RATE_ARRIVAL=${RATE_ARRIVAL:-poisson}
+CORE_COST=${CORE_COST:-0}
 # Room on the server for the fixed-rate test's connections (dbenv's default is 300).
 export DBENV_PG_MAX_CONNECTIONS=$((OPEN_POOL + 100 > 300 ? OPEN_POOL + 100 : 300))
 export DBENV_MARIADB_MAX_CONNECTIONS=$((OPEN_POOL + 100 > 1000 ? OPEN_POOL + 100 : 1000))
@@ -107,6 +116,7 @@ OTHER_MAX=${OTHER_MAX:-10}
 RETRIES=${RETRIES:-1}
 SERVER_CPUS=${SERVER_CPUS:-}
 CLIENT_CPUS=${CLIENT_CPUS:-}
+SOAKER=${SOAKER:-$(dirname "$DBLOAD")/../bench/core_soaker}
 
 OUT_FILE=""
 KEEP=0
@@ -137,6 +147,12 @@ for v in SERVER_CPUS CLIENT_CPUS; do
   [[ -z ${!v} || ${!v} =~ ^[0-9]+([-,][0-9]+)*$ ]] || die "$v must be a CPU list such as 0 or 0-1 or 0,2, got '${!v}'"
 done
 ((DURATION >= 1 && DURATION <= 3600)) || die "DURATION must be 1..3600"
+[[ $RATE_ARRIVAL == poisson || $RATE_ARRIVAL == uniform ]] || die "RATE_ARRIVAL must be poisson or uniform, got '$RATE_ARRIVAL'"
+[[ $CORE_COST == 0 || $CORE_COST == 1 ]] || die "CORE_COST must be 0 or 1, got '$CORE_COST'"
+if ((CORE_COST)); then
+  [[ $CLIENT_CPUS =~ ^[0-9]+$ ]] || die "CORE_COST=1 needs CLIENT_CPUS to be one CPU (the spinner measures that CPU), got '$CLIENT_CPUS'"
+  [[ -x $SOAKER ]] || die "core_soaker not found at $SOAKER (build it with -DDBLOAD_BENCH=ON, or set SOAKER=...)"
+fi
 ((CO_STALL_AT + CO_STALL < CO_DURATION)) || die "the stall must end before CO_DURATION"
 for part in $PARTS; do
   [[ $part == closed || $part == connect || $part == pipeline || $part == rate || $part == co ]] || die "PARTS: unknown part '$part' (closed, connect, pipeline, rate, co)"
@@ -151,6 +167,7 @@ WORK=$(mktemp -d /tmp/compare_clients.XXXXXX)
 DBDIR=$(mktemp -d /tmp/dbenv.XXXXXX)
 BG_PIDS=()
 STOPPED_PIDS=()
+SOAK_NOW=0 # 1 while the fixed-rate test's clients run beside core_soaker (CORE_COST)
 
 cleanup() {
   local rc=$?
@@ -222,13 +239,34 @@ measure_once() {
   M_LOG=$WORK/$name.log
   M_FAILED=""
   M_LOAD=$(settle)
-  local b0 s0 b1 s1
-  b0=$(machine_busy_ticks)
-  s0=$(server_ticks "$service")
   local rc=0
   local pin=()
   [[ -z $CLIENT_CPUS ]] || pin=(taskset -c "$CLIENT_CPUS")
+  M_CORE_S=""
+  local alone_it alone_s soak_pid="" soak_cpu_s=0
+  # The spinner's pace alone on the CPU, then beside the client for the client's whole life.
+  if ((SOAK_NOW)); then
+    read -r alone_it alone_s _ < <(taskset -c "$CLIENT_CPUS" "$SOAKER" 2) || die "core_soaker failed"
+  fi
+  local b0 s0 b1 s1
+  b0=$(machine_busy_ticks)
+  s0=$(server_ticks "$service")
+  if ((SOAK_NOW)); then
+    taskset -c "$CLIENT_CPUS" "$SOAKER" >"$WORK/$name.soak" &
+    soak_pid=$!
+    BG_PIDS+=("$soak_pid")
+  fi
   run_bg_wait /usr/bin/time -o "$WORK/$name.time" -f "%e %U %S" "${pin[@]}" "$@" >"$M_LOG" 2>&1 || rc=$?
+  if [[ -n $soak_pid ]]; then
+    kill -TERM "$soak_pid"
+    wait "$soak_pid" || die "core_soaker failed"
+    forget_bg "$soak_pid"
+    local with_it with_s
+    read -r with_it with_s soak_cpu_s <"$WORK/$name.soak"
+    # Core seconds the client took: the spinner's time beside it less what its iterations
+    # would have taken alone.
+    M_CORE_S=$(awk -v wi="$with_it" -v ws="$with_s" -v ai="$alone_it" -v as="$alone_s" 'BEGIN { c = ws - wi * as / ai; printf "%.2f", c < 0 ? 0 : c }')
+  fi
   if ((rc != 0)); then
     # One client's failure (1,000 threads can starve an agent's reporting) is a row of its own;
     # the other clients are still measured.
@@ -244,8 +282,9 @@ measure_once() {
 
   M_CLIENT_S=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
   M_SERVER_S=$(awk -v d=$((s1 - s0)) -v t="$CLK_TCK" 'BEGIN { printf "%.2f", d / t }')
-  M_OTHER_PCT=$(awk -v b=$((b1 - b0)) -v t="$CLK_TCK" -v c="$M_CLIENT_S" -v sv="$M_SERVER_S" \
-    -v w="$wall" -v n="$NCPU" 'BEGIN { o = b / t - c - sv; if (o < 0) o = 0; printf "%.1f", 100 * o / (w * n) }')
+  # The spinner's own CPU (CORE_COST) is not another process's disturbance.
+  M_OTHER_PCT=$(awk -v b=$((b1 - b0)) -v t="$CLK_TCK" -v c="$M_CLIENT_S" -v sv="$M_SERVER_S" -v k="$soak_cpu_s" \
+    -v w="$wall" -v n="$NCPU" 'BEGIN { o = b / t - c - sv - k; if (o < 0) o = 0; printf "%.1f", 100 * o / (w * n) }')
 }
 
 # measure NAME SERVICE -- CMD...: a measurement, repeated (up to RETRIES times) when processes
@@ -272,7 +311,7 @@ measure() {
     note "$name attempt $attempt: load $M_LOAD, other processes ${M_OTHER_PCT}% of the machine"
     if [[ -z $best_other ]] || awk -v a="$M_OTHER_PCT" -v b="$best_other" 'BEGIN { exit !(a < b) }'; then
       best_other=$M_OTHER_PCT
-      B_LOAD=$M_LOAD B_CLIENT_S=$M_CLIENT_S B_SERVER_S=$M_SERVER_S B_OTHER_PCT=$M_OTHER_PCT B_LOG=$M_LOG B_JSON=$M_JSON
+      B_LOAD=$M_LOAD B_CLIENT_S=$M_CLIENT_S B_CORE_S=$M_CORE_S B_SERVER_S=$M_SERVER_S B_OTHER_PCT=$M_OTHER_PCT B_LOG=$M_LOG B_JSON=$M_JSON
     fi
     awk -v o="$M_OTHER_PCT" -v m="$OTHER_MAX" 'BEGIN { exit !(o <= m) }' && break
   done
@@ -280,7 +319,7 @@ measure() {
     M_FAILED=$B_FAILED M_LOG=$B_LOG M_LOAD=$B_LOAD M_JSON=""
     return
   fi
-  M_LOAD=$B_LOAD M_CLIENT_S=$B_CLIENT_S M_SERVER_S=$B_SERVER_S M_OTHER_PCT=$B_OTHER_PCT M_LOG=$B_LOG M_JSON=$B_JSON
+  M_LOAD=$B_LOAD M_CLIENT_S=$B_CLIENT_S M_CORE_S=$B_CORE_S M_SERVER_S=$B_SERVER_S M_OTHER_PCT=$B_OTHER_PCT M_LOG=$B_LOG M_JSON=$B_JSON
 }
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
@@ -343,15 +382,17 @@ MY_PLAN=$WORK/mariadb.yaml
 write_plan "$PG_PLAN" postgresql "$PG_PORT" "$PG_USER" "$PG_PASSWORD_FILE" "$PG_DATABASE" "{closed: {clients: 4}}" "$DURATION"
 # Open-loop copy for the fixed-rate runs (a --set cannot switch the load oneof).
 OPEN_PLAN=$WORK/pg-open.yaml
-write_plan "$OPEN_PLAN" postgresql "$PG_PORT" "$PG_USER" "$PG_PASSWORD_FILE" "$PG_DATABASE" "{open: {rate: $OPEN_RATE}}" "$DURATION"
+write_plan "$OPEN_PLAN" postgresql "$PG_PORT" "$PG_USER" "$PG_PASSWORD_FILE" "$PG_DATABASE" "{open: {rate: $OPEN_RATE, arrival: $RATE_ARRIVAL}}" "$DURATION"
 RATE_ROWS=()
+CORE_ROWS=()
+LATE_ROWS=() # how late each client started its queries in that test, as each reports it
 OPEN_JSONS=()
 OPEN_LOADS=()
 OPEN_CPU=()
 OPEN_ENGINES=()
 write_plan "$MY_PLAN" mysql "$MARIADB_PORT" "$MARIADB_USER" "$MARIADB_PASSWORD_FILE" "$MARIADB_DATABASE" "{closed: {clients: 4}}" "$DURATION"
 MY_OPEN_PLAN=$WORK/mariadb-open.yaml
-write_plan "$MY_OPEN_PLAN" mysql "$MARIADB_PORT" "$MARIADB_USER" "$MARIADB_PASSWORD_FILE" "$MARIADB_DATABASE" "{open: {rate: $OPEN_RATE}}" "$DURATION"
+write_plan "$MY_OPEN_PLAN" mysql "$MARIADB_PORT" "$MARIADB_USER" "$MARIADB_PASSWORD_FILE" "$MARIADB_DATABASE" "{open: {rate: $OPEN_RATE, arrival: $RATE_ARRIVAL}}" "$DURATION"
 
 # sysbench's oltp_read_only transaction as a pgbench script (sysbench's default range_size, 100;
 # uniform ids, as dbload and sysbench are told to draw them in this part), plain and pipelined.
@@ -416,6 +457,7 @@ add_row() {
   srv_us=$(per_query_us "$M_SERVER_S" "$q")
   local -n rows=$table
   rows+=("| $REP | ${key//|/ | } | $(fmt_int "$qps") | $q | $err | $M_CLIENT_S | **$cpu_us** | $srv_us | $M_LOAD | $M_OTHER_PCT |")
+  [[ -z $M_CORE_S ]] || CORE_ROWS+=("| $REP | ${key//|/ | } | $q | $M_CLIENT_S | $cpu_us | $M_CORE_S | **$(per_query_us "$M_CORE_S" "$q")** |")
   if [[ -z ${S_QPS[$key]:-} ]]; then SUMMARY_KEYS+=("$key"); fi
   S_QPS[$key]+="$qps "
   S_CPU[$key]+="$cpu_us "
@@ -448,6 +490,7 @@ rate_dbload() {
     OPEN_LOADS+=("$M_LOAD")
     OPEN_CPU+=("$M_CLIENT_S")
     OPEN_ENGINES+=("$label, $engine")
+    LATE_ROWS+=("| $REP | $label | dbload, $engine | schedule lag: mean $(jqf .schedule_lag.mean_ms "$M_JSON"), p99 $(jqf .schedule_lag.p99_ms "$M_JSON"), max $(jqf .schedule_lag.max_ms "$M_JSON") ms; with a free connection (dispatch lag) mean $(jqf .dispatch_lag.mean_ms "$M_JSON"), p99 $(jqf .dispatch_lag.p99_ms "$M_JSON") ms |")
   done
 }
 
@@ -513,11 +556,13 @@ for ((REP = 1; REP <= REPEATS; REP++)); do
   # Same fixed rate for every client (PostgreSQL): CPU per query when nobody runs flat out.
   want rate || continue
   note "fixed rate $OPEN_RATE/s, round $REP"
+  SOAK_NOW=$CORE_COST
   if [[ " $RATE_SERVERS " == *" postgres "* ]]; then
     rate_dbload postgres PostgreSQL "$OPEN_PLAN"
 
     measure "rate-pgbench-r$REP" postgres -- pgbench -n -S -M prepared -c "$OPEN_POOL" -j "$RATE_JOBS" -T "$DURATION" --rate="$OPEN_RATE" "${PGB_CONN[@]}"
     add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|pgbench --rate -j $RATE_JOBS" "$(pgbench_stats "$M_LOG")"
+    LATE_ROWS+=("| $REP | PostgreSQL | pgbench --rate -j $RATE_JOBS | $(grep -m1 'rate limit schedule lag' "$M_LOG" | sed 's/^ *//') |")
 
     measure "rate-sysbench-r$REP" postgres -- sysbench oltp_point_select "${SB_PG[@]}" --threads="$OPEN_POOL" --time="$DURATION" --rate="$OPEN_RATE" run
     add_row RATE_ROWS "PostgreSQL|$OPEN_POOL|sysbench --rate" "$(sysbench_stats "$M_LOG")"
@@ -528,6 +573,7 @@ for ((REP = 1; REP <= REPEATS; REP++)); do
     measure "rate-sysbench-my-r$REP" mariadb -- sysbench oltp_point_select "${SB_MY[@]}" --threads="$OPEN_POOL" --time="$DURATION" --rate="$OPEN_RATE" run
     add_row RATE_ROWS "MariaDB|$OPEN_POOL|sysbench --rate" "$(sysbench_stats "$M_LOG")"
   fi
+  SOAK_NOW=0
 done
 
 # ---------------------------------------------------------------------------------------------
@@ -663,6 +709,22 @@ fi
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${RATE_ROWS[@]}"
     echo
+    echo "dbload's arrivals: $RATE_ARRIVAL (load.open.arrival); pgbench --rate and sysbench --rate draw exponential gaps (Poisson arrivals)."
+    echo
+    echo "How late each client started its queries, as each reports it (sysbench --rate reports no lateness):"
+    echo
+    echo "| round | server | client | lateness |"
+    echo "|---|---|---|---|"
+    printf '%s\n' "${LATE_ROWS[@]}"
+    echo
+    if ((CORE_COST)); then
+      echo "What each client cost its core (CORE_COST=1): core_soaker spun at SCHED_IDLE on CPU $CLIENT_CPUS beside every client above; core s = the spinner's time beside the client less what its iterations took alone (its pace measured for 2 s before each client). Client CPU is the client's own user+sys time (/usr/bin/time), which leaves out the kernel's interrupts and wake-ups on its behalf; the client CPU figures above are from these same runs, beside the spinner."
+      echo
+      echo "| round | server | conns | client | queries | client CPU s | client CPU/query µs | core s | core/query µs |"
+      echo "|---|---|---|---|---|---|---|---|---|"
+      printf '%s\n' "${CORE_ROWS[@]}"
+      echo
+    fi
     echo "### Open-loop accuracy: dbload at ${OPEN_RATE}/s, ${OPEN_POOL} connections, ${DURATION} s (the dbload rows above)"
     echo
     echo "| run | server, engine | target/s | achieved/s | achieved % | within 1 % | measured s | executed | in 1st second | not started | schedule lag p99 ms | lag max ms | dispatch lag p99 ms | response p99 ms | service p99 ms | client CPU/query µs | load before |"
@@ -696,7 +758,7 @@ fi
   printf '%s\n' "${COMMANDS[@]}"
   echo '```'
   echo
-  echo "dbload plan for the closed-loop runs (pg.yaml; mariadb.yaml is the same with driver mysql and the MariaDB port; pg-open.yaml and pg-co.yaml have load: {open: {rate: R}} instead):"
+  echo "dbload plan for the closed-loop runs (pg.yaml; mariadb.yaml is the same with driver mysql and the MariaDB port; pg-open.yaml has load: {open: {rate: R, arrival: $RATE_ARRIVAL}} and pg-co.yaml load: {open: {rate: R}} instead):"
   echo
   echo '```yaml'
   cat "$PG_PLAN"
