@@ -242,15 +242,16 @@ measure_once() {
   local rc=0
   local pin=()
   [[ -z $CLIENT_CPUS ]] || pin=(taskset -c "$CLIENT_CPUS")
-  M_CORE_S=""
+  M_CORE_S="" M_IRQ=""
   local alone_it alone_s soak_pid="" soak_cpu_s=0
   # The spinner's pace alone on the CPU, then beside the client for the client's whole life.
   if ((SOAK_NOW)); then
     read -r alone_it alone_s _ < <(taskset -c "$CLIENT_CPUS" "$SOAKER" 2) || die "core_soaker failed"
   fi
-  local b0 s0 b1 s1
+  local b0 s0 b1 s1 i0="" i1
   b0=$(machine_busy_ticks)
   s0=$(server_ticks "$service")
+  [[ ! $CLIENT_CPUS =~ ^[0-9]+$ ]] || i0=$(cpu_interrupts "$CLIENT_CPUS")
   if ((SOAK_NOW)); then
     taskset -c "$CLIENT_CPUS" "$SOAKER" >"$WORK/$name.soak" &
     soak_pid=$!
@@ -277,6 +278,11 @@ measure_once() {
   fi
   b1=$(machine_busy_ticks)
   s1=$(server_ticks "$service")
+  M_IRQ=""
+  if [[ -n $i0 ]]; then
+    i1=$(cpu_interrupts "$CLIENT_CPUS")
+    M_IRQ=$(paste -d' ' <(tr ' ' '\n' <<<"$i0") <(tr ' ' '\n' <<<"$i1") | awk '{ printf "%s%d", (NR > 1 ? " " : ""), $2 - $1 }')
+  fi
   local wall u s
   read -r wall u s <"$WORK/$name.time"
 
@@ -311,7 +317,7 @@ measure() {
     note "$name attempt $attempt: load $M_LOAD, other processes ${M_OTHER_PCT}% of the machine"
     if [[ -z $best_other ]] || awk -v a="$M_OTHER_PCT" -v b="$best_other" 'BEGIN { exit !(a < b) }'; then
       best_other=$M_OTHER_PCT
-      B_LOAD=$M_LOAD B_CLIENT_S=$M_CLIENT_S B_CORE_S=$M_CORE_S B_SERVER_S=$M_SERVER_S B_OTHER_PCT=$M_OTHER_PCT B_LOG=$M_LOG B_JSON=$M_JSON
+      B_LOAD=$M_LOAD B_CLIENT_S=$M_CLIENT_S B_CORE_S=$M_CORE_S B_IRQ=$M_IRQ B_SERVER_S=$M_SERVER_S B_OTHER_PCT=$M_OTHER_PCT B_LOG=$M_LOG B_JSON=$M_JSON
     fi
     awk -v o="$M_OTHER_PCT" -v m="$OTHER_MAX" 'BEGIN { exit !(o <= m) }' && break
   done
@@ -319,7 +325,7 @@ measure() {
     M_FAILED=$B_FAILED M_LOG=$B_LOG M_LOAD=$B_LOAD M_JSON=""
     return
   fi
-  M_LOAD=$B_LOAD M_CLIENT_S=$B_CLIENT_S M_CORE_S=$B_CORE_S M_SERVER_S=$B_SERVER_S M_OTHER_PCT=$B_OTHER_PCT M_LOG=$B_LOG M_JSON=$B_JSON
+  M_LOAD=$B_LOAD M_CLIENT_S=$B_CLIENT_S M_CORE_S=$B_CORE_S M_IRQ=$B_IRQ M_SERVER_S=$B_SERVER_S M_OTHER_PCT=$B_OTHER_PCT M_LOG=$B_LOG M_JSON=$B_JSON
 }
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
@@ -385,6 +391,7 @@ OPEN_PLAN=$WORK/pg-open.yaml
 write_plan "$OPEN_PLAN" postgresql "$PG_PORT" "$PG_USER" "$PG_PASSWORD_FILE" "$PG_DATABASE" "{open: {rate: $OPEN_RATE, arrival: $RATE_ARRIVAL}}" "$DURATION"
 RATE_ROWS=()
 CORE_ROWS=()
+IRQ_ROWS=() # interrupts on the client's CPU per query in that test (CLIENT_CPUS one CPU)
 LATE_ROWS=() # how late each client started its queries in that test, as each reports it
 OPEN_JSONS=()
 OPEN_LOADS=()
@@ -457,6 +464,11 @@ add_row() {
   srv_us=$(per_query_us "$M_SERVER_S" "$q")
   local -n rows=$table
   rows+=("| $REP | ${key//|/ | } | $(fmt_int "$qps") | $q | $err | $M_CLIENT_S | **$cpu_us** | $srv_us | $M_LOAD | $M_OTHER_PCT |")
+  if [[ -n $M_IRQ && $table == RATE_ROWS ]]; then
+    local loc cal res
+    read -r loc cal res <<<"$M_IRQ"
+    IRQ_ROWS+=("| $REP | ${key//|/ | } | $q | $(awk -v n="$loc" -v q="$q" 'BEGIN { printf "%.2f", n / q }') | $(awk -v n="$cal" -v q="$q" 'BEGIN { printf "%.2f", n / q }') | $(awk -v n="$res" -v q="$q" 'BEGIN { printf "%.2f", n / q }') |")
+  fi
   [[ -z $M_CORE_S ]] || CORE_ROWS+=("| $REP | ${key//|/ | } | $q | $M_CLIENT_S | $cpu_us | $M_CORE_S | **$(per_query_us "$M_CORE_S" "$q")** |")
   if [[ -z ${S_QPS[$key]:-} ]]; then SUMMARY_KEYS+=("$key"); fi
   S_QPS[$key]+="$qps "
@@ -717,6 +729,14 @@ fi
     echo "|---|---|---|---|"
     printf '%s\n' "${LATE_ROWS[@]}"
     echo
+    if ((${#IRQ_ROWS[@]})); then
+      echo "Interrupts the client's CPU ($CLIENT_CPUS) took during each client's run, per query (/proc/interrupts): local timer (a timer that ended a sleep, or the tick), function-call IPIs (mostly wake-ups sent from the server's CPU), rescheduling IPIs:"
+      echo
+      echo "| round | server | conns | client | queries | timer/query | function-call IPIs/query | rescheduling IPIs/query |"
+      echo "|---|---|---|---|---|---|---|---|"
+      printf '%s\n' "${IRQ_ROWS[@]}"
+      echo
+    fi
     if ((CORE_COST)); then
       echo "What each client cost its core (CORE_COST=1): core_soaker spun at SCHED_IDLE on CPU $CLIENT_CPUS beside every client above; core s = the spinner's time beside the client less what its iterations took alone (its pace measured for 2 s before each client). Client CPU is the client's own user+sys time (/usr/bin/time), which leaves out the kernel's interrupts and wake-ups on its behalf; the client CPU figures above are from these same runs, beside the spinner."
       echo

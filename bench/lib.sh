@@ -9,6 +9,13 @@ die() {
   exit 1
 }
 load1() { cut -d' ' -f1 /proc/loadavg; }
+# Interrupts CPU N has taken (/proc/interrupts): "LOC CAL RES" — local timer, function-call IPIs
+# (a wake-up sent from another CPU), rescheduling IPIs.
+cpu_interrupts() {
+  awk -v cpu="CPU$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == cpu) col = i + 1; next }
+    $1 == "LOC:" { l = $col } $1 == "CAL:" { c = $col } $1 == "RES:" { r = $col }
+    END { print l + 0, c + 0, r + 0 }' /proc/interrupts
+}
 utc() { date -u +%H:%M:%S; }
 
 # A command line as it could be typed again: arguments quoted where needed, and every string of
