@@ -30,11 +30,9 @@ DURATION=${DURATION:-60}
 CONNECT_TIMEOUT=${CONNECT_TIMEOUT:-120s}
 OUT=""
 
-die() {
-  echo "hold_connections: $*" >&2
-  exit 1
-}
-note() { echo "hold_connections: $*" >&2; }
+BENCH_NAME=hold_connections
+# shellcheck source=bench/lib.sh
+source "$HERE/lib.sh"
 
 while getopts "o:" opt; do
   case $opt in

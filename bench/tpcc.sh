@@ -45,11 +45,9 @@ ALONE_CLIENTS=${ALONE_CLIENTS:-4}
 ALONE_DURATION=${ALONE_DURATION:-10}
 OUT=""
 
-die() {
-  echo "tpcc: $*" >&2
-  exit 1
-}
-note() { echo "tpcc: $*" >&2; }
+BENCH_NAME=tpcc
+# shellcheck source=bench/lib.sh
+source "$HERE/lib.sh"
 
 while getopts "o:" opt; do
   case $opt in
