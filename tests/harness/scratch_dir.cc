@@ -30,6 +30,9 @@ ScratchDir::~ScratchDir() {
 
 std::string ScratchDir::Write(const std::string& name, const std::string& content) const {
   const std::string path = path_ + "/" + name;
+  std::error_code made;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), made);
+  EXPECT_FALSE(made) << "cannot make the directories of " << path << ": " << made.message();
   std::ofstream out(path, std::ios::trunc);
   out << content;
   out.close();

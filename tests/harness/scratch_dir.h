@@ -16,7 +16,8 @@ class ScratchDir {
   ScratchDir& operator=(const ScratchDir&) = delete;
 
   const std::string& path() const { return path_; }
-  // Writes `content` to PATH/NAME (replacing it) and returns that path.
+  // Writes `content` to PATH/NAME (replacing it; NAME may name subdirectories, which are made)
+  // and returns that path.
   std::string Write(const std::string& name, const std::string& content) const;
 
  private:

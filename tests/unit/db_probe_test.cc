@@ -13,10 +13,12 @@
 #include <condition_variable>
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <mutex>
+#include <string>
 #include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "tests/harness/scratch_dir.h"
 
 namespace dbload {
 namespace {
@@ -122,27 +124,21 @@ TEST(ParseProcStatTest, CountsFieldsAfterTheCommandName) {
   EXPECT_FALSE(ParseProcStat("1 (x) S 1 2").ok());
 }
 
+// A /proc of made-up processes.
 class FakeProc {
  public:
-  FakeProc() {
-    char pattern[] = "/tmp/dbload-proc.XXXXXX";
-    root_ = mkdtemp(pattern);
-  }
-  ~FakeProc() { std::filesystem::remove_all(root_); }
   void Add(int pid, int ppid, int own_ticks, int children_ticks, int pss_kb) {
-    const std::string dir = root_ + "/" + std::to_string(pid);
-    std::filesystem::create_directories(dir);
-    std::ofstream(dir + "/stat") << pid << " (postgres) S " << ppid
-                                 << " 1 1 0 -1 0 0 0 0 0 " << own_ticks << " 0 "
-                                 << children_ticks << " 0 20 0 1 0\n";
-    std::ofstream(dir + "/smaps_rollup")
-        << "00400000-ffffffff ---p 00000000 00:00 0 [rollup]\nRss: 99999 kB\nPss: " << pss_kb
-        << " kB\n";
+    const std::string dir = std::to_string(pid);
+    dir_.Write(dir + "/stat", absl::StrCat(pid, " (postgres) S ", ppid, " 1 1 0 -1 0 0 0 0 0 ",
+                                           own_ticks, " 0 ", children_ticks, " 0 20 0 1 0\n"));
+    dir_.Write(dir + "/smaps_rollup",
+               absl::StrCat("00400000-ffffffff ---p 00000000 00:00 0 [rollup]\nRss: 99999 kB\nPss: ",
+                            pss_kb, " kB\n"));
   }
-  const std::string& root() const { return root_; }
+  const std::string& root() const { return dir_.path(); }
 
  private:
-  std::string root_;
+  testing::ScratchDir dir_{"dbload-proc"};
 };
 
 TEST(ProcessProbeSourceTest, SumsTheServerAndItsChildrenOnly) {
