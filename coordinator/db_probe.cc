@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/background_thread.h"
 #include "base/thread_name.h"
 #include "db/probe_sql.h"
 
@@ -438,6 +439,7 @@ DatabaseProbe::DatabaseProbe(Clock& clock, Opener opener, Options options)
   if (options_.interval <= 0) options_.interval = kSecond;
   thread_ = std::thread([this] {
     NameThisThread("dbload-probe");
+    MakeThisThreadBackground();
     Loop();
   });
 }

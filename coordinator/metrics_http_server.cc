@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/background_thread.h"
 #include "base/thread_name.h"
 
 namespace dbload {
@@ -129,6 +130,7 @@ MetricsHttpServer::MetricsHttpServer(int listen_fd, int wake_fd_read, int wake_f
       options_(options) {
   thread_ = std::thread([this] {
     NameThisThread("dbload-metrics");
+    MakeThisThreadBackground();
     Loop();
   });
 }

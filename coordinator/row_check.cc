@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/background_thread.h"
 #include "base/thread_name.h"
 #include "coordinator/row_changes.h"
 
@@ -44,6 +45,7 @@ struct RowCheck::Counting {
     if (thread.joinable()) thread.join();  // the previous count is in: it only has to return
     thread = std::thread([this, result] {
       NameThisThread("dbload-rowcheck");
+      MakeThisThreadBackground();
       Reading reading{Counts(), std::vector<std::string>()};
       if (!tables.empty()) reading.counts = counter(tables);
       if (!invariants.empty()) {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/background_thread.h"
 #include "base/thread_name.h"
 #include "proto/run_outcome.h"
 
@@ -15,6 +16,7 @@ RunSaver::RunSaver(Write write, Log log) : write_(std::move(write)), log_(std::m
   if (enabled()) {
     writer_ = std::thread([this] {
       NameThisThread("dbload-saver");
+      MakeThisThreadBackground();
       WriterMain();
     });
   }
