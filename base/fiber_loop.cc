@@ -5,6 +5,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -195,11 +196,14 @@ FiberLoop::FiberLoop(Clock& clock, size_t stack_bytes)
     : clock_(clock), simulated_(dynamic_cast<SimulatedClock*>(&clock)), stack_bytes_(stack_bytes) {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (epoll_fd_ < 0 || event_fd_ < 0) Die("dbload: event loop");
+  timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (epoll_fd_ < 0 || event_fd_ < 0 || timer_fd_ < 0) Die("dbload: event loop");
   epoll_event event{};
   event.events = EPOLLIN;
   event.data.ptr = nullptr;
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &event) != 0) Die("dbload: event loop");
+  event.data.ptr = &timer_fd_;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, timer_fd_, &event) != 0) Die("dbload: event loop");
   // Attached before the thread exists, so that a simulated clock cannot move on without it.
   clock_.AttachThread();
   thread_ = std::thread([this] {
@@ -211,6 +215,7 @@ FiberLoop::FiberLoop(Clock& clock, size_t stack_bytes)
 FiberLoop::~FiberLoop() {
   Finish();
   close(event_fd_);
+  close(timer_fd_);
   close(epoll_fd_);
 }
 
@@ -281,7 +286,7 @@ void FiberLoop::Run() {
   for (;;) {
     TakePosted();
     FireTimers(clock_.Now(), interrupt_sleeps_.exchange(false));
-    if (socket_waiters_ > 0 && !sockets_seen) PollSockets(0);
+    if (socket_waiters_ > 0 && !sockets_seen) PollSockets(/*block=*/false);
     sockets_seen = false;
     if (ready_.empty()) {
       bool done = false;
@@ -328,12 +333,16 @@ void FiberLoop::FireTimers(Nanos now, bool all) {
   }
 }
 
-void FiberLoop::PollSockets(Nanos timeout) {
+void FiberLoop::PollSockets(bool block) {
   epoll_event events[kEventsPerPoll];
-  const timespec wait{.tv_sec = timeout / kSecond, .tv_nsec = timeout % kSecond};
-  const int count =
-      epoll_pwait2(epoll_fd_, events, kEventsPerPoll, timeout < 0 ? nullptr : &wait, nullptr);
+  const int count = epoll_wait(epoll_fd_, events, kEventsPerPoll, block ? -1 : 0);
   for (int i = 0; i < count; ++i) {
+    if (events[i].data.ptr == &timer_fd_) {
+      uint64_t expirations = 0;
+      (void)!read(timer_fd_, &expirations, sizeof(expirations));
+      timer_armed_for_ = -1;
+      continue;
+    }
     auto* watch = static_cast<SocketWatch*>(events[i].data.ptr);
     if (watch == nullptr) {
       uint64_t value = 0;
@@ -351,7 +360,7 @@ bool FiberLoop::Idle(Nanos now) {
     // fiber waits on one, else at the clock alone (a system call per look would cost more than
     // the wait).
     if (timers_.empty()) {
-      PollSockets(-1);
+      PollSockets(/*block=*/true);
       return true;
     }
     const Nanos until_timer = timers_.top().deadline - now;
@@ -360,7 +369,24 @@ bool FiberLoop::Idle(Nanos now) {
       }
       return false;
     }
-    PollSockets(std::max<Nanos>(0, until_timer - kSpinBelow));
+    const Nanos wake_at = timers_.top().deadline - kSpinBelow;
+    if (wake_at <= now) {
+      PollSockets(/*block=*/false);
+      return true;
+    }
+    // The wake-up for the next timer is a timerfd that stays armed across the waits sockets
+    // end first. A wait with a timeout arms a kernel timer and cancels it when a socket ends
+    // the wait, which nearly every wait for an answer does; on a virtual machine each costs
+    // the hypervisor's timer: the timerfd cut the loop's CPU per query from 41.5–42.5 to
+    // 35.4–35.7 µs (PostgreSQL, 128 connections, 10,000/s: bench/RESULTS.md 31f).
+    if (timer_armed_for_ != wake_at) {
+      const Nanos in = wake_at - now;
+      const itimerspec when{.it_interval = {},
+                            .it_value = {.tv_sec = in / kSecond, .tv_nsec = in % kSecond}};
+      if (timerfd_settime(timer_fd_, 0, &when, nullptr) != 0) Die("dbload: event loop timer");
+      timer_armed_for_ = wake_at;
+    }
+    PollSockets(/*block=*/true);
     return true;
   }
   // Simulated time moves only while every attached thread sleeps on the clock: this one
@@ -368,7 +394,7 @@ bool FiberLoop::Idle(Nanos now) {
   // With no fiber at all it has nothing to wait for and holds nothing, as threads that ended.
   if (timers_.empty() && live_fibers_ == 0) {
     clock_.DetachThread();
-    PollSockets(-1);
+    PollSockets(/*block=*/true);
     clock_.AttachThread();
     return true;
   }

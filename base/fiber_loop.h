@@ -68,9 +68,9 @@ class FiberLoop {
   void Run();
   void TakePosted();
   void FireTimers(Nanos now, bool all);
-  // Moves fibers whose sockets are ready (or the wake-up event) along, waiting at most
-  // `timeout` (0: just looks).
-  void PollSockets(Nanos timeout);
+  // Moves fibers whose sockets are ready along (and takes the wake-ups: another thread's post,
+  // the timer), waiting for one when `block`, else just looking.
+  void PollSockets(bool block);
   // Waits for something to do; returns whether it looked at the sockets.
   bool Idle(Nanos now);
   void Resume(Fiber* fiber);
@@ -85,6 +85,8 @@ class FiberLoop {
   const size_t stack_bytes_;
   int epoll_fd_ = -1;
   int event_fd_ = -1;  // in epoll_fd_: another thread posted work
+  int timer_fd_ = -1;  // in epoll_fd_: the wake-up for the next timer (real clock)
+  Nanos timer_armed_for_ = -1;  // the time timer_fd_ will wake the loop at; -1: none pending
   std::thread thread_;
 
   std::mutex posted_mu_;

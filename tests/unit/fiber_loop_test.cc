@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -160,6 +161,44 @@ TEST(FiberLoopTest, ATimedSocketWaitEndsAtItsTimeOrAtItsEventWhicheverComesFirst
   EXPECT_TRUE(writable) << "an open socket with an empty send buffer is writable";
   EXPECT_TRUE(slept_whole) << "a stale timer woke the sleep";
   EXPECT_GE(slept_for, 100 * kMillisecond);
+  for (int fd : sockets) close(fd);
+}
+
+// On the real clock the loop's next wake-up is a timer armed once and kept across the waits that
+// sockets or other threads end: a sleep must still end on time after such a wake-up, and a sleep
+// that starts later but ends sooner than the armed wake-up must move it.
+TEST(FiberLoopTest, ASleepEndsOnTimeAfterOtherWakeUpsAndAnEarlierOneMovesTheWakeUp) {
+  SteadyClock clock;
+  int sockets[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sockets), 0);
+  const Nanos start = clock.Now();
+  Nanos sleeper_woke = 0, early_woke = 0, read_at = 0;
+  {
+    FiberLoop loop(clock);
+    loop.Spawn([&] {
+      SocketWatch watch(sockets[0]);
+      watch.WaitReadable();  // no timer of its own
+      read_at = clock.Now() - start;
+    });
+    loop.Spawn([&] {
+      FiberSleepUntil(start + 150 * kMillisecond);
+      sleeper_woke = clock.Now() - start;
+    });
+    // The loop now waits with its wake-up armed for 150 ms. A sleep of 20 ms from 10 ms on:
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    loop.Spawn([&] {
+      FiberSleepUntil(clock.Now() + 20 * kMillisecond);
+      early_woke = clock.Now() - start;
+    });
+    // And a socket's wake-up at 130 ms, after which nothing but the timer wakes the loop.
+    std::this_thread::sleep_for(std::chrono::milliseconds(120));
+    EXPECT_EQ(write(sockets[1], "x", 1), 1);
+  }
+  EXPECT_GE(early_woke, 30 * kMillisecond);
+  EXPECT_LT(early_woke, 120 * kMillisecond) << "the later, shorter sleep moved the wake-up";
+  EXPECT_GE(read_at, 130 * kMillisecond);
+  EXPECT_GE(sleeper_woke, 150 * kMillisecond);
+  EXPECT_LT(sleeper_woke, 300 * kMillisecond) << "the socket's wake-up left the timer armed";
   for (int fd : sockets) close(fd);
 }
 
