@@ -278,7 +278,6 @@ measure_once() {
   fi
   b1=$(machine_busy_ticks)
   s1=$(server_ticks "$service")
-  M_IRQ=""
   if [[ -n $i0 ]]; then
     i1=$(cpu_interrupts "$CLIENT_CPUS")
     M_IRQ=$(paste -d' ' <(tr ' ' '\n' <<<"$i0") <(tr ' ' '\n' <<<"$i1") | awk '{ printf "%s%d", (NR > 1 ? " " : ""), $2 - $1 }')
