@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   const auto seconds_of = [](const timeval& t) {
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
   };
-  std::printf("%llu %.6f %.6f\n", iterations, spun, seconds_of(own.ru_utime) + seconds_of(own.ru_stime));
+  std::printf("%llu %.6f %.6f\n", iterations, spun,
+              seconds_of(own.ru_utime) + seconds_of(own.ru_stime));
   return 0;
 }

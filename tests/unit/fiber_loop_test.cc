@@ -172,7 +172,7 @@ TEST(FiberLoopTest, ASleepEndsOnTimeAfterOtherWakeUpsAndAnEarlierOneMovesTheWake
   int sockets[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sockets), 0);
   const Nanos start = clock.Now();
-  Nanos sleeper_woke = 0, early_woke = 0, read_at = 0;
+  Nanos sleeper_woke = 0, early_woke = 0, read_at = 0, spawned_at = 0, written_at = 0;
   {
     FiberLoop loop(clock);
     loop.Spawn([&] {
@@ -186,17 +186,24 @@ TEST(FiberLoopTest, ASleepEndsOnTimeAfterOtherWakeUpsAndAnEarlierOneMovesTheWake
     });
     // The loop now waits with its wake-up armed for 150 ms. A sleep of 20 ms from 10 ms on:
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    spawned_at = clock.Now() - start;
     loop.Spawn([&] {
       FiberSleepUntil(clock.Now() + 20 * kMillisecond);
       early_woke = clock.Now() - start;
     });
     // And a socket's wake-up at 130 ms, after which nothing but the timer wakes the loop.
     std::this_thread::sleep_for(std::chrono::milliseconds(120));
+    written_at = clock.Now() - start;
     EXPECT_EQ(write(sockets[1], "x", 1), 1);
   }
-  EXPECT_GE(early_woke, 30 * kMillisecond);
-  EXPECT_LT(early_woke, 120 * kMillisecond) << "the later, shorter sleep moved the wake-up";
-  EXPECT_GE(read_at, 130 * kMillisecond);
+  // The checks below hold whenever this thread's sleeps placed the spawn and the write before
+  // the armed wake-up; they are measured, not assumed.
+  ASSERT_LT(spawned_at + 80 * kMillisecond, 150 * kMillisecond) << "the spawn came too late";
+  ASSERT_LT(written_at, 150 * kMillisecond) << "the write came after the sleeper's time";
+  EXPECT_GE(early_woke, spawned_at + 20 * kMillisecond);
+  EXPECT_LT(early_woke, spawned_at + 80 * kMillisecond)
+      << "the later, shorter sleep moved the wake-up";
+  EXPECT_GE(read_at, written_at);
   EXPECT_GE(sleeper_woke, 150 * kMillisecond);
   EXPECT_LT(sleeper_woke, 300 * kMillisecond) << "the socket's wake-up left the timer armed";
   for (int fd : sockets) close(fd);
