@@ -127,6 +127,9 @@ class LoadRunner {
   // Once every worker is in (connected or failed), the gate holds simulated time until it opens
   // (see WaitAtGate). Under gate_mu_.
   void HoldTimeOnceAllAreIn();
+  // A worker out of its load loop; unless `wait_for_the_rest`, returns at once, else when no
+  // worker is in its load loop any more (its session is closed after, see load_runner.cc).
+  void LeaveLoad(bool wait_for_the_rest);
   // Connects and prepares the scenario's statements, taking a turn (Options::connects_at_once);
   // the error says whether the target or the workload's SQL failed.
   absl::Status OpenSession(Worker& worker, std::unique_ptr<db::Session>& session);
@@ -197,6 +200,13 @@ class LoadRunner {
   absl::Status first_connect_error_;
   bool gate_open_ = false;
   std::vector<Fiber*> gate_fibers_;  // workers on fibers waiting for the gate (or a stop)
+  // Workers past the gate and not yet out of their load loop, and how many times that number
+  // fell to zero; those waiting for it to (LeaveLoad): threads (detached from a simulated
+  // clock) and fibers.
+  int loading_ = 0;
+  uint64_t load_ends_ = 0;
+  int threads_closing_ = 0;
+  std::vector<Fiber*> closing_fibers_;
 
   mutable std::mutex workers_mu_;
   std::vector<std::unique_ptr<Worker>> workers_;

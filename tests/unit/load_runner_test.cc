@@ -1,8 +1,11 @@
 #include "agent/load_runner.h"
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "db/noop_driver.h"
 #include "gmock/gmock.h"
@@ -144,6 +147,51 @@ class SlowCloseDriver final : public db::Driver {
   };
   Clock& clock_;
   Nanos latency_, close_time_;
+};
+
+// Queries take `slow` on the first session connected and `fast` on the others. It notes when each
+// session was closed and when the last answer came.
+class TeardownWatchingDriver final : public db::Driver {
+ public:
+  TeardownWatchingDriver(Clock& clock, Nanos slow, Nanos fast)
+      : clock_(clock), slow_(slow), fast_(fast) {}
+  db::Dialect dialect() const override { return db::Dialect::kNoop; }
+  db::Capabilities capabilities() const override { return {}; }
+  absl::StatusOr<std::unique_ptr<db::Session>> Connect() override {
+    return std::make_unique<Session>(*this, connects_++ == 0 ? slow_ : fast_);
+  }
+  std::vector<Nanos> closes() const {
+    std::lock_guard lock(mu_);
+    return closes_;
+  }
+  Nanos last_answer() const {
+    std::lock_guard lock(mu_);
+    return last_answer_;
+  }
+
+ private:
+  struct Session final : StubSession {
+    Session(TeardownWatchingDriver& d, Nanos latency) : d(d), latency(latency) {}
+    ~Session() override {
+      std::lock_guard lock(d.mu_);
+      d.closes_.push_back(d.clock_.Now());
+    }
+    db::ExecOutcome Execute(int, std::span<const db::Value>, bool) override {
+      const Nanos answer = d.clock_.Now() + latency;
+      d.clock_.SleepUntil(answer);
+      std::lock_guard lock(d.mu_);
+      d.last_answer_ = std::max(d.last_answer_, answer);
+      return {.rows = 1};
+    }
+    TeardownWatchingDriver& d;
+    const Nanos latency;
+  };
+  Clock& clock_;
+  const Nanos slow_, fast_;
+  std::atomic<int> connects_{0};
+  mutable std::mutex mu_;
+  std::vector<Nanos> closes_;
+  Nanos last_answer_ = 0;
 };
 
 // Every query takes `latency`; every reconnect takes `connect_time`, and every
@@ -549,6 +597,42 @@ TEST_P(LoadRunnerTest, FinishedAtIsTheLastTransactionsEndNotTheSessionTeardown) 
   runner.Wait();
   EXPECT_EQ(DrainAll().Executed(), 2'000u);
   EXPECT_EQ(runner.FinishedAt(), start + kSecond);  // not start + 6 s
+}
+
+// A server ends a backend per closed connection: closed while other transactions still ran, the
+// sessions would slow those down and lengthen the run.
+TEST_P(LoadRunnerTest, AtTheEndSessionsCloseOnceTheLastTransactionHasEnded) {
+  TeardownWatchingDriver driver(clock_, 300 * kMillisecond, kMillisecond);
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
+  ASSERT_TRUE(runner.Connect(3).ok());
+  const Nanos start = clock_.Now();
+  runner.StartClosedLoop(0, start + kSecond);
+  runner.Wait();
+  // The slow session's last transaction starts at 0.9 s and ends at 1.2 s; the two others' last
+  // ones end at 1 s.
+  const Nanos last = start + 1200 * kMillisecond;
+  EXPECT_EQ(driver.last_answer(), last);
+  EXPECT_EQ(runner.FinishedAt(), last);
+  EXPECT_THAT(driver.closes(), testing::ElementsAre(last, last, last));
+}
+
+TEST_P(LoadRunnerTest, AClientRemovedWhileTheRunGoesOnClosesItsSessionAtOnce) {
+  TeardownWatchingDriver driver(clock_, kMillisecond, kMillisecond);
+  LoadRunner runner(driver, scenario_, recorder_, clock_, Engine());
+  ClockThread control(clock_);
+  const Nanos start = clock_.Now();
+  ASSERT_TRUE(runner.Connect(3).ok());
+  runner.StartClosedLoop(0, start + 2 * kSecond);
+  clock_.SleepUntil(start + kSecond + 250 * kMicrosecond);
+  ASSERT_TRUE(runner.SetClients(1).ok());
+  clock_.SleepUntil(start + kSecond + 500 * kMicrosecond + kMillisecond);
+  // Each retired client ends the transaction it is in (started at 1 s), then closes.
+  const Nanos retired = start + kSecond + kMillisecond;
+  EXPECT_THAT(driver.closes(), testing::ElementsAre(retired, retired));
+  clock_.DetachThread();
+  runner.Wait();
+  clock_.AttachThread();  // balance the ClockThread guard
+  EXPECT_THAT(driver.closes(), testing::ElementsAre(retired, retired, start + 2 * kSecond));
 }
 
 TEST_P(LoadRunnerTest, ThinkTimeSpacesTransactionsAndIsNotLatency) {
