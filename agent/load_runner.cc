@@ -289,18 +289,18 @@ void LoadRunner::WorkerMain(Worker& worker) {
       RunClosedLoop(worker, *session, *scenario_worker);
     }
   }
-  // Stamped before the session is closed: the run's measured duration should not include
-  // connection teardown.
+  // Stamped, and the worker counted out of the load, before the session is closed: the run's
+  // measured duration should not include connection teardown (10,000 sessions take seconds).
   const Nanos now = clock_.Now();
   if (worker.time != nullptr) worker.time->Enter(ConnectionState::kGone, now);
   for (Nanos seen = finished_at_.load(); seen < now && !finished_at_.compare_exchange_weak(seen, now);) {
   }
-  if (proceed) LeaveLoad(/*wait_for_the_rest=*/!worker.retired.load());
   if (session != nullptr) recorder_.RecordSessionWork(*session, worker.session_work);
+  --live_workers_;
+  if (proceed) LeaveLoad(/*wait_for_the_rest=*/!worker.retired.load());
   session.reset();
   driver_.ThreadEnd();
   worker.exited = true;
-  --live_workers_;
   if (options_.event_loops == 0) clock_.DetachThread();  // see StartWorkers
 }
 

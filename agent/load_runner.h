@@ -96,9 +96,10 @@ class LoadRunner {
   uint64_t Completed() const { return completed_.load(std::memory_order_relaxed); }
   void SetDeadline(Nanos deadline);
   void Stop();
-  // Joins the workers. Afterwards not_started() is final.
+  // Joins the workers, once their sessions are closed. Afterwards not_started() is final.
   void Wait();
-  // True once every worker has exited (deadline, budget, Stop or a fatal error).
+  // True once every worker has left its load (deadline, budget, Stop or a fatal error), its last
+  // transaction ended and recorded; the sessions may still be closing (Wait).
   bool Finished() const { return live_workers_.load() == 0; }
 
   // When the last worker left (its last transaction ended); valid once Finished().
@@ -176,7 +177,7 @@ class LoadRunner {
   std::atomic<uint64_t> start_limit_{UINT64_MAX};
   std::atomic<bool> pause_at_limit_{false};
   std::atomic<uint64_t> completed_{0};
-  std::atomic<int> live_workers_{0};
+  std::atomic<int> live_workers_{0};  // started and not yet out of their load (Finished)
   std::atomic<Nanos> finished_at_{0};
 
   // Open loop: the shared arrival schedule.

@@ -146,6 +146,7 @@ min_available=$(awk 'NR == 1 || $2 < m { m = $2 } END { print m }' "$WORK/availa
 if [[ -f $WORK/report.json ]]; then
   read -r executed errors not_started rate <<<"$(jq -r '"\(.executed // 0) \(.errors // 0) \(.not_started // 0) \(.actual_rate)"' "$WORK/report.json")"
   verdict=$(jq -r '.commit_reconciliation.verdict // "–"' "$WORK/report.json")
+  timeline=$(jq -r '"Measured \(.total_duration_s) s; executed per second: \([.intervals[] | .executed // 0] | join(" ")); schedule lag p99 \(.schedule_lag.p99_ms) ms, dispatch lag p99 \(.dispatch_lag.p99_ms) ms; service time p99 \(.service_time.p99_ms) ms, p99.9 \(.service_time.p999_ms) ms."' "$WORK/report.json")
 else
   executed="–" errors="–" not_started="–" rate="–" verdict="–"
 fi
@@ -158,6 +159,7 @@ fi
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   echo "| $rc | $executed | $errors | $not_started | $rate | $verdict | $rss_kb kB | $user_s + $sys_s s | $wall | $HAPROXY_RSS | $(<"$WORK/available-before") / $min_available MB | ${OVERFLOWS:-0} |"
   echo
+  [[ -z ${timeline:-} ]] || { echo "$timeline"; echo; }
   echo "The run's last lines:"
   echo
   echo '```'
