@@ -253,7 +253,7 @@ class SlowCloseDriver final : public db::Driver {
 };
 
 // 10,000 sessions took PostgreSQL 7 s to close, and the run's duration and its empty intervals
-// counted them (bench/RESULTS.md 32c).
+// counted them (bench/RESULTS.md 32b).
 TEST_F(RunExecutorTest, ClosingTheSessionsIsNotPartOfTheRun) {
   SlowCloseDriver driver(clock_);
   auto workload = MakeWorkload("oltp", {});
