@@ -273,6 +273,9 @@ class AgentLink::Impl {
         case v1::CoordinatorMessage::kStop:
           OnStopLoad(message.stop());
           break;
+        case v1::CoordinatorMessage::kCloseSessions:
+          OnCloseSessions(message.close_sessions());
+          break;
         case v1::CoordinatorMessage::kHeartbeat:
           break;
         case v1::CoordinatorMessage::KIND_NOT_SET:
@@ -329,6 +332,12 @@ class AgentLink::Impl {
       return;
     }
     run_->control.Stop(stop.reason().empty() ? "by the coordinator" : stop.reason());
+  }
+
+  void OnCloseSessions(const v1::CloseSessions& close) {
+    std::lock_guard lock(run_mu_);
+    if (run_ == nullptr || run_->finished || run_->run_id != close.run_id()) return;
+    run_->control.CloseSessions();
   }
 
   // Answers an assignment that will not run with the only report it gets: a final one.

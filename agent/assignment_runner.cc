@@ -101,6 +101,13 @@ void AssignmentRunner::Run(ActiveRun& run) {
     };
     // Shutdown() ends the run as "interrupted"; the coordinator's StopLoad and the dead-man
     // timer come through the control mailbox as "stopped: …".
+    // Its connections stay open until every agent's load is over (the coordinator's
+    // CloseSessions), so that closing them does not slow the others' last transactions.
+    hooks.on_load_over = [&] {
+      v1::AgentMessage message;
+      message.mutable_load_over()->set_run_id(run.run_id);
+      run.connection->Send(std::move(message));
+    };
     hooks.interrupted = &shutdown_;
     hooks.control = &run.control;
     const absl::StatusOr<ExecutionResult> result =

@@ -60,7 +60,8 @@ LoadRunner::LoadRunner(db::Driver& driver, const Scenario& scenario, IntervalRec
       options_(options),
       statements_(scenario.Statements(driver.dialect())),
       ignored_errors_(scenario.ErrorsToIgnore(driver.dialect())),
-      retry_policies_(scenario.RetryPolicies()) {}
+      retry_policies_(scenario.RetryPolicies()),
+      sessions_held_(options.hold_sessions) {}
 
 LoadRunner::~LoadRunner() {
   Stop();
@@ -141,21 +142,15 @@ bool LoadRunner::WaitAtGate(std::unique_lock<std::mutex>& gate_lock) {
 // run still wait for their answers: 1,000 connections closed at once held PostgreSQL's core for
 // 0.7 s and put that in the service time of the transactions still in flight (bench/RESULTS.md
 // 32a). So at the run's end a worker keeps its session until no worker runs a transaction any
-// more. One retired by a smaller closed loop leaves at once: the run goes on without it.
+// more (and, with Options::hold_sessions, until ReleaseSessions: other agents' loads). One
+// retired by a smaller closed loop leaves at once: the run goes on without it.
 void LoadRunner::LeaveLoad(bool wait_for_the_rest) {
   std::unique_lock lock(gate_mu_);
-  if (--loading_ == 0) {
-    ++load_ends_;
-    // As ReleaseGate: simulated time stands still for each waiter until it runs.
-    for (; threads_closing_ > 0; --threads_closing_) clock_.AttachThread();
-    for (Fiber* fiber : closing_fibers_) WakeFiberHoldingTime(fiber);
-    closing_fibers_.clear();
-    gate_cv_.notify_all();
-    return;
-  }
-  if (!wait_for_the_rest) return;
-  // Transactions still running take time (simulated time included): the waiter lets it move.
+  --loading_;
   const uint64_t ends = load_ends_;
+  MaybeLetSessionsClose();
+  if (!wait_for_the_rest || load_ends_ != ends) return;
+  // Transactions still running take time (simulated time included): the waiter lets it move.
   if (!OnFiber()) {
     clock_.DetachThread();
     ++threads_closing_;
@@ -164,7 +159,23 @@ void LoadRunner::LeaveLoad(bool wait_for_the_rest) {
   }
   closing_fibers_.push_back(CurrentFiber());
   lock.unlock();
-  ParkCurrentFiber(WhileParked::kLetTimeMove);  // woken once, by the last to leave
+  ParkCurrentFiber(WhileParked::kLetTimeMove);  // woken once (MaybeLetSessionsClose)
+}
+
+void LoadRunner::MaybeLetSessionsClose() {
+  if (loading_ > 0 || sessions_held_) return;
+  ++load_ends_;
+  // As ReleaseGate: simulated time stands still for each waiter until it runs.
+  for (; threads_closing_ > 0; --threads_closing_) clock_.AttachThread();
+  for (Fiber* fiber : closing_fibers_) WakeFiberHoldingTime(fiber);
+  closing_fibers_.clear();
+  gate_cv_.notify_all();
+}
+
+void LoadRunner::ReleaseSessions() {
+  std::lock_guard lock(gate_mu_);
+  sessions_held_ = false;
+  MaybeLetSessionsClose();
 }
 
 void LoadRunner::HoldTimeOnceAllAreIn() {
@@ -588,6 +599,7 @@ void LoadRunner::Stop() {
 }
 
 void LoadRunner::Wait() {
+  ReleaseSessions();
   std::vector<std::thread> threads;
   {
     std::lock_guard lock(workers_mu_);

@@ -58,6 +58,9 @@ class LoadRunner {
     // … \endpipeline around it; Session::StartPipeline): its statements sent in one go and
     // answered at its end.
     bool pipeline = false;
+    // At the end, the sessions stay open once every worker has left the load, until
+    // ReleaseSessions (or Wait): the agent's owner lets other agents' loads end first.
+    bool hold_sessions = false;
   };
 
   LoadRunner(db::Driver& driver, const Scenario& scenario, IntervalRecorder& recorder,
@@ -96,7 +99,10 @@ class LoadRunner {
   uint64_t Completed() const { return completed_.load(std::memory_order_relaxed); }
   void SetDeadline(Nanos deadline);
   void Stop();
-  // Joins the workers, once their sessions are closed. Afterwards not_started() is final.
+  // Lets the sessions close once every worker has left the load (Options::hold_sessions).
+  void ReleaseSessions();
+  // Joins the workers, once their sessions are closed (ReleaseSessions first). Afterwards
+  // not_started() is final.
   void Wait();
   // True once every worker has left its load (deadline, budget, Stop or a fatal error), its last
   // transaction ended and recorded; the sessions may still be closing (Wait).
@@ -129,8 +135,11 @@ class LoadRunner {
   // (see WaitAtGate). Under gate_mu_.
   void HoldTimeOnceAllAreIn();
   // A worker out of its load loop; unless `wait_for_the_rest`, returns at once, else when no
-  // worker is in its load loop any more (its session is closed after, see load_runner.cc).
+  // worker is in its load loop any more and the sessions are not held (its session is closed
+  // after, see load_runner.cc).
   void LeaveLoad(bool wait_for_the_rest);
+  // Under gate_mu_: wakes the workers waiting in LeaveLoad if their wait is over.
+  void MaybeLetSessionsClose();
   // Connects and prepares the scenario's statements, taking a turn (Options::connects_at_once);
   // the error says whether the target or the workload's SQL failed.
   absl::Status OpenSession(Worker& worker, std::unique_ptr<db::Session>& session);
@@ -206,6 +215,7 @@ class LoadRunner {
   // clock) and fibers.
   int loading_ = 0;
   uint64_t load_ends_ = 0;
+  bool sessions_held_ = false;  // Options::hold_sessions until ReleaseSessions
   int threads_closing_ = 0;
   std::vector<Fiber*> closing_fibers_;
 

@@ -23,6 +23,9 @@ constexpr Nanos kInterval = kSecond;
 // How often the loop looks at the runner, the interrupt flag and the control mailbox.
 constexpr Nanos kPollSlice = 100 * kMillisecond;
 constexpr Nanos kCountPollSlice = 5 * kMillisecond;
+// Holding the sessions after the load (ExecutionHooks::on_load_over): how soon a CloseSessions
+// is acted on.
+constexpr Nanos kHoldPollSlice = 5 * kMillisecond;
 // A plan bounded only by a query count still ends after this long.
 constexpr Nanos kMaxRunLength = 24 * 3600 * kSecond;
 constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
@@ -83,6 +86,11 @@ void RunControl::EndKnee() {
   knee_->done = true;
 }
 
+void RunControl::CloseSessions() {
+  std::lock_guard lock(mu_);
+  close_sessions_ = true;
+}
+
 // Takes what was asked since the last look.
 class RunControlReader {
  public:
@@ -102,6 +110,11 @@ class RunControlReader {
     control->clients_.reset();
     control->slots_.clear();
     return requests;
+  }
+  static bool CloseSessionsAsked(RunControl* control) {
+    if (control == nullptr) return true;
+    std::lock_guard lock(control->mu_);
+    return control->close_sessions_;
   }
   // The knee request was applied: a later one must be newer to count.
   static void TookKnee(RunControl* control, const RunControl::KneeRequest& taken) {
@@ -141,7 +154,8 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
        .event_loops = static_cast<int>(EventLoopsFor(plan.target(), UsableCores())),
        .connect_per_transaction = plan.target().connect() == v1::CONNECT_MODE_PER_TRANSACTION,
        .connects_at_once = static_cast<int>(ConnectsAtOnce(plan.target())),
-       .pipeline = plan.target().pipeline()});
+       .pipeline = plan.target().pipeline(),
+       .hold_sessions = hooks.on_load_over != nullptr});
   ExecutionResult result;
   result.setup_s = setup_s;
   result.started_at = absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone());
@@ -419,16 +433,25 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
     }
   }
   runner.Stop();
+  const v1::EndReasonKind ended_as = result.end_reason_kind;
+  const bool as_planned = ended_as == v1::END_REASON_DURATION ||
+                          ended_as == v1::END_REASON_QUERIES || ended_as == v1::END_REASON_KNEE;
+  if (as_planned && hooks.on_load_over && runner.Finished()) {
+    hooks.on_load_over();
+    const Nanos until = clock.Now() + kSessionHoldLimit;
+    for (Nanos now = clock.Now(); now < until; now = clock.Now()) {
+      if (RunControlReader::CloseSessionsAsked(hooks.control)) break;
+      if (hooks.control != nullptr && hooks.control->StopRequested()) break;
+      if (hooks.interrupted != nullptr && hooks.interrupted->load()) break;
+      clock.SleepUntil(std::min(until, now + kHoldPollSlice));
+    }
+  }
   clock.DetachThread();  // joining is not waiting on the clock
   runner.Wait();
   // Once more after the load, to be compared with the plans it ran with (statistics the load
   // itself changed can change a plan). Only after a run that ended as planned: one stopped or
   // failed may have lost its database, and a capture would wait on it.
-  const v1::EndReasonKind ended_as = result.end_reason_kind;
-  if (ended_as == v1::END_REASON_DURATION || ended_as == v1::END_REASON_QUERIES ||
-      ended_as == v1::END_REASON_KNEE) {
-    capture_plans({.after_load = true});
-  }
+  if (as_planned) capture_plans({.after_load = true});
   capture.reset();  // the plans asked for reach on_plans before the caller's final report
   // A run bounded by time lasts until its deadline even if the last arrival came earlier.
   Nanos ended = std::max(runner.FinishedAt(), interval_start);

@@ -75,6 +75,9 @@ class RunControl {
   // the search. Applied once the execution is in the knee stage; the latest step wins.
   void SetKneeStep(uint32_t step, double total_level);
   void EndKnee();
+  // Every agent's load is over (the coordinator's CloseSessions): the execution may close its
+  // sessions (see ExecutionHooks::on_load_over).
+  void CloseSessions();
 
   struct KneeRequest {
     uint32_t step = 0;
@@ -90,6 +93,7 @@ class RunControl {
   std::vector<std::pair<uint32_t, uint32_t>> slots_;  // first, count; until taken
   std::optional<std::string> stop_reason_;
   std::optional<KneeRequest> knee_;
+  bool close_sessions_ = false;
 };
 
 struct IntervalOutput {
@@ -120,7 +124,17 @@ struct ExecutionHooks {
   // thread): what the agent spends from here on, its CPU included, is the load's, not the
   // set-up's (reading samples, connecting).
   std::function<void()> on_load_start;
+  // Called once the load is over (every transaction ended and is in an interval), before the
+  // sessions close; with it the execution then keeps them open until RunControl::CloseSessions
+  // or kSessionHoldLimit, so that other agents' last transactions do not wait for the server to
+  // end this agent's backends. Not called when the run was stopped or interrupted.
+  std::function<void()> on_load_over;
 };
+
+// How long an execution with ExecutionHooks::on_load_over keeps its sessions open at most,
+// waiting for RunControl::CloseSessions: an agent whose last transaction does not end (its
+// database frozen) holds the others no longer than this.
+inline constexpr Nanos kSessionHoldLimit = 10 * kSecond;
 
 struct ExecutionResult {
   double measured_s = 0;     // from the end of the warm-up to the end of the run

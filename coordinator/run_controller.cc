@@ -562,7 +562,27 @@ void RunController::OnReport(const std::string& agent_name, const AgentConn& age
     if (index->second < close_scan_from_ && AtPlannedEnd(name)) close_scan_from_ = index->second;
   }
   MaybeCloseInterval(env_.clock.Now());
+  if (report->final()) MaybeCloseSessions();  // it is no longer waited for
   MaybeFinish();
+}
+
+void RunController::OnLoadOver(const std::string& agent_name, const AgentConn& agent) {
+  if (done_) return;
+  const std::string& name = agent.participant.empty() ? agent_name : agent.participant;
+  if (!participant_index_.contains(name)) return;
+  load_over_.insert(name);
+  MaybeCloseSessions();
+}
+
+void RunController::MaybeCloseSessions() {
+  if (done_ || sessions_closed_ || load_over_.empty()) return;
+  for (const std::string& name : participants_) {
+    if (!load_over_.contains(name) && Working(name)) return;
+  }
+  sessions_closed_ = true;
+  v1::CoordinatorMessage message;
+  message.mutable_close_sessions()->set_run_id(id_);
+  SendToRun(message);
 }
 
 void RunController::OnAgentGone(const std::string& name, const std::string& why) {
@@ -582,6 +602,7 @@ void RunController::OnAgentGone(const std::string& name, const std::string& why)
     }
     Resplit();
   }
+  MaybeCloseSessions();  // it is no longer waited for
   MaybeFinish();
 }
 

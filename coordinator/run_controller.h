@@ -103,6 +103,9 @@ class RunController {
   // agent.participant).
   void OnReport(const std::string& agent_name, const AgentConn& agent,
                 const v1::AgentReport& report);
+  // The agent connected as `agent_name` says its load is over and holds its connections open;
+  // once every working participant has, they all get CloseSessions.
+  void OnLoadOver(const std::string& agent_name, const AgentConn& agent);
   // A participant left (or went silent) before its final report: the run is degraded and its
   // load split again over the others.
   void OnAgentGone(const std::string& participant, const std::string& why);
@@ -167,6 +170,8 @@ class RunController {
   void AdvanceKnees();
   void FailRun(const std::string& message);
   void MaybeFinish();
+  // Sends CloseSessions once every working participant has said LoadOver (some has).
+  void MaybeCloseSessions();
   // Whether the run, its agents all done, ends as its plan says: not stopped, aborted, failed or
   // degraded, no agent's fatal error. Only such a run's rows are counted after its load.
   bool EndsAsPlanned() const;
@@ -235,6 +240,10 @@ class RunController {
   // (OnReport moves the index back). So each report costs the check of one participant, not
   // of all: at a thousand agents that was a million checks a second.
   size_t close_scan_from_ = 0;
+  // Participants whose load is over, their connections held open (OnLoadOver); whether
+  // CloseSessions went out.
+  std::set<std::string> load_over_;
+  bool sessions_closed_ = false;
   std::string failure_;   // a report that could not be merged
   bool done_ = false;
   v1::RunState state_ = v1::RUN_STATE_RUNNING;

@@ -9,7 +9,9 @@ namespace dbload {
 // AgentHello.protocol_version. Bump it on any change an older peer would misread (a new field
 // that must not be ignored, a changed meaning); the coordinator refuses a mismatch rather than
 // running a load that one side misunderstands.
-inline constexpr uint32_t kAgentProtocolVersion = 1;
+// 2: LoadOver and CloseSessions (an agent of 1 would close its sessions without waiting, and one
+// of 2 would wait for a CloseSessions that a coordinator of 1 never sends).
+inline constexpr uint32_t kAgentProtocolVersion = 2;
 
 }  // namespace dbload
 

@@ -16,6 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "plan/plan_limits.h"
+#include "proto/agent_protocol.h"
 #include "dbload/v1/agent.grpc.pb.h"
 #include "dbload/v1/control.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -115,7 +116,7 @@ TEST_F(HostileInputTest, AReportForAnUnknownRunIsIgnoredAndTheAgentStaysConnecte
   grpc::ClientContext context;
   auto stream = link->Connect(&context);
   v1::AgentMessage hello;
-  hello.mutable_hello()->set_protocol_version(1);
+  hello.mutable_hello()->set_protocol_version(kAgentProtocolVersion);
   hello.mutable_hello()->set_name("confused");
   ASSERT_TRUE(stream->Write(hello));
   v1::AgentMessage report;

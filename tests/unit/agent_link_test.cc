@@ -74,6 +74,12 @@ class FakeCoordinator final : public v1::AgentLink::Service {
       {
         std::lock_guard lock(mu_);
         received_.push_back({id, message, std::chrono::steady_clock::now()});
+        // As the real coordinator does when this agent is the run's last to end its load.
+        if (message.has_load_over() && close_sessions_) {
+          v1::CoordinatorMessage close;
+          close.mutable_close_sessions()->set_run_id(message.load_over().run_id());
+          stream->Write(close);
+        }
       }
       cv_.notify_all();
     }
@@ -102,6 +108,13 @@ class FakeCoordinator final : public v1::AgentLink::Service {
     std::lock_guard lock(mu_);
     silent_ = true;
     return last_sent_;
+  }
+
+  // An agent's LoadOver is no longer answered with CloseSessions at once (other agents' loads
+  // still running); the test sends it.
+  void HoldSessions() {
+    std::lock_guard lock(mu_);
+    close_sessions_ = false;
   }
 
   // Every connection from now on is ended at once with `status`.
@@ -211,6 +224,7 @@ class FakeCoordinator final : public v1::AgentLink::Service {
   std::vector<Received> received_;
   bool silent_ = false;
   bool closing_ = false;
+  bool close_sessions_ = true;  // answer LoadOver with CloseSessions (HoldSessions)
   grpc::Status refusal_;
   int refused_ = 0;
   SteadyTime last_sent_{};
@@ -577,6 +591,35 @@ TEST_F(AgentLinkTest, OpenLoopReportsAddUpToWhatRan) {
   }
   EXPECT_NEAR(interval_total, 2.0, 0.05);
   EXPECT_NEAR(reports[reports.size() - 2].elapsed_s(), 2.0, 0.05);
+}
+
+// Other agents' last transactions may still run when this agent's load ends: it says so and
+// keeps its connections open until the coordinator's CloseSessions, then closes them and sends
+// its final report, the hold in none of its figures.
+TEST_F(AgentLinkTest, AfterItsLoadTheAgentHoldsItsConnectionsUntilCloseSessions) {
+  FakeCoordinator& c = coordinator();
+  c.HoldSessions();
+  StartAgent();
+  ASSERT_TRUE(WaitForHellos(1));
+  ASSERT_TRUE(c.Send(Assign("hold-1", OpenPlan(1'000, kSecond))));
+  ASSERT_TRUE(c.WaitFor(
+      [&] {
+        for (const auto& r : c.ReceivedLocked()) {
+          if (r.message.has_load_over() && r.message.load_over().run_id() == "hold-1") return true;
+        }
+        return false;
+      },
+      milliseconds(5000)));
+  EXPECT_FALSE(c.WaitFor([&] { return c.HasFinalLocked("hold-1"); }, milliseconds(500)));
+  EXPECT_TRUE(counters_.WaitForLive([](int live) { return live == 4; }, milliseconds(0)));
+  v1::CoordinatorMessage close;
+  close.mutable_close_sessions()->set_run_id("hold-1");
+  ASSERT_TRUE(c.Send(close));
+  const std::vector<v1::AgentReport> reports = WaitForFinal("hold-1", milliseconds(3000));
+  EXPECT_TRUE(counters_.WaitForLive([](int live) { return live == 0; }, milliseconds(3000)));
+  ASSERT_FALSE(reports.empty());
+  EXPECT_EQ(reports.back().end_reason(), "duration");
+  EXPECT_NEAR(reports.back().measured_s(), 1.0, 0.05);
 }
 
 TEST_F(AgentLinkTest, ClosedLoopFollowsALoadChange) {

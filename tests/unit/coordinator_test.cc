@@ -103,6 +103,13 @@ class FakeAgent {
     return stream_->Write(message);
   }
 
+  bool SendLoadOver(const std::string& run_id) {
+    v1::AgentMessage message;
+    message.mutable_load_over()->set_run_id(run_id);
+    std::lock_guard lock(write_mu_);
+    return stream_->Write(message);
+  }
+
   bool SendHeartbeat() {
     v1::AgentMessage message;
     message.mutable_heartbeat()->set_sequence(1);
@@ -748,6 +755,36 @@ TEST_F(CoordinatorTest, StopSendsStopLoadAndTheRunEndsWithTheAgentsFinals) {
   const v1::RunReport report = GetReport(run_id);
   EXPECT_EQ(report.end_reason(), "stopped");
   EXPECT_EQ(report.executed(), 30u);
+}
+
+// An agent whose load is over holds its connections until every other agent's load is over
+// too, or the other has sent its final report or been lost: then all get CloseSessions.
+TEST_F(CoordinatorTest, CloseSessionsGoesOutOnceEveryWorkingAgentsLoadIsOver) {
+  FakeAgent& a0 = Connect("a0");
+  FakeAgent& a1 = Connect("a1");
+  FakeAgent& a2 = Connect("a2");
+  ASSERT_TRUE(WaitForAgents(3));
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit(OpenPlan(100), submitted).ok());
+  const std::string run_id = submitted.run_id();
+  for (FakeAgent* fake : {&a0, &a1, &a2}) ASSERT_TRUE(fake->Next(Kind::kAssign).has_value());
+
+  ASSERT_TRUE(a0.SendLoadOver(run_id));
+  std::mt19937_64 random(5);
+  Union all;
+  // a2 ends without a LoadOver (nothing to hold): its final report is enough.
+  ASSERT_TRUE(a2.Send(Final(run_id, 1, RandomSnapshot(random, 5, all), 10.0, "duration")));
+  EXPECT_FALSE(a0.Next(Kind::kCloseSessions, std::chrono::milliseconds(300)).has_value());
+  ASSERT_TRUE(a1.SendLoadOver(run_id));
+  for (FakeAgent* fake : {&a0, &a1}) {
+    std::optional<v1::CoordinatorMessage> close = fake->Next(Kind::kCloseSessions);
+    ASSERT_TRUE(close.has_value());
+    EXPECT_EQ(close->close_sessions().run_id(), run_id);
+  }
+  ASSERT_TRUE(a0.Send(Final(run_id, 1, RandomSnapshot(random, 10, all), 10.0, "duration")));
+  ASSERT_TRUE(a1.Send(Final(run_id, 1, RandomSnapshot(random, 20, all), 10.0, "duration")));
+  WatchToEnd(run_id);
+  EXPECT_EQ(GetReport(run_id).executed(), 35u);
 }
 
 TEST_F(CoordinatorTest, IntervalsStatesAndAgentsArePublishedToTheMetrics) {

@@ -4,12 +4,14 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include "coordinator/planner.h"
 #include "db/noop_driver.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/stub_session.h"
 #include "workload/oltp.h"
@@ -270,6 +272,66 @@ TEST_F(RunExecutorTest, ClosingTheSessionsIsNotPartOfTheRun) {
   EXPECT_DOUBLE_EQ(result->measured_s, 2.0);
   EXPECT_EQ(intervals.size(), 2u);
   EXPECT_GE(clock_.Now(), start + 4900 * kMillisecond);  // the sessions did take their 3 s
+}
+
+// Sessions of the noop kind (100 µs a query) that note when they close.
+class CloseNotingDriver final : public db::Driver {
+ public:
+  explicit CloseNotingDriver(Clock& clock) : clock_(clock) {}
+  db::Dialect dialect() const override { return db::Dialect::kNoop; }
+  db::Capabilities capabilities() const override { return {}; }
+  absl::StatusOr<std::unique_ptr<db::Session>> Connect() override {
+    return std::make_unique<Session>(*this);
+  }
+  std::vector<Nanos> closes() {
+    std::lock_guard lock(mu_);
+    return closes_;
+  }
+
+ private:
+  struct Session final : StubSession {
+    explicit Session(CloseNotingDriver& d) : d(d) {}
+    ~Session() override {
+      std::lock_guard lock(d.mu_);
+      d.closes_.push_back(d.clock_.Now());
+    }
+    db::ExecOutcome Execute(int, std::span<const db::Value>, bool) override {
+      d.clock_.SleepUntil(d.clock_.Now() + 100 * kMicrosecond);
+      return {.rows = 1};
+    }
+    CloseNotingDriver& d;
+  };
+  Clock& clock_;
+  std::mutex mu_;
+  std::vector<Nanos> closes_;
+};
+
+// With on_load_over the sessions stay open after the load until CloseSessions (here at once),
+// or at most kSessionHoldLimit (here none comes); the run's figures end with its load.
+TEST_F(RunExecutorTest, AfterTheLoadTheSessionsWaitForCloseSessionsOrTheHoldLimit) {
+  auto workload = MakeWorkload("oltp", {});
+  auto scenario = *(*workload)->MakeScenario("point_select");
+  for (const bool answered : {true, false}) {
+    SCOPED_TRACE(answered ? "CloseSessions" : "no CloseSessions");
+    CloseNotingDriver driver(clock_);
+    RunControl control;
+    Nanos load_over_at = -1;
+    ExecutionHooks hooks{.control = &control};
+    hooks.on_load_over = [&] {
+      load_over_at = clock_.Now();
+      if (answered) control.CloseSessions();
+    };
+    absl::StatusOr<ExecutionResult> result =
+        ExecuteRun(OpenPlan(1'000, kSecond), {}, driver, *scenario, clock_, hooks);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_DOUBLE_EQ(result->measured_s, 1.0);
+    ASSERT_GE(load_over_at, 0);
+    const Nanos closed_at = load_over_at + (answered ? 0 : kSessionHoldLimit);
+    EXPECT_THAT(driver.closes(),
+                testing::Each(testing::AllOf(testing::Ge(closed_at),
+                                             testing::Le(closed_at + 10 * kMillisecond))));
+    EXPECT_EQ(driver.closes().size(), 4u);
+  }
 }
 
 TEST_F(RunExecutorTest, ZeroShareRunsNothingButEndsOnTime) {
