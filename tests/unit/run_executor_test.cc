@@ -231,33 +231,48 @@ TEST_F(RunExecutorTest, ClientsChangeThroughTheControlMailbox) {
   EXPECT_NEAR(static_cast<double>(per_interval_[2]), 30'000, 30);
 }
 
-// Sessions that take 3 s to close (simulated), queries 100 µs.
-class SlowCloseDriver final : public db::Driver {
+// Sessions of the noop kind (100 µs a query) that take `close_time` to close (simulated) and
+// note when their closing began.
+class ClosingDriver final : public db::Driver {
  public:
-  explicit SlowCloseDriver(Clock& clock) : clock_(clock) {}
+  ClosingDriver(Clock& clock, Nanos close_time) : clock_(clock), close_time_(close_time) {}
   db::Dialect dialect() const override { return db::Dialect::kNoop; }
   db::Capabilities capabilities() const override { return {}; }
   absl::StatusOr<std::unique_ptr<db::Session>> Connect() override {
-    return std::make_unique<Session>(clock_);
+    return std::make_unique<Session>(*this);
+  }
+  std::vector<Nanos> closes() {
+    std::lock_guard lock(mu_);
+    return closes_;
   }
 
  private:
   struct Session final : StubSession {
-    explicit Session(Clock& clock) : clock(clock) {}
-    ~Session() override { clock.SleepUntil(clock.Now() + 3 * kSecond); }
+    explicit Session(ClosingDriver& d) : d(d) {}
+    ~Session() override {
+      const Nanos now = d.clock_.Now();
+      {
+        std::lock_guard lock(d.mu_);
+        d.closes_.push_back(now);
+      }
+      if (d.close_time_ > 0) d.clock_.SleepUntil(now + d.close_time_);
+    }
     db::ExecOutcome Execute(int, std::span<const db::Value>, bool) override {
-      clock.SleepUntil(clock.Now() + 100 * kMicrosecond);
+      d.clock_.SleepUntil(d.clock_.Now() + 100 * kMicrosecond);
       return {.rows = 1};
     }
-    Clock& clock;
+    ClosingDriver& d;
   };
   Clock& clock_;
+  const Nanos close_time_;
+  std::mutex mu_;
+  std::vector<Nanos> closes_;
 };
 
 // 10,000 sessions took PostgreSQL 7 s to close, and the run's duration and its empty intervals
 // counted them (bench/RESULTS.md 32b).
 TEST_F(RunExecutorTest, ClosingTheSessionsIsNotPartOfTheRun) {
-  SlowCloseDriver driver(clock_);
+  ClosingDriver driver(clock_, 3 * kSecond);
   auto workload = MakeWorkload("oltp", {});
   auto scenario = *(*workload)->MakeScenario("point_select");
   std::vector<uint64_t> intervals;
@@ -274,38 +289,6 @@ TEST_F(RunExecutorTest, ClosingTheSessionsIsNotPartOfTheRun) {
   EXPECT_GE(clock_.Now(), start + 4900 * kMillisecond);  // the sessions did take their 3 s
 }
 
-// Sessions of the noop kind (100 µs a query) that note when they close.
-class CloseNotingDriver final : public db::Driver {
- public:
-  explicit CloseNotingDriver(Clock& clock) : clock_(clock) {}
-  db::Dialect dialect() const override { return db::Dialect::kNoop; }
-  db::Capabilities capabilities() const override { return {}; }
-  absl::StatusOr<std::unique_ptr<db::Session>> Connect() override {
-    return std::make_unique<Session>(*this);
-  }
-  std::vector<Nanos> closes() {
-    std::lock_guard lock(mu_);
-    return closes_;
-  }
-
- private:
-  struct Session final : StubSession {
-    explicit Session(CloseNotingDriver& d) : d(d) {}
-    ~Session() override {
-      std::lock_guard lock(d.mu_);
-      d.closes_.push_back(d.clock_.Now());
-    }
-    db::ExecOutcome Execute(int, std::span<const db::Value>, bool) override {
-      d.clock_.SleepUntil(d.clock_.Now() + 100 * kMicrosecond);
-      return {.rows = 1};
-    }
-    CloseNotingDriver& d;
-  };
-  Clock& clock_;
-  std::mutex mu_;
-  std::vector<Nanos> closes_;
-};
-
 // With on_load_over the sessions stay open after the load until CloseSessions (here at once),
 // or at most kSessionHoldLimit (here none comes); the run's figures end with its load.
 TEST_F(RunExecutorTest, AfterTheLoadTheSessionsWaitForCloseSessionsOrTheHoldLimit) {
@@ -313,7 +296,7 @@ TEST_F(RunExecutorTest, AfterTheLoadTheSessionsWaitForCloseSessionsOrTheHoldLimi
   auto scenario = *(*workload)->MakeScenario("point_select");
   for (const bool answered : {true, false}) {
     SCOPED_TRACE(answered ? "CloseSessions" : "no CloseSessions");
-    CloseNotingDriver driver(clock_);
+    ClosingDriver driver(clock_, 0);
     RunControl control;
     Nanos load_over_at = -1;
     ExecutionHooks hooks{.control = &control};
