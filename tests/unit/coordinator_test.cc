@@ -1335,9 +1335,10 @@ TEST(CoordinatorTicker, HeartbeatsOnARealClockAndSilentAgentsAreDropped) {
       CoordinatorServer::Start("127.0.0.1:0", service);
   ASSERT_TRUE(server.ok()) << server.status();
   const std::string address = "127.0.0.1:" + std::to_string((*server)->port());
+  // Before the hello: the coordinator hears it (and starts counting the silence) after this.
+  const Nanos start = clock.Now();
   {
     FakeAgent quiet(address, "quiet");
-    const Nanos start = clock.Now();
     EXPECT_TRUE(quiet.Next(Kind::kHeartbeat).has_value());
     EXPECT_TRUE(quiet.Next(Kind::kHeartbeat).has_value());
     // It never sends anything after its hello.
