@@ -99,8 +99,6 @@ void AssignmentRunner::Run(ActiveRun& run) {
       last_elapsed_s = out.elapsed_s;
       run.connection->Send(std::move(message));
     };
-    // Shutdown() ends the run as "interrupted"; the coordinator's StopLoad and the dead-man
-    // timer come through the control mailbox as "stopped: …".
     // Its connections stay open until every agent's load is over (the coordinator's
     // CloseSessions), so that closing them does not slow the others' last transactions.
     hooks.on_load_over = [&] {
@@ -108,6 +106,8 @@ void AssignmentRunner::Run(ActiveRun& run) {
       message.mutable_load_over()->set_run_id(run.run_id);
       run.connection->Send(std::move(message));
     };
+    // Shutdown() ends the run as "interrupted"; the coordinator's StopLoad and the dead-man
+    // timer come through the control mailbox as "stopped: …".
     hooks.interrupted = &shutdown_;
     hooks.control = &run.control;
     const absl::StatusOr<ExecutionResult> result =

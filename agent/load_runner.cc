@@ -102,15 +102,19 @@ void LoadRunner::ReleaseGate(bool open) {
     ++gate_releases_;
     // On a simulated clock every waiter holds time from here until it runs, and then the gate's
     // own hold ends (see WaitAtGate).
-    for (; threads_at_gate_ > 0; --threads_at_gate_) clock_.AttachThread();
-    for (Fiber* fiber : gate_fibers_) WakeFiberHoldingTime(fiber);
-    gate_fibers_.clear();
+    WakeWaitersLocked(threads_at_gate_, gate_fibers_);
     if (gate_holds_time_) {
       gate_holds_time_ = false;
       clock_.DetachThread();
     }
   }
   gate_cv_.notify_all();
+}
+
+void LoadRunner::WakeWaitersLocked(int& threads, std::vector<Fiber*>& fibers) {
+  for (; threads > 0; --threads) clock_.AttachThread();
+  for (Fiber* fiber : fibers) WakeFiberHoldingTime(fiber);
+  fibers.clear();
 }
 
 // On a simulated clock a worker waits at the gate letting time move: others may still be
@@ -165,10 +169,7 @@ void LoadRunner::LeaveLoad(bool wait_for_the_rest) {
 void LoadRunner::MaybeLetSessionsClose() {
   if (loading_ > 0 || sessions_held_) return;
   ++load_ends_;
-  // As ReleaseGate: simulated time stands still for each waiter until it runs.
-  for (; threads_closing_ > 0; --threads_closing_) clock_.AttachThread();
-  for (Fiber* fiber : closing_fibers_) WakeFiberHoldingTime(fiber);
-  closing_fibers_.clear();
+  WakeWaitersLocked(threads_closing_, closing_fibers_);
   gate_cv_.notify_all();
 }
 

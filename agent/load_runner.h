@@ -138,6 +138,10 @@ class LoadRunner {
   // worker is in its load loop any more and the sessions are not held (its session is closed
   // after, see load_runner.cc).
   void LeaveLoad(bool wait_for_the_rest);
+  // Under gate_mu_: wakes `threads` waiting on gate_cv_ (detached from a simulated clock: each
+  // is attached again, so time stands still until it runs) and `fibers` parked letting time
+  // move (woken holding it); the threads' own wait ends on its condition, after notify_all.
+  void WakeWaitersLocked(int& threads, std::vector<Fiber*>& fibers);
   // Under gate_mu_: wakes the workers waiting in LeaveLoad if their wait is over.
   void MaybeLetSessionsClose();
   // Connects and prepares the scenario's statements, taking a turn (Options::connects_at_once);
