@@ -276,6 +276,9 @@ class AgentLink::Impl {
         case v1::CoordinatorMessage::kCloseSessions:
           OnCloseSessions(message.close_sessions());
           break;
+        case v1::CoordinatorMessage::kStartLoad:
+          OnStartLoad(message.start_load());
+          break;
         case v1::CoordinatorMessage::kHeartbeat:
           break;
         case v1::CoordinatorMessage::KIND_NOT_SET:
@@ -332,6 +335,12 @@ class AgentLink::Impl {
       return;
     }
     run_->control.Stop(stop.reason().empty() ? "by the coordinator" : stop.reason());
+  }
+
+  void OnStartLoad(const v1::StartLoad& start) {
+    std::lock_guard lock(run_mu_);
+    if (run_ == nullptr || run_->finished || run_->run_id != start.run_id()) return;
+    run_->control.StartLoad();
   }
 
   void OnCloseSessions(const v1::CloseSessions& close) {

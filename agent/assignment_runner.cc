@@ -74,8 +74,14 @@ void AssignmentRunner::Run(ActiveRun& run) {
         *captured.mutable_plan() = std::move(plan);
       }
     };
+    // The load starts when every agent of the run is ready (the coordinator's StartLoad).
+    hooks.on_sessions_ready = [&] {
+      v1::AgentMessage message;
+      message.mutable_sessions_ready()->set_run_id(run.run_id);
+      run.connection->Send(std::move(message));
+    };
     // Each report's CPU is the load's during its interval: the set-up before the first
-    // interval (reading samples, connecting) is left out.
+    // interval (reading samples, connecting, waiting for the others) is left out.
     hooks.on_load_start = [&] { (void)cpu_since_mark(); };
     hooks.on_interval = [&](const IntervalOutput& out) {
       v1::AgentMessage message;

@@ -1,6 +1,7 @@
 #include "agent/run_executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -26,6 +27,8 @@ constexpr Nanos kCountPollSlice = 5 * kMillisecond;
 // Holding the sessions after the load (ExecutionHooks::on_load_over): how soon a CloseSessions
 // is acted on.
 constexpr Nanos kHoldPollSlice = 5 * kMillisecond;
+// Waiting for StartLoad: how soon an interruption is seen.
+constexpr int kInterruptPollMillis = 50;
 // A plan bounded only by a query count still ends after this long.
 constexpr Nanos kMaxRunLength = 24 * 3600 * kSecond;
 constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
@@ -65,8 +68,11 @@ void RunControl::AddSlots(uint32_t first, uint32_t count) {
 }
 
 void RunControl::Stop(std::string reason) {
-  std::lock_guard lock(mu_);
-  stop_reason_ = std::move(reason);
+  {
+    std::lock_guard lock(mu_);
+    stop_reason_ = std::move(reason);
+  }
+  start_cv_.notify_all();
 }
 
 bool RunControl::StopRequested() {
@@ -89,6 +95,25 @@ void RunControl::EndKnee() {
 void RunControl::CloseSessions() {
   std::lock_guard lock(mu_);
   close_sessions_ = true;
+}
+
+void RunControl::StartLoad() {
+  {
+    std::lock_guard lock(mu_);
+    start_load_ = true;
+  }
+  start_cv_.notify_all();
+}
+
+bool RunControl::WaitForStart(const std::atomic<bool>* interrupted) {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    if (stop_reason_) return false;
+    if (start_load_) return true;
+    if (interrupted != nullptr && interrupted->load()) return false;
+    // A signal handler sets `interrupted` and cannot notify: looked at this often.
+    start_cv_.wait_for(lock, std::chrono::milliseconds(kInterruptPollMillis));
+  }
 }
 
 // Takes what was asked since the last look.
@@ -201,6 +226,20 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
     if (capture != nullptr) capture->Capture(moment);
   };
 
+  // Every agent of the run starts when the last is ready (RunControl::StartLoad); a run stopped
+  // or interrupted meanwhile ends without load.
+  if (hooks.on_sessions_ready) {
+    hooks.on_sessions_ready();
+    if (hooks.control != nullptr && !hooks.control->WaitForStart(hooks.interrupted)) {
+      runner.Stop();
+      runner.Wait();
+      const std::optional<std::string> stop_reason =
+          RunControlReader::Take(hooks.control).stop_reason;
+      result.end_reason_kind = stop_reason ? v1::END_REASON_STOPPED : v1::END_REASON_INTERRUPTED;
+      result.end_reason = stop_reason ? absl::StrCat("stopped: ", *stop_reason) : "interrupted";
+      return result;
+    }
+  }
   // The run's clock starts once every session is ready, so connecting costs no measured time.
   // This thread waits on the clock alongside the workers; on a simulated clock time moves only
   // when all of them wait.

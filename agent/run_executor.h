@@ -2,6 +2,7 @@
 #define DBLOAD_AGENT_RUN_EXECUTOR_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -78,6 +79,13 @@ class RunControl {
   // Every agent's load is over (the coordinator's CloseSessions): the execution may close its
   // sessions (see ExecutionHooks::on_load_over).
   void CloseSessions();
+  // Every agent's sessions are open (the coordinator's StartLoad): the execution may start its
+  // load (see ExecutionHooks::on_sessions_ready).
+  void StartLoad();
+  // Returns once StartLoad or Stop was called (true: StartLoad, and no Stop), or once
+  // `interrupted` (may be null) is true. The wait is for another thread's word, not for a time:
+  // on a simulated clock time stands still meanwhile, as it does while sessions connect.
+  bool WaitForStart(const std::atomic<bool>* interrupted);
 
   struct KneeRequest {
     uint32_t step = 0;
@@ -94,6 +102,8 @@ class RunControl {
   std::optional<std::string> stop_reason_;
   std::optional<KneeRequest> knee_;
   bool close_sessions_ = false;
+  bool start_load_ = false;
+  std::condition_variable start_cv_;  // StartLoad and Stop
 };
 
 struct IntervalOutput {
@@ -120,9 +130,14 @@ struct ExecutionHooks {
   // as planned. Called on the capture's own thread; every call has returned when ExecuteRun
   // does.
   std::function<void(PlanMoment moment, std::vector<dbload::v1::QueryPlan> plans)> on_plans;
-  // Called once every session is connected, as the load's clock starts (on ExecuteRun's
-  // thread): what the agent spends from here on, its CPU included, is the load's, not the
-  // set-up's (reading samples, connecting).
+  // Called once every session is connected, before the load's clock starts (on ExecuteRun's
+  // thread); with it the execution then waits for RunControl::StartLoad (or a stop, or an
+  // interruption, which end the run with no load), so that the agents of one run start their
+  // loads together.
+  std::function<void()> on_sessions_ready;
+  // Called as the load's clock starts (on ExecuteRun's thread): what the agent spends from here
+  // on, its CPU included, is the load's, not the set-up's (reading samples, connecting, waiting
+  // for the other agents).
   std::function<void()> on_load_start;
   // Called once the load is over (every transaction ended and is in an interval), before the
   // sessions close; with it the execution then keeps them open until RunControl::CloseSessions

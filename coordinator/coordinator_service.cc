@@ -287,6 +287,10 @@ grpc::Status CoordinatorService::Impl::Connect(grpc::ServerContext* context, Age
     agent->last_heard = clock_.Now();
     if (next->has_report()) {
       HandleReportLocked(name, *agent, next->report());
+    } else if (next->has_sessions_ready()) {
+      if (std::shared_ptr<RunController> run = FindRunLocked(next->sessions_ready().run_id())) {
+        run->OnSessionsReady(name, *agent);
+      }
     } else if (next->has_load_over()) {
       if (std::shared_ptr<RunController> run = FindRunLocked(next->load_over().run_id())) {
         run->OnLoadOver(name, *agent);

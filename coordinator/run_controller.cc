@@ -562,8 +562,36 @@ void RunController::OnReport(const std::string& agent_name, const AgentConn& age
     if (index->second < close_scan_from_ && AtPlannedEnd(name)) close_scan_from_ = index->second;
   }
   MaybeCloseInterval(env_.clock.Now());
-  if (report->final()) MaybeCloseSessions();  // it is no longer waited for
+  if (report->final()) {  // it is no longer waited for
+    MaybeStartLoad();
+    MaybeCloseSessions();
+  }
   MaybeFinish();
+}
+
+void RunController::OnSessionsReady(const std::string& agent_name, const AgentConn& agent) {
+  if (done_) return;
+  const std::string& name = agent.participant.empty() ? agent_name : agent.participant;
+  if (!participant_index_.contains(name)) return;
+  ready_s_.emplace(name, Seconds(env_.clock.Now() - started_));
+  if (!load_started_) {
+    MaybeStartLoad();
+  } else if (AgentConn* joiner = ParticipantConn(name)) {
+    v1::CoordinatorMessage message;
+    message.mutable_start_load()->set_run_id(id_);
+    AgentRegistry::Enqueue(*joiner, std::move(message));
+  }
+}
+
+void RunController::MaybeStartLoad() {
+  if (done_ || load_started_ || ready_s_.empty()) return;
+  for (const std::string& name : participants_) {
+    if (!ready_s_.contains(name) && Working(name)) return;
+  }
+  load_started_ = true;
+  v1::CoordinatorMessage message;
+  message.mutable_start_load()->set_run_id(id_);
+  SendToRun(message);
 }
 
 void RunController::OnLoadOver(const std::string& agent_name, const AgentConn& agent) {
@@ -602,7 +630,8 @@ void RunController::OnAgentGone(const std::string& name, const std::string& why)
     }
     Resplit();
   }
-  MaybeCloseSessions();  // it is no longer waited for
+  MaybeStartLoad();  // it is no longer waited for
+  MaybeCloseSessions();
   MaybeFinish();
 }
 

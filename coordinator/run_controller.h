@@ -103,6 +103,9 @@ class RunController {
   // agent.participant).
   void OnReport(const std::string& agent_name, const AgentConn& agent,
                 const v1::AgentReport& report);
+  // The agent connected as `agent_name` has its sessions open and waits for StartLoad; once
+  // every working participant has, they all get it (one that joined a started run, at once).
+  void OnSessionsReady(const std::string& agent_name, const AgentConn& agent);
   // The agent connected as `agent_name` says its load is over and holds its connections open;
   // once every working participant has, they all get CloseSessions.
   void OnLoadOver(const std::string& agent_name, const AgentConn& agent);
@@ -170,6 +173,8 @@ class RunController {
   void AdvanceKnees();
   void FailRun(const std::string& message);
   void MaybeFinish();
+  // Sends StartLoad once every working participant has said SessionsReady (some has).
+  void MaybeStartLoad();
   // Sends CloseSessions once every working participant has said LoadOver (some has).
   void MaybeCloseSessions();
   // Whether the run, its agents all done, ends as its plan says: not stopped, aborted, failed or
@@ -240,6 +245,10 @@ class RunController {
   // (OnReport moves the index back). So each report costs the check of one participant, not
   // of all: at a thousand agents that was a million checks a second.
   size_t close_scan_from_ = 0;
+  // Participants whose sessions are open, and when (seconds after started_, for the report's
+  // AgentSummary.ready_s); whether StartLoad went out.
+  std::map<std::string, double> ready_s_;
+  bool load_started_ = false;
   // Participants whose load is over, their connections held open (OnLoadOver); whether
   // CloseSessions went out.
   std::set<std::string> load_over_;

@@ -166,6 +166,11 @@ void RunController::FinishRun() {
 }
 
 void RunController::CompleteReport(v1::RunReport& report) {
+  for (v1::AgentSummary& agent : *report.mutable_agents()) {
+    if (auto ready = ready_s_.find(agent.name()); ready != ready_s_.end()) {
+      agent.set_ready_s(ready->second);
+    }
+  }
   AddLostAgents(report);
   probe_.FillReport(report);
   MarkGeneratorLimits(plan_.generator(), report);

@@ -11,7 +11,9 @@ namespace dbload {
 // running a load that one side misunderstands.
 // 2: LoadOver and CloseSessions (an agent of 1 would close its sessions without waiting, and one
 // of 2 would wait for a CloseSessions that a coordinator of 1 never sends).
-inline constexpr uint32_t kAgentProtocolVersion = 2;
+// 3: SessionsReady and StartLoad (an agent of 2 would start its load without waiting, and one of
+// 3 would wait for a StartLoad that a coordinator of 2 never sends).
+inline constexpr uint32_t kAgentProtocolVersion = 3;
 
 }  // namespace dbload
 

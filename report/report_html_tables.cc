@@ -389,14 +389,15 @@ std::string ExplainSection(const v1::RunReport& r) {
 std::string AgentsAndRowsSection(const v1::RunReport& r) {
   std::string out;
   if (r.agents_size() > 0) {
-    absl::StrAppend(&out, "<h2>Agents</h2>\n<table>\n<tr>", ThText("name"), Th("executed"),
-                    Th("errors"), Th("measured"), Th("process CPU"), Th("p50 ms"), Th("p99 ms"),
-                    Th("max ms"), ThText("ended by"), "</tr>\n");
+    absl::StrAppend(&out, "<h2>Agents</h2>\n<table>\n<tr>", ThText("name"), Th("ready"),
+                    Th("executed"), Th("errors"), Th("measured"), Th("process CPU"), Th("p50 ms"),
+                    Th("p99 ms"), Th("max ms"), ThText("ended by"), "</tr>\n");
     bool few = false;
     for (const auto& a : r.agents()) {
-      absl::StrAppend(&out, "<tr>", TdText(a.name()), Td(absl::StrCat(a.executed())),
-                      Td(absl::StrCat(a.errors())), Td(Seconds(a.measured_s())),
-                      Td(Seconds(a.cpu_seconds())),
+      absl::StrAppend(&out, "<tr>", TdText(a.name()),
+                      Td(a.ready_s() > 0 ? Seconds(a.ready_s()) : std::string("-")),
+                      Td(absl::StrCat(a.executed())), Td(absl::StrCat(a.errors())),
+                      Td(Seconds(a.measured_s())), Td(Seconds(a.cpu_seconds())),
                       PercentileTd(a.response_time(), 50, a.response_time().p50_ms()),
                       PercentileTd(a.response_time(), 99, a.response_time().p99_ms()),
                       Td(FormatMs(a.response_time().max_ms())),

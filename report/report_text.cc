@@ -480,18 +480,22 @@ std::string RenderReportText(const v1::RunReport& r) {
   }
   if (r.agents_size() > 1) {
     absl::StrAppend(&out, "\nAgents (response time in ms, each from its own counts):\n");
-    absl::StrAppend(&out, absl::StrFormat("  %-20s %10s %7s %9s %8s %8s %8s %8s  %s\n", "name",
-                                          "executed", "errors", "measured", "proc cpu", "p50", "p99",
-                                          "max", "ended by"));
+    // "ready": when the agent's sessions were all open, from the run's start; the load began on
+    // every agent at the latest of them.
+    absl::StrAppend(&out, absl::StrFormat("  %-20s %8s %10s %7s %9s %8s %8s %8s %8s  %s\n", "name",
+                                          "ready", "executed", "errors", "measured", "proc cpu",
+                                          "p50", "p99", "max", "ended by"));
     bool few = false;
     for (const v1::AgentSummary& agent : r.agents()) {
       const v1::LatencySummary& rt = agent.response_time();
       absl::StrAppend(
-          &out, absl::StrFormat("  %-20s %10d %7d %8.1fs %7.2fs %8s %8s %8s  %s\n", agent.name(),
-                                agent.executed(), agent.errors(), agent.measured_s(),
-                                agent.cpu_seconds(), FormatPercentileMs(rt, 50, rt.p50_ms()),
-                                FormatPercentileMs(rt, 99, rt.p99_ms()), FormatMs(rt.max_ms()),
-                                agent.end_reason().empty() ? "(lost)" : agent.end_reason()));
+          &out,
+          absl::StrFormat(
+              "  %-20s %8s %10d %7d %8.1fs %7.2fs %8s %8s %8s  %s\n", agent.name(),
+              agent.ready_s() > 0 ? absl::StrFormat("%.2fs", agent.ready_s()) : std::string("-"),
+              agent.executed(), agent.errors(), agent.measured_s(), agent.cpu_seconds(),
+              FormatPercentileMs(rt, 50, rt.p50_ms()), FormatPercentileMs(rt, 99, rt.p99_ms()),
+              FormatMs(rt.max_ms()), agent.end_reason().empty() ? "(lost)" : agent.end_reason()));
       few = few || RestsOnFewSamples(rt, 99);
     }
     if (few) absl::StrAppend(&out, "  ", kFewSamplesNote, "\n");

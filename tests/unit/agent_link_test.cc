@@ -74,6 +74,12 @@ class FakeCoordinator final : public v1::AgentLink::Service {
       {
         std::lock_guard lock(mu_);
         received_.push_back({id, message, std::chrono::steady_clock::now()});
+        // As the real coordinator does when this agent is the run's last to be ready.
+        if (message.has_sessions_ready() && start_load_) {
+          v1::CoordinatorMessage start;
+          start.mutable_start_load()->set_run_id(message.sessions_ready().run_id());
+          stream->Write(start);
+        }
         // As the real coordinator does when this agent is the run's last to end its load.
         if (message.has_load_over() && close_sessions_) {
           v1::CoordinatorMessage close;
@@ -115,6 +121,13 @@ class FakeCoordinator final : public v1::AgentLink::Service {
   void HoldSessions() {
     std::lock_guard lock(mu_);
     close_sessions_ = false;
+  }
+
+  // An agent's SessionsReady is no longer answered with StartLoad at once (other agents still
+  // connecting); the test sends it.
+  void HoldStart() {
+    std::lock_guard lock(mu_);
+    start_load_ = false;
   }
 
   // Every connection from now on is ended at once with `status`.
@@ -225,6 +238,7 @@ class FakeCoordinator final : public v1::AgentLink::Service {
   bool silent_ = false;
   bool closing_ = false;
   bool close_sessions_ = true;  // answer LoadOver with CloseSessions (HoldSessions)
+  bool start_load_ = true;      // answer SessionsReady with StartLoad (HoldStart)
   grpc::Status refusal_;
   int refused_ = 0;
   SteadyTime last_sent_{};
@@ -620,6 +634,73 @@ TEST_F(AgentLinkTest, AfterItsLoadTheAgentHoldsItsConnectionsUntilCloseSessions)
   ASSERT_FALSE(reports.empty());
   EXPECT_EQ(reports.back().end_reason(), "duration");
   EXPECT_NEAR(reports.back().measured_s(), 1.0, 0.05);
+}
+
+// Agents of one run open their connections at their own pace: each says when its sessions are
+// open and starts its load only on the coordinator's StartLoad, the wait in none of its figures.
+TEST_F(AgentLinkTest, TheAgentStartsItsLoadOnStartLoadNotWhenItsSessionsAreOpen) {
+  FakeCoordinator& c = coordinator();
+  c.HoldStart();
+  StartAgent();
+  ASSERT_TRUE(WaitForHellos(1));
+  ASSERT_TRUE(c.Send(Assign("start-1", OpenPlan(1'000, kSecond))));
+  const auto said_ready = [&] {
+    for (const auto& r : c.ReceivedLocked()) {
+      if (r.message.has_sessions_ready() && r.message.sessions_ready().run_id() == "start-1") {
+        return true;
+      }
+    }
+    return false;
+  };
+  ASSERT_TRUE(c.WaitFor(said_ready, milliseconds(5000)));
+  EXPECT_TRUE(counters_.WaitForLive([](int live) { return live == 4; }, milliseconds(1000)));
+  // Held: no statement, no report (a report would mean the load's clock runs).
+  EXPECT_FALSE(c.WaitFor(
+      [&] {
+        for (const auto& r : c.ReceivedLocked()) {
+          if (r.message.has_report()) return true;
+        }
+        return false;
+      },
+      milliseconds(1500)));
+  EXPECT_EQ(counters_.executes.load(), 0u);
+
+  v1::CoordinatorMessage start;
+  start.mutable_start_load()->set_run_id("start-1");
+  ASSERT_TRUE(c.Send(start));
+  const std::vector<v1::AgentReport> reports = WaitForFinal("start-1", milliseconds(4000));
+  ASSERT_FALSE(reports.empty());
+  EXPECT_EQ(reports.back().end_reason(), "duration");
+  EXPECT_NEAR(reports.back().measured_s(), 1.0, 0.05);
+  EXPECT_NEAR(static_cast<double>(counters_.executes.load()), 1'000, 50);
+}
+
+// A run stopped while its agent waits for StartLoad ends there: no load, its sessions closed.
+TEST_F(AgentLinkTest, AStopWhileWaitingForStartLoadEndsTheRunWithoutLoad) {
+  FakeCoordinator& c = coordinator();
+  c.HoldStart();
+  StartAgent();
+  ASSERT_TRUE(WaitForHellos(1));
+  ASSERT_TRUE(c.Send(Assign("start-2", OpenPlan(1'000, 10 * kSecond))));
+  ASSERT_TRUE(c.WaitFor(
+      [&] {
+        for (const auto& r : c.ReceivedLocked()) {
+          if (r.message.has_sessions_ready()) return true;
+        }
+        return false;
+      },
+      milliseconds(5000)));
+  v1::CoordinatorMessage stop;
+  stop.mutable_stop()->set_run_id("start-2");
+  stop.mutable_stop()->set_reason("by the test");
+  ASSERT_TRUE(c.Send(stop));
+  const std::vector<v1::AgentReport> reports = WaitForFinal("start-2", milliseconds(3000));
+  ASSERT_EQ(reports.size(), 1u);  // the final one only: no interval ran
+  EXPECT_EQ(reports.back().end_reason(), "stopped: by the test");
+  EXPECT_EQ(reports.back().end_reason_kind(), v1::END_REASON_STOPPED);
+  EXPECT_EQ(reports.back().measured_s(), 0);
+  EXPECT_EQ(counters_.executes.load(), 0u);
+  EXPECT_TRUE(counters_.WaitForLive([](int live) { return live == 0; }, milliseconds(1000)));
 }
 
 TEST_F(AgentLinkTest, ClosedLoopFollowsALoadChange) {

@@ -110,6 +110,13 @@ class FakeAgent {
     return stream_->Write(message);
   }
 
+  bool SendSessionsReady(const std::string& run_id) {
+    v1::AgentMessage message;
+    message.mutable_sessions_ready()->set_run_id(run_id);
+    std::lock_guard lock(write_mu_);
+    return stream_->Write(message);
+  }
+
   bool SendHeartbeat() {
     v1::AgentMessage message;
     message.mutable_heartbeat()->set_sequence(1);
@@ -785,6 +792,57 @@ TEST_F(CoordinatorTest, CloseSessionsGoesOutOnceEveryWorkingAgentsLoadIsOver) {
   ASSERT_TRUE(a1.Send(Final(run_id, 1, RandomSnapshot(random, 20, all), 10.0, "duration")));
   WatchToEnd(run_id);
   EXPECT_EQ(GetReport(run_id).executed(), 35u);
+}
+
+// Agents open their connections at their own pace: none starts its load until every working one
+// is ready (one lost meanwhile is not waited for), and one that joins the started run starts at
+// once. The report says when each was ready.
+TEST_F(CoordinatorTest, StartLoadGoesOutOnceEveryWorkingAgentIsReady) {
+  FakeAgent& a0 = Connect("a0");
+  FakeAgent& a1 = Connect("a1");
+  FakeAgent& a2 = Connect("a2");
+  ASSERT_TRUE(WaitForAgents(3));
+  const std::string run_id = SubmitAndAssign(OpenPlan(300), {&a0, &a1, &a2});
+  ASSERT_FALSE(run_id.empty());
+  clock_.Advance(300 * kMillisecond);
+  ASSERT_TRUE(a0.SendSessionsReady(run_id));
+  EXPECT_FALSE(a0.Next(Kind::kStartLoad, std::chrono::milliseconds(300)).has_value());
+  a2.Close();  // lost while connecting
+  ASSERT_TRUE(WaitForAgents(2));
+  EXPECT_FALSE(a0.Next(Kind::kStartLoad, std::chrono::milliseconds(300)).has_value());
+  clock_.Advance(200 * kMillisecond);
+  ASSERT_TRUE(a1.SendSessionsReady(run_id));
+  for (FakeAgent* fake : {&a0, &a1}) {
+    std::optional<v1::CoordinatorMessage> start = fake->Next(Kind::kStartLoad);
+    ASSERT_TRUE(start.has_value());
+    EXPECT_EQ(start->start_load().run_id(), run_id);
+  }
+
+  FakeAgent& again = Connect("a2");
+  ASSERT_TRUE(WaitForAgents(3));
+  clock_.Advance(500 * kMillisecond);
+  service_->Tick();
+  ASSERT_TRUE(again.Next(Kind::kAssign).has_value());
+  ASSERT_TRUE(again.SendSessionsReady(run_id));
+  ASSERT_TRUE(again.Next(Kind::kStartLoad).has_value());
+  EXPECT_FALSE(a0.Next(Kind::kStartLoad, std::chrono::milliseconds(200)).has_value());
+
+  std::mt19937_64 random(6);
+  Union all;
+  ASSERT_TRUE(again.Send(Final(run_id, 1, RandomSnapshot(random, 5, all), 9.0, "duration")));
+  ASSERT_TRUE(a0.Send(Final(run_id, 1, RandomSnapshot(random, 10, all), 10.0, "duration")));
+  ASSERT_TRUE(a1.Send(Final(run_id, 1, RandomSnapshot(random, 10, all), 10.0, "duration")));
+  WatchToEnd(run_id);
+  std::map<std::string, double> ready;
+  const v1::RunReport report = GetReport(run_id);
+  for (const v1::AgentSummary& agent : report.agents()) {
+    ready[agent.name()] = agent.ready_s();
+  }
+  EXPECT_THAT(ready, ::testing::UnorderedElementsAre(
+                         ::testing::Pair("a0", ::testing::DoubleEq(0.3)),
+                         ::testing::Pair("a1", ::testing::DoubleEq(0.5)),
+                         ::testing::Pair("a2", 0.0),  // lost before it was ready
+                         ::testing::Pair("a2#2", ::testing::DoubleEq(1.0))));
 }
 
 TEST_F(CoordinatorTest, IntervalsStatesAndAgentsArePublishedToTheMetrics) {

@@ -1,6 +1,8 @@
 #include "agent/run_executor.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -245,6 +247,7 @@ class ClosingDriver final : public db::Driver {
     std::lock_guard lock(mu_);
     return closes_;
   }
+  std::atomic<uint64_t> executes{0};
 
  private:
   struct Session final : StubSession {
@@ -258,6 +261,7 @@ class ClosingDriver final : public db::Driver {
       if (d.close_time_ > 0) d.clock_.SleepUntil(now + d.close_time_);
     }
     db::ExecOutcome Execute(int, std::span<const db::Value>, bool) override {
+      ++d.executes;
       d.clock_.SleepUntil(d.clock_.Now() + 100 * kMicrosecond);
       return {.rows = 1};
     }
@@ -314,6 +318,53 @@ TEST_F(RunExecutorTest, AfterTheLoadTheSessionsWaitForCloseSessionsOrTheHoldLimi
                 testing::Each(testing::AllOf(testing::Ge(closed_at),
                                              testing::Le(closed_at + 10 * kMillisecond))));
     EXPECT_EQ(driver.closes().size(), 4u);
+  }
+}
+
+// With on_sessions_ready the load waits for StartLoad, time standing still meanwhile as while
+// the sessions connect; a stop during the wait ends the run there, with no load.
+TEST_F(RunExecutorTest, TheLoadWaitsForStartLoadAndAStopMeanwhileEndsTheRunUnloaded) {
+  auto workload = MakeWorkload("oltp", {});
+  auto scenario = *(*workload)->MakeScenario("point_select");
+  for (const bool started : {true, false}) {
+    SCOPED_TRACE(started ? "StartLoad" : "Stop");
+    ClosingDriver driver(clock_, 0);
+    RunControl control;
+    Nanos ready_at = -1;
+    std::thread answer;
+    ExecutionHooks hooks{.control = &control};
+    uint64_t executed = 0;
+    hooks.on_interval = [&](const IntervalOutput& out) { executed += out.snapshot.Executed(); };
+    hooks.on_sessions_ready = [&] {
+      ready_at = clock_.Now();
+      answer = std::thread([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        EXPECT_EQ(driver.executes.load(), 0u);  // nothing ran while it waited
+        if (started) {
+          control.StartLoad();
+        } else {
+          control.Stop("by the test");
+        }
+      });
+    };
+    absl::StatusOr<ExecutionResult> result =
+        ExecuteRun(OpenPlan(1'000, kSecond), {}, driver, *scenario, clock_, hooks);
+    answer.join();
+    ASSERT_TRUE(result.ok()) << result.status();
+    ASSERT_GE(ready_at, 0);
+    EXPECT_EQ(driver.closes().size(), 4u);
+    if (started) {
+      EXPECT_EQ(result->end_reason, "duration");
+      EXPECT_DOUBLE_EQ(result->measured_s, 1.0);
+      EXPECT_NEAR(static_cast<double>(executed), 1'000, 30);
+      // The load's second began where the sessions were ready: the wait took no run time.
+      EXPECT_THAT(driver.closes(), testing::Each(testing::Le(ready_at + kSecond + kMillisecond)));
+    } else {
+      EXPECT_EQ(result->end_reason, "stopped: by the test");
+      EXPECT_EQ(result->end_reason_kind, v1::END_REASON_STOPPED);
+      EXPECT_EQ(result->measured_s, 0);
+      EXPECT_EQ(driver.executes.load(), 0u);
+    }
   }
 }
 
