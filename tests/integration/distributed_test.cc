@@ -242,6 +242,13 @@ class DistributedTest : public ::testing::Test {
     EXPECT_LE(accounted, 6000u + kAgents) << "not started " << report->not_started();
     // The database saw exactly what the report says.
     EXPECT_EQ(scans_after - scans_before, static_cast<int64_t>(report->executed()));
+    // Each agent said when its sessions were open (the load started on all at the latest), and
+    // each measured the plan's 2 s from there.
+    ASSERT_EQ(report->agents_size(), kAgents);
+    for (const v1::AgentSummary& agent : report->agents()) {
+      EXPECT_GT(agent.ready_s(), 0) << agent.name();
+      EXPECT_NEAR(agent.measured_s(), 2.0, 0.01) << agent.name();
+    }
     // Each of the three agents opened the plan's pool of 2.
     EXPECT_EQ(after.sessions - before.sessions, kAgents * 2);
     EXPECT_EQ(after.xact_commit - before.xact_commit,
