@@ -583,10 +583,18 @@ void RunController::OnSessionsReady(const std::string& agent_name, const AgentCo
   }
 }
 
+bool RunController::EveryWorkingParticipant(
+    absl::FunctionRef<bool(const std::string&)> said) const {
+  for (const std::string& name : participants_) {
+    if (!said(name) && Working(name)) return false;
+  }
+  return true;
+}
+
 void RunController::MaybeStartLoad() {
   if (done_ || load_started_ || ready_s_.empty()) return;
-  for (const std::string& name : participants_) {
-    if (!ready_s_.contains(name) && Working(name)) return;
+  if (!EveryWorkingParticipant([&](const std::string& name) { return ready_s_.contains(name); })) {
+    return;
   }
   load_started_ = true;
   v1::CoordinatorMessage message;
@@ -604,8 +612,9 @@ void RunController::OnLoadOver(const std::string& agent_name, const AgentConn& a
 
 void RunController::MaybeCloseSessions() {
   if (done_ || sessions_closed_ || load_over_.empty()) return;
-  for (const std::string& name : participants_) {
-    if (!load_over_.contains(name) && Working(name)) return;
+  if (!EveryWorkingParticipant(
+          [&](const std::string& name) { return load_over_.contains(name); })) {
+    return;
   }
   sessions_closed_ = true;
   v1::CoordinatorMessage message;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "base/clock.h"
 #include "coordinator/abort_monitor.h"
 #include "coordinator/agent_registry.h"
@@ -173,6 +174,8 @@ class RunController {
   void AdvanceKnees();
   void FailRun(const std::string& message);
   void MaybeFinish();
+  // Whether `said` holds for every participant still working for the run.
+  bool EveryWorkingParticipant(absl::FunctionRef<bool(const std::string&)> said) const;
   // Sends StartLoad once every working participant has said SessionsReady (some has).
   void MaybeStartLoad();
   // Sends CloseSessions once every working participant has said LoadOver (some has).

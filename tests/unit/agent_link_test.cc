@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -153,6 +154,10 @@ class FakeCoordinator final : public v1::AgentLink::Service {
 
   // For use inside WaitFor predicates and after them (locks are taken by the callers below).
   std::vector<Received> ReceivedLocked() const { return received_; }
+  bool ReceivedLocked(const std::function<bool(const v1::AgentMessage&)>& matching) const {
+    return std::any_of(received_.begin(), received_.end(),
+                       [&](const Received& r) { return matching(r.message); });
+  }
 
   std::vector<Received> AllReceived() {
     std::lock_guard lock(mu_);
@@ -618,10 +623,9 @@ TEST_F(AgentLinkTest, AfterItsLoadTheAgentHoldsItsConnectionsUntilCloseSessions)
   ASSERT_TRUE(c.Send(Assign("hold-1", OpenPlan(1'000, kSecond))));
   ASSERT_TRUE(c.WaitFor(
       [&] {
-        for (const auto& r : c.ReceivedLocked()) {
-          if (r.message.has_load_over() && r.message.load_over().run_id() == "hold-1") return true;
-        }
-        return false;
+        return c.ReceivedLocked([](const v1::AgentMessage& m) {
+          return m.has_load_over() && m.load_over().run_id() == "hold-1";
+        });
       },
       milliseconds(5000)));
   EXPECT_FALSE(c.WaitFor([&] { return c.HasFinalLocked("hold-1"); }, milliseconds(500)));
@@ -644,24 +648,17 @@ TEST_F(AgentLinkTest, TheAgentStartsItsLoadOnStartLoadNotWhenItsSessionsAreOpen)
   StartAgent();
   ASSERT_TRUE(WaitForHellos(1));
   ASSERT_TRUE(c.Send(Assign("start-1", OpenPlan(1'000, kSecond))));
-  const auto said_ready = [&] {
-    for (const auto& r : c.ReceivedLocked()) {
-      if (r.message.has_sessions_ready() && r.message.sessions_ready().run_id() == "start-1") {
-        return true;
-      }
-    }
-    return false;
-  };
-  ASSERT_TRUE(c.WaitFor(said_ready, milliseconds(5000)));
+  ASSERT_TRUE(c.WaitFor(
+      [&] {
+        return c.ReceivedLocked([](const v1::AgentMessage& m) {
+          return m.has_sessions_ready() && m.sessions_ready().run_id() == "start-1";
+        });
+      },
+      milliseconds(5000)));
   EXPECT_TRUE(counters_.WaitForLive([](int live) { return live == 4; }, milliseconds(1000)));
   // Held: no statement, no report (a report would mean the load's clock runs).
   EXPECT_FALSE(c.WaitFor(
-      [&] {
-        for (const auto& r : c.ReceivedLocked()) {
-          if (r.message.has_report()) return true;
-        }
-        return false;
-      },
+      [&] { return c.ReceivedLocked([](const v1::AgentMessage& m) { return m.has_report(); }); },
       milliseconds(1500)));
   EXPECT_EQ(counters_.executes.load(), 0u);
 
@@ -684,10 +681,7 @@ TEST_F(AgentLinkTest, AStopWhileWaitingForStartLoadEndsTheRunWithoutLoad) {
   ASSERT_TRUE(c.Send(Assign("start-2", OpenPlan(1'000, 10 * kSecond))));
   ASSERT_TRUE(c.WaitFor(
       [&] {
-        for (const auto& r : c.ReceivedLocked()) {
-          if (r.message.has_sessions_ready()) return true;
-        }
-        return false;
+        return c.ReceivedLocked([](const v1::AgentMessage& m) { return m.has_sessions_ready(); });
       },
       milliseconds(5000)));
   v1::CoordinatorMessage stop;
