@@ -435,9 +435,12 @@ TEST_P(TpccRunTest, EachTransactionAloneChangesTheRowsClause2Says) {
 
 // The server restarted mid-run (dbenv restart: PostgreSQL's fast shutdown, MariaDB's shutdown,
 // each down 1 s): the transactions it cut are errors, the terminals reconnect and go on, and
-// the report still equals what the database kept: each Payment executed one history row, each
-// New-Order executed and not rolled back one order, with its lines; no transaction lost or
-// counted twice, and the consistency conditions hold.
+// the report still agrees with what the database kept: each Payment executed one history row,
+// each New-Order executed and not rolled back one order, with its lines; no transaction lost or
+// counted twice, and the consistency conditions hold. Besides them the database may keep a
+// transaction whose COMMIT the restart cut after the server had made it durable: its terminal
+// heard no answer and counts a connection error (a CI rehearsal met one Payment so on MariaDB),
+// so each count is bounded by the type's connection errors, as in db_faults_test.
 TEST_P(TpccRunTest, ARestartMidRunLosesAndDoublesNoTransaction) {
   TestServers& servers = TestServersEnvironment::Servers();
   const testing::ScratchDir dir("dbload_tpcc_test");
@@ -474,15 +477,27 @@ TEST_P(TpccRunTest, ARestartMidRunLosesAndDoublesNoTransaction) {
   for (const v1::QueryTypeReport& type : report.query_types()) types[type.name()] = &type;
   ASSERT_EQ(types.size(), 5u);
   const v1::QueryTypeReport& new_order = *types["new_order"];
-  EXPECT_EQ(ClientCount("SELECT COUNT(*) FROM history") - history,
-            static_cast<int64_t>(types["payment"]->executed()));
-  EXPECT_EQ(ClientCount("SELECT COUNT(*) FROM orders") - orders,
-            static_cast<int64_t>(new_order.executed() - new_order.rolled_back()));
+  const auto connection_errors = [](const v1::QueryTypeReport& type) {
+    int64_t cut = 0;
+    for (const v1::ErrorCount& count : type.error_counts()) {
+      if (count.error_class() == "connection") cut += static_cast<int64_t>(count.count());
+    }
+    return cut;
+  };
+  const auto payments = static_cast<int64_t>(types["payment"]->executed());
+  const int64_t history_added = ClientCount("SELECT COUNT(*) FROM history") - history;
+  EXPECT_GE(history_added, payments);
+  EXPECT_LE(history_added, payments + connection_errors(*types["payment"]));
+  const auto new_orders = static_cast<int64_t>(new_order.executed() - new_order.rolled_back());
+  const int64_t orders_added = ClientCount("SELECT COUNT(*) FROM orders") - orders;
+  EXPECT_GE(orders_added, new_orders);
+  EXPECT_LE(orders_added, new_orders + connection_errors(new_order));
   EXPECT_EQ(ClientCount("SELECT COUNT(*) FROM order_line") - lines,
             ClientCount("SELECT SUM(o_ol_cnt) FROM orders WHERE o_id > 3000"));
   std::cout << "restart: " << report.executed() << " executed, " << report.errors()
             << " errors, new orders " << new_order.executed() << " (" << new_order.rolled_back()
-            << " rolled back)" << std::endl;
+            << " rolled back); history rows added " << history_added << " for " << payments
+            << " payments, orders added " << orders_added << std::endl;
 }
 
 // Forced contention: 8 terminals on one warehouse where concurrent updates of a row fail
