@@ -26,6 +26,12 @@ namespace {
 
 double Seconds(Nanos nanos) { return static_cast<double>(nanos) / kSecond; }
 
+v1::CoordinatorMessage StartLoadMessage(const std::string& run_id) {
+  v1::CoordinatorMessage message;
+  message.mutable_start_load()->set_run_id(run_id);
+  return message;
+}
+
 // How long a run whose agents have all finished waits for the probe's reading after the load,
 // and how long a new run's assignments wait for its first reading.
 constexpr Nanos kProbeFinalWait = 3 * kSecond;
@@ -577,9 +583,7 @@ void RunController::OnSessionsReady(const std::string& agent_name, const AgentCo
   if (!load_started_) {
     MaybeStartLoad();
   } else if (AgentConn* joiner = ParticipantConn(name)) {
-    v1::CoordinatorMessage message;
-    message.mutable_start_load()->set_run_id(id_);
-    AgentRegistry::Enqueue(*joiner, std::move(message));
+    AgentRegistry::Enqueue(*joiner, StartLoadMessage(id_));
   }
 }
 
@@ -597,9 +601,7 @@ void RunController::MaybeStartLoad() {
     return;
   }
   load_started_ = true;
-  v1::CoordinatorMessage message;
-  message.mutable_start_load()->set_run_id(id_);
-  SendToRun(message);
+  SendToRun(StartLoadMessage(id_));
 }
 
 void RunController::OnLoadOver(const std::string& agent_name, const AgentConn& agent) {
