@@ -172,6 +172,7 @@ SqlProbeSource::SqlProbeSource(std::unique_ptr<db::Session> session, db::Dialect
     fallback_reading_ =
         db::MySqlStatisticsQuery(database, db::MySqlStatusTable::kPerformanceSchema);
   } else {
+    sessions_reading_ = db::PostgresSessionsQuery(database);
     reading_ = db::PostgresStatisticsQuery(database);
   }
 }
@@ -251,6 +252,13 @@ absl::StatusOr<std::unique_ptr<SqlProbeSource>> SqlProbeSource::Open(db::Driver&
 
 absl::Status SqlProbeSource::Read(std::vector<ProbeValue>& out) {
   const bool postgres = dialect_ == db::Dialect::kPostgreSql;
+  std::vector<std::string> sessions;
+  if (postgres) {
+    ++statements_;
+    absl::StatusOr<std::vector<std::string>> counted = session_->FetchColumn(sessions_reading_, 1);
+    if (!counted.ok()) return counted.status();
+    sessions = *std::move(counted);
+  }
   ++statements_;
   absl::StatusOr<std::vector<std::string>> rows = session_->FetchColumn(reading_, 200);
   if (!rows.ok() && !postgres) {
@@ -259,6 +267,7 @@ absl::Status SqlProbeSource::Read(std::vector<ProbeValue>& out) {
     rows = session_->FetchColumn(fallback_reading_, 200);
   }
   if (!rows.ok()) return rows.status();
+  rows->insert(rows->end(), sessions.begin(), sessions.end());
   std::vector<ProbeValue> values;
   if (absl::Status parsed = ParseNameValueRows(*rows, source_, values); !parsed.ok()) {
     return parsed;
@@ -306,7 +315,7 @@ absl::Status SqlProbeSource::Read(std::vector<ProbeValue>& out) {
     common("read_bytes", by_name["Innodb_data_read"], false);
     common("written_bytes", by_name["Innodb_data_written"], false);
     common("deadlocks", by_name["Innodb_deadlocks"], false);
-    common("connections", by_name["Threads_connected"], true);
+    common(kDatabaseSessionsGauge, by_name["Threads_connected"], true);
     common("connections_active", by_name["Threads_running"], true);
     common("lock_waiting", by_name["Innodb_row_lock_current_waits"], true);
     common("database_size_bytes", by_name["data_bytes"] + by_name["index_bytes"], true);
@@ -455,9 +464,10 @@ void DatabaseProbe::Stop() {
   cv_.notify_all();
 }
 
-void DatabaseProbe::RequestReading() {
+void DatabaseProbe::RequestReading(std::chrono::nanoseconds after) {
   std::lock_guard lock(mu_);
-  reading_requested_ = true;
+  const auto at = std::chrono::steady_clock::now() + after;
+  if (!reading_requested_at_ || at < *reading_requested_at_) reading_requested_at_ = at;
   cv_.notify_all();
 }
 
@@ -484,9 +494,13 @@ void DatabaseProbe::Loop() {
   while (true) {
     {
       std::unique_lock lock(mu_);
-      cv_.wait_until(lock, next, [this] { return stopping_ || reading_requested_; });
+      for (;;) {
+        const auto due = reading_requested_at_ ? std::min(next, *reading_requested_at_) : next;
+        if (stopping_ || std::chrono::steady_clock::now() >= due) break;
+        cv_.wait_until(lock, due);
+      }
       if (stopping_) break;
-      reading_requested_ = false;
+      reading_requested_at_.reset();
     }
     next = std::chrono::steady_clock::now() + std::chrono::nanoseconds(options_.interval);
     std::string error;

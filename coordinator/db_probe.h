@@ -2,6 +2,7 @@
 #define DBLOAD_COORDINATOR_DB_PROBE_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -119,6 +120,7 @@ class SqlProbeSource final : public ProbeSource {
   db::Dialect dialect_;
   std::string source_;
   std::string reading_, fallback_reading_;  // the statement, and MySQL 8's variant
+  std::string sessions_reading_;            // PostgreSQL: the sessions, read first
   ServerIdentity identity_;
   double block_size_ = 8192;
   uint64_t statements_ = 0;
@@ -180,6 +182,10 @@ struct ProcStat {
 absl::StatusOr<ProcStat> ParseProcStat(const std::string& text);
 
 // One reading of every source, stamped with the probe's clock.
+// The database source's gauge of the sessions open in the target's database (PostgreSQL: the
+// client backends of the database; MySQL: the server's Threads_connected, its own included).
+inline constexpr char kDatabaseSessionsGauge[] = "connections";
+
 struct ProbeReading {
   Nanos at = 0;
   std::vector<ProbeValue> values;
@@ -215,8 +221,10 @@ class DatabaseProbe {
 
   // Readings since the previous call, oldest first.
   std::vector<ProbeReading> TakeReadings();
-  // Asks for a reading now rather than at the next interval (the load just ended).
-  void RequestReading();
+  // Asks for a reading `after` from now (real time) rather than at the next interval (the load
+  // just ended: at once; the run's sessions are still leaving the database: a little later). An
+  // earlier request still pending stands.
+  void RequestReading(std::chrono::nanoseconds after = std::chrono::nanoseconds(0));
   // Tells the thread to end after its current statement; does not wait.
   void Stop();
   // The last error (connecting or reading); empty after a successful reading.
@@ -235,7 +243,7 @@ class DatabaseProbe {
   std::vector<ProbeReading> readings_;
   std::string error_;
   bool up_ = false;
-  bool reading_requested_ = false;
+  std::optional<std::chrono::steady_clock::time_point> reading_requested_at_;
   bool stopping_ = false;
   std::thread thread_;
 };

@@ -1,5 +1,6 @@
 #include "coordinator/probe_session.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -32,8 +33,14 @@ std::vector<ProbeReading> ProbeSession::TakeReadings(Nanos started) {
 
 bool ProbeSession::up() const { return probe_ != nullptr && probe_->up(); }
 
-void ProbeSession::RequestReading() {
-  if (probe_ != nullptr) probe_->RequestReading();
+void ProbeSession::RequestReading(std::chrono::nanoseconds after) {
+  if (probe_ != nullptr) probe_->RequestReading(after);
+}
+
+bool ProbeSession::SessionsBackToFirstReading() const {
+  const std::optional<std::pair<double, double>> sessions =
+      record_.FirstAndNewest(kDatabaseSessionsGauge);
+  return !sessions || sessions->second <= sessions->first;
 }
 
 bool ProbeSession::FirstReadingIn() const {

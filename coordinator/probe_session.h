@@ -1,6 +1,7 @@
 #ifndef DBLOAD_COORDINATOR_PROBE_SESSION_H_
 #define DBLOAD_COORDINATOR_PROBE_SESSION_H_
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -45,14 +46,19 @@ class ProbeSession {
   // follows the probe's state: a reading after an outage (a restarted server) clears it, so
   // that the report does not blame a probe that recovered.
   std::vector<ProbeReading> TakeReadings(Nanos started);
+  // The run's clock now starts `by_s` later than it did: the readings kept so far move back.
+  void MoveClockStart(double by_s) { record_.ShiftElapsed(-by_s); }
   // Whether the last attempt succeeded (false without a probe).
   bool up() const;
   const std::string& error() const { return error_; }
-  // Asks for a reading now (the load just ended).
-  void RequestReading();
+  // Asks for a reading `after` from now (real time; DatabaseProbe::RequestReading).
+  void RequestReading(std::chrono::nanoseconds after = std::chrono::nanoseconds(0));
   bool has_readings() const { return !record_.empty(); }
   // The time of the newest reading on the run's clock (-1 when none).
   double last_reading_s() const { return record_.last_elapsed_s(); }
+  // Whether the newest reading lists no more sessions in the target's database than the first
+  // one did (kDatabaseSessionsGauge; true when either lacks it).
+  bool SessionsBackToFirstReading() const;
   // Whether a new run may stop waiting for the first reading: it has one, the probe failed, or
   // there is no probe.
   bool FirstReadingIn() const;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -36,6 +37,9 @@ v1::CoordinatorMessage StartLoadMessage(const std::string& run_id) {
 // and how long a new run's assignments wait for its first reading.
 constexpr Nanos kProbeFinalWait = 3 * kSecond;
 constexpr Nanos kProbeFirstWait = 2 * kSecond;
+// How soon the probe reads again when its reading after the load still listed the run's
+// sessions in the database.
+constexpr std::chrono::milliseconds kSessionsLeavingRereadAfter(100);
 // An agent joins a running run only if at least this much of its duration is left.
 constexpr Nanos kMinJoinTime = 2 * kSecond;
 
@@ -444,8 +448,10 @@ void RunController::MaybeFinish() {
   // The rows after the load, counted meanwhile, for as long as the database takes.
   const bool rows_counted = !EndsAsPlanned() || rows_.CountAfter();
   if (probe_.active()) {
-    // One more reading after the load, so that the counters cover its last second. A probe
-    // that is down is not waited for, nor one slower than kProbeFinalWait.
+    // One more reading after the load, so that the counters cover its last second, once the
+    // run's sessions have left the database: the agents closed theirs before their final
+    // reports, but a backend exits (and PostgreSQL's publishes its last counts) when the server
+    // gets to it. A probe that is down is not waited for, nor one slower than kProbeFinalWait.
     const Nanos now = env_.clock.Now();
     if (!load_ended_at_) {
       load_ended_at_ = now;
@@ -453,7 +459,13 @@ void RunController::MaybeFinish() {
     }
     TakeProbeReadings();
     const bool read_after_load = probe_.last_reading_s() >= Seconds(*load_ended_at_ - started_);
-    if (!read_after_load && probe_.up() && now - *load_ended_at_ < kProbeFinalWait) return;
+    // Without a reading before the load, the sessions there were are unknown.
+    const bool sessions_left = !probe_read_before_load_ || probe_.SessionsBackToFirstReading();
+    if (!(read_after_load && sessions_left) && probe_.up() &&
+        now - *load_ended_at_ < kProbeFinalWait) {
+      if (read_after_load) probe_.RequestReading(kSessionsLeavingRereadAfter);
+      return;
+    }
   }
   if (!rows_counted) return;
   FinishRun();
@@ -476,8 +488,10 @@ void RunController::MaybeReleaseAssignments(bool force) {
   if (!force && !probe_.FirstReadingIn() && now < hold_deadline_) return;
   if (!force && !rows_.BeforeIn()) return;
   if (RefusedByServer()) return;
-  // The run's clock starts with its load; the probe's first reading is then slightly negative.
+  // The run's clock starts with its load; the probe's readings so far, kept from the run's
+  // launch, are then slightly negative.
   probe_read_before_load_ = probe_.active() && probe_.has_readings();
+  probe_.MoveClockStart(Seconds(now - started_));
   started_ = now;
   last_saved_ = now;
   for (auto& [name, message] : held_assignments_) {

@@ -16,14 +16,16 @@ constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();
 
 // Where a report's spans end: the warm-up, and each stage.
 struct Spans {
-  double warmup_end_s = 0;
+  std::optional<double> warmup_end_s;      // none without a warm-up
   std::map<uint32_t, double> stage_end_s;  // by 1-based stage
 };
 
 Spans SpansOf(const v1::RunReport& report) {
   Spans spans;
   for (const v1::IntervalSample& sample : report.intervals()) {
-    if (sample.warmup()) spans.warmup_end_s = std::max(spans.warmup_end_s, sample.elapsed_s());
+    if (sample.warmup()) {
+      spans.warmup_end_s = std::max(spans.warmup_end_s.value_or(0), sample.elapsed_s());
+    }
     if (!sample.warmup() && sample.stage() > 0) {
       double& end = spans.stage_end_s[sample.stage()];
       end = std::max(end, sample.elapsed_s());
@@ -46,6 +48,17 @@ void ProbeRecord::Add(double elapsed_s, const std::vector<ProbeValue>& values) {
     row.values[it->second] = value.value;
   }
   rows_.push_back(std::move(row));
+}
+
+std::optional<std::pair<double, double>> ProbeRecord::FirstAndNewest(absl::string_view name) const {
+  for (size_t key = 0; key < keys_.size(); ++key) {
+    if (keys_[key].name != name) continue;
+    auto at = [&](const Row& row) { return key < row.values.size() ? row.values[key] : kMissing; };
+    const double first = at(rows_.front()), newest = at(rows_.back());
+    if (std::isnan(first) || std::isnan(newest)) return std::nullopt;
+    return std::pair(first, newest);
+  }
+  return std::nullopt;
 }
 
 size_t ProbeRecord::ReadingAtOrAfter(double elapsed_s) const {
@@ -129,7 +142,9 @@ void ProbeRecord::FillReport(v1::RunReport& report) const {
   // after the load when the run is over), so that consecutive spans share their boundary
   // readings and the stages' deltas add up to the run's.
   const Spans spans = SpansOf(report);
-  const size_t start = ReadingAtOrAfter(spans.warmup_end_s);
+  // Without a warm-up the run starts with the first reading, the one before the load (its
+  // time is slightly negative on the run's clock).
+  const size_t start = spans.warmup_end_s ? ReadingAtOrAfter(*spans.warmup_end_s) : 0;
   const size_t newest = rows_.size() - 1;
   AddSpan(start, newest, report.executed(), *report.mutable_saturation());
   size_t stage_start = start;

@@ -3,9 +3,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "coordinator/db_probe.h"
 #include "dbload/v1/plan.pb.h"
 #include "dbload/v1/report.pb.h"
@@ -21,15 +24,23 @@ class ProbeRecord {
   bool empty() const { return rows_.empty(); }
   // The elapsed time of the newest reading (-1 when none).
   double last_elapsed_s() const { return rows_.empty() ? -1 : rows_.back().elapsed_s; }
+  // Adds `by_s` to every reading's time (the run's clock started later than they were kept).
+  void ShiftElapsed(double by_s) {
+    for (Row& row : rows_) row.elapsed_s += by_s;
+  }
+  // The value named `name` (of whichever source has it) in the first reading and in the newest,
+  // when both have it.
+  std::optional<std::pair<double, double>> FirstAndNewest(absl::string_view name) const;
 
   // Sets the report's probe_samples and the saturation of the measured run and of each stage.
-  // Spans come from the report's intervals: the measured run from the end of the warm-up, a
-  // stage from the end of the previous one, to its last interval. A boundary's reading is the
-  // first one at or after it; the end of the run (and of its last stage) is the newest reading,
-  // which the coordinator takes after the load. Readings are a probe interval apart and
-  // PostgreSQL publishes a busy backend's counters about once a second, so a boundary between
-  // stages is exact only to about a second (SaturationDelta.from_s/to_s name the readings);
-  // the run's own delta, from before the load to after it, is whole. Each delta's `readings`
+  // Spans come from the report's intervals: the measured run from the end of the warm-up (or,
+  // without one, from the first reading, taken before the load), a stage from the end of the
+  // previous one, to its last interval. A boundary's reading is the first one at or after it;
+  // the end of the run (and of its last stage) is the newest reading, which the coordinator
+  // takes after the load. Readings are a probe interval apart and PostgreSQL publishes a busy
+  // backend's counters about once a second, so a boundary between stages is exact only to
+  // about a second (SaturationDelta.from_s/to_s name the readings); the run's own delta, from
+  // before the load to after it, is whole. Each delta's `readings`
   // counts the readings of the span that had its value (a reading may lack one: the process
   // source's rss_bytes, a value a restarted server no longer gives). Counters survive a server
   // restart inside a span (a reset counts from zero, as in Prometheus' rate()); per_query

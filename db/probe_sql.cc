@@ -28,8 +28,6 @@ LATERAL (VALUES
   ('buffers_checkpoint', b.buffers_checkpoint::text), ('buffers_clean', b.buffers_clean::text),
   ('buffers_backend', b.buffers_backend::text),
   ('database_size_bytes', pg_database_size(d.datid)::text),
-  ('connections', (SELECT count(*) FROM pg_stat_activity a
-                   WHERE a.datid = d.datid AND a.backend_type = 'client backend')::text),
   ('connections_active', (SELECT count(*) FROM pg_stat_activity a
                           WHERE a.datid = d.datid AND a.state = 'active')::text),
   ('connections_idle', (SELECT count(*) FROM pg_stat_activity a
@@ -40,6 +38,10 @@ LATERAL (VALUES
                     WHERE a.datid = d.datid AND a.wait_event_type = 'Lock')::text)
 ) AS x(n, v)
 WHERE d.datname = %DB%)sql";
+
+constexpr char kPostgresSessions[] = R"sql(
+SELECT 'connections=' || count(*) FROM pg_stat_activity a JOIN pg_database d ON d.oid = a.datid
+WHERE d.datname = %DB% AND a.backend_type = 'client backend')sql";
 
 // The counters and gauges read from MySQL's / MariaDB's global status, by their canonical
 // names (information_schema spells them in capitals).
@@ -111,6 +113,11 @@ const char kMySqlIsolationQuery[] =
 
 std::string PostgresStatisticsQuery(absl::string_view database) {
   return absl::StrReplaceAll(kPostgresReading,
+                             {{"%DB%", QuoteText(database, Dialect::kPostgreSql)}});
+}
+
+std::string PostgresSessionsQuery(absl::string_view database) {
+  return absl::StrReplaceAll(kPostgresSessions,
                              {{"%DB%", QuoteText(database, Dialect::kPostgreSql)}});
 }
 

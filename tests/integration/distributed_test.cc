@@ -581,7 +581,15 @@ TEST_F(DistributedTest, AKilledAgentIsBoundedReconciledAndTheRunExitsDegraded) {
   EXPECT_LE(uncounted, static_cast<int64_t>(lost.unreported_if_stopped())) << run.out;
   const v1::CommitReconciliation& reconciled = report->commit_reconciliation();
   ASSERT_TRUE(reconciled.available()) << reconciled.note();
-  EXPECT_EQ(reconciled.database_commits(), counted) << run.out;
+  std::string readings;  // what the probe read, should the counts differ
+  for (const v1::ProbeSample& sample : report->probe_samples()) {
+    absl::StrAppend(&readings, "\n  at ", sample.elapsed_s(), " s: xact_commit ",
+                    sample.values().at("postgresql/xact_commit"), ", sessions ",
+                    sample.values().at("postgresql/connections"));
+  }
+  EXPECT_EQ(reconciled.database_commits(), counted)
+      << run.out << "before the run " << before.xact_commit << ", after it " << after.xact_commit
+      << "; the probe's readings:" << readings;
   EXPECT_EQ(reconciled.report_commits(), static_cast<int64_t>(report->executed()));
   EXPECT_EQ(reconciled.connection_commits(), overhead);
   EXPECT_EQ(reconciled.difference(), uncounted);

@@ -277,6 +277,46 @@ class FlakySource final : public ProbeSource {
   std::atomic<bool>& down_;
 };
 
+// A reading asked for `after` some time comes no sooner (the run rereads while its sessions
+// leave the database), and of two requests pending the earlier stands: a later one neither
+// postpones it nor is lost behind the hour-long interval.
+TEST(DatabaseProbeTest, ARequestedReadingComesWhenAskedAndTheEarlierRequestStands) {
+  SteadyClock clock;
+  std::mutex mu;
+  std::condition_variable read;
+  int readings = 0;
+  std::atomic<bool> down = false;
+  DatabaseProbe probe(clock,
+                      [&]() -> absl::StatusOr<std::vector<std::unique_ptr<ProbeSource>>> {
+                        std::vector<std::unique_ptr<ProbeSource>> sources;
+                        sources.push_back(std::make_unique<FlakySource>(down));
+                        return sources;
+                      },
+                      {.interval = 3600 * kSecond,
+                       .on_reading =
+                           [&] {
+                             std::lock_guard lock(mu);
+                             ++readings;
+                             read.notify_all();
+                           },
+                       .thread_start = {},
+                       .thread_end = {}});
+  auto wait_readings = [&](int count) {
+    std::unique_lock lock(mu);
+    return read.wait_for(lock, std::chrono::seconds(10), [&] { return readings >= count; });
+  };
+  ASSERT_TRUE(wait_readings(1));  // the first, at once
+  const auto asked = std::chrono::steady_clock::now();
+  probe.RequestReading(std::chrono::milliseconds(200));
+  probe.RequestReading(std::chrono::hours(1));
+  ASSERT_TRUE(wait_readings(2));
+  EXPECT_GE(std::chrono::steady_clock::now() - asked, std::chrono::milliseconds(200));
+  probe.RequestReading(std::chrono::hours(1));
+  probe.RequestReading();
+  ASSERT_TRUE(wait_readings(3));
+  probe.Stop();
+}
+
 // The coordinator reports the probe's error as the probe has it now: after a server restart the
 // first successful reading clears "cannot connect" (the probe opens its sources again).
 TEST(DatabaseProbeTest, ASuccessfulReadingAfterAnOutageClearsTheError) {

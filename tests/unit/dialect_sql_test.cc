@@ -42,6 +42,9 @@ TEST(ProbeSqlTest, TheTargetDatabaseIsALiteralOfEachDialect) {
   const std::string pg = PostgresStatisticsQuery("it's");
   EXPECT_NE(pg.find("WHERE d.datname = 'it''s'"), std::string::npos) << pg;
   EXPECT_EQ(pg.find("%DB%"), std::string::npos);
+  const std::string sessions = PostgresSessionsQuery("it's");
+  EXPECT_NE(sessions.find("WHERE d.datname = 'it''s'"), std::string::npos) << sessions;
+  EXPECT_EQ(sessions.find("%DB%"), std::string::npos);
   const std::string my = MySqlStatisticsQuery("a\\b", MySqlStatusTable::kPerformanceSchema);
   EXPECT_NE(my.find("FROM performance_schema.global_status"), std::string::npos) << my;
   EXPECT_NE(my.find("TABLE_SCHEMA = 'a\\\\b'"), std::string::npos) << my;

@@ -98,6 +98,25 @@ TEST(LossBound, CommitsReconcileWithinTheLostAgentsBoundOrAreNotExplained) {
   EXPECT_EQ(fewer.commit_reconciliation().verdict(), "not explained");
 }
 
+// Fewer commits than the report's while the last reading still lists sessions the first did not:
+// their backends had not published their last counts. Not a loss, not a match: incomplete.
+TEST(LossBound, FewerCommitsWithSessionsStillOpenAtTheLastReadingAreIncomplete) {
+  v1::RunReport open = ProbedReport(1000, 1000 + 8000);
+  (*open.mutable_probe_samples(0)->mutable_values())["postgresql/connections"] = 1;
+  (*open.mutable_probe_samples(1)->mutable_values())["postgresql/connections"] = 5;
+  ReconcileCommits(9000, {.connections_opened = 6, .statements_prepared = 6}, true, 10.1, open);
+  EXPECT_EQ(open.commit_reconciliation().difference(), -1018);
+  EXPECT_EQ(open.commit_reconciliation().verdict(),
+            "incomplete: sessions still open at the last reading");
+  EXPECT_THAT(open.commit_reconciliation().note(),
+              HasSubstr("listed 5 sessions in database bench against 1 before the load"));
+
+  // As many sessions as before the load: the count is whole, and short of the report's.
+  (*open.mutable_probe_samples(1)->mutable_values())["postgresql/connections"] = 1;
+  ReconcileCommits(9000, {.connections_opened = 6, .statements_prepared = 6}, true, 10.1, open);
+  EXPECT_EQ(open.commit_reconciliation().verdict(), "not explained");
+}
+
 // Every connection runs the target's set-up (isolation, session statements) as transactions of
 // their own; the coordinator's row-check sessions (here: invariants, before and after) commit
 // their start-up and set-up, inside the probe's window or not: a surplus up to that is theirs.

@@ -1,13 +1,17 @@
 // One run's controller on its own: fake agents are AgentConns in a registry (their outboxes
-// show what the run sends), time is simulated, and no probe, metrics or state dir is given; the
-// row check counts with a gated fake.
+// show what the run sends), time is simulated, and no metrics or state dir is given; the row
+// check counts with a gated fake, and the probe, where a test gives one, reads what it scripts.
 #include "coordinator/run_controller.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "interval/interval_snapshot.h"
@@ -32,11 +36,14 @@ class RunControllerTest : public ::testing::Test {
   }
 
   // A closed loop of `clients` over the named agents, as Submit would launch it.
+  // With a probe, the target is PostgreSQL's (whose commits the report reconciles).
   std::unique_ptr<RunController> Launch(uint32_t clients, const std::vector<std::string>& names,
-                                        RowCheck rows = RowCheck()) {
+                                        RowCheck rows = RowCheck(),
+                                        ProbeSession probe = ProbeSession()) {
     RunLaunch launch{.id = "run-1-aa", .query_types = {"select"}, .started_at = "now"};
     launch.plan.set_name("test");
-    launch.plan.mutable_target()->set_driver("noop");
+    launch.plan.mutable_target()->set_driver(probe.active() ? "postgresql" : "noop");
+    launch.plan.mutable_target()->set_database("bench");
     launch.plan.mutable_load()->mutable_closed()->set_clients(clients);
     launch.plan.mutable_stop()->set_duration_ns(60 * kSecond);
     for (const std::string& name : names) {
@@ -45,7 +52,7 @@ class RunControllerTest : public ::testing::Test {
     }
     launch.shares = SplitPlan(launch.plan, std::vector<double>(names.size(), 1));
     launch.rows = std::move(rows);
-    return std::make_unique<RunController>(env_, std::move(launch), ProbeSession());
+    return std::make_unique<RunController>(env_, std::move(launch), std::move(probe));
   }
 
   // One second of an agent's run: `executed` transactions of 1 ms.
@@ -366,6 +373,147 @@ TEST_F(RunControllerTest, TheRowsAreCountedOnceBeforeTheLoadAndAfterTheLastFinal
   EXPECT_EQ(report.row_changes(0).after(), 15);
   EXPECT_EQ(report.row_changes(0).expected(), 5);
   EXPECT_EQ(report.row_changes_not_checked(), "");
+}
+
+// The database's readings, handed to the probe one at a time by the test: each Read waits for
+// the next answer (at most 10 s, then fails, as it does once closed), so the test knows which
+// reading the run has seen.
+class ScriptedReadings {
+ public:
+  void Answer(double commits, double sessions) {
+    std::lock_guard lock(mu_);
+    answers_.push_back({commits, sessions});
+    changed_.notify_all();
+  }
+  // Until the probe has taken `count` readings in all.
+  bool WaitReadings(int count) {
+    std::unique_lock lock(mu_);
+    return changed_.wait_for(lock, std::chrono::seconds(10), [&] { return read_ >= count; });
+  }
+  void Close() {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    changed_.notify_all();
+  }
+
+  class Source final : public ProbeSource {
+   public:
+    explicit Source(std::shared_ptr<ScriptedReadings> script) : script_(std::move(script)) {}
+    std::string name() const override { return "postgresql"; }
+    absl::Status Read(std::vector<ProbeValue>& out) override {
+      ScriptedReadings& s = *script_;
+      std::unique_lock lock(s.mu_);
+      if (!s.changed_.wait_for(lock, std::chrono::seconds(10),
+                               [&] { return s.closed_ || !s.answers_.empty(); }) ||
+          s.closed_) {
+        return absl::UnavailableError("no answer");
+      }
+      const auto [commits, sessions] = s.answers_.front();
+      s.answers_.erase(s.answers_.begin());
+      out.push_back({.source = "postgresql", .name = "xact_commit", .value = commits});
+      out.push_back(
+          {.source = "postgresql", .name = "connections", .value = sessions, .gauge = true});
+      return absl::OkStatus();
+    }
+
+   private:
+    std::shared_ptr<ScriptedReadings> script_;
+  };
+
+  // A probe reading `script` on the run's clock, every hour unless asked sooner.
+  static ProbeSession Probe(Clock& clock, std::shared_ptr<ScriptedReadings> script) {
+    auto opener = [script]() -> absl::StatusOr<std::vector<std::unique_ptr<ProbeSource>>> {
+      std::vector<std::unique_ptr<ProbeSource>> sources;
+      sources.push_back(std::make_unique<Source>(script));
+      return sources;
+    };
+    auto on_reading = [script] {
+      std::lock_guard lock(script->mu_);
+      ++script->read_;
+      script->changed_.notify_all();
+    };
+    return ProbeSession(
+        std::make_unique<DatabaseProbe>(
+            clock, opener,
+            DatabaseProbe::Options{.interval = 3600 * kSecond, .on_reading = on_reading}),
+        nullptr);
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::vector<std::pair<double, double>> answers_;
+  int read_ = 0;  // readings taken, failures included
+  bool closed_ = false;
+};
+
+// The agents close their sessions before their final reports, but the server ends their
+// backends (and PostgreSQL's publish their last counts) when it gets to them: the reading after
+// the load that still lists them is followed by another, and the run ends on the one that no
+// longer does. Its commits are then whole.
+TEST_F(RunControllerTest, TheReadingAfterTheLoadWaitsForTheRunsSessionsToLeaveTheDatabase) {
+  auto script = std::make_shared<ScriptedReadings>();
+  auto a = Connect("a");
+  std::lock_guard lock(mu_);
+  std::unique_ptr<RunController> run =
+      Launch(2, {"a"}, RowCheck(), ScriptedReadings::Probe(clock_, script));
+  absl::Cleanup close = [&] { script->Close(); };
+  EXPECT_TRUE(a->outbox.empty()) << "the load waits for the first reading";
+  clock_.Advance(500 * kMillisecond);
+  script->Answer(1000, 1);  // before the load, one session of another client
+  ASSERT_TRUE(script->WaitReadings(1));
+  clock_.Advance(200 * kMillisecond);
+  run->OnProbeReading();
+  ASSERT_EQ(Kinds(*a), std::vector<Kind>{Kind::kAssign});
+
+  clock_.Advance(kSecond);
+  run->OnReport("a", *a, Final(Second(1, 2), "duration"));
+  script->Answer(1002, 3);  // the reading asked for at once: the agent's 2 backends are there
+  ASSERT_TRUE(script->WaitReadings(2));
+  run->OnProbeReading();
+  run->Tick(clock_.Now());
+  EXPECT_FALSE(run->done());
+  script->Answer(1005, 1);  // the next, asked for 100 ms later: they exited
+  ASSERT_TRUE(script->WaitReadings(3));
+  run->OnProbeReading();
+  ASSERT_TRUE(run->done());
+  const v1::RunReport report = run->Report();
+  ASSERT_EQ(report.probe_samples_size(), 3);
+  // On the run's clock, which started with the load 200 ms after the first reading.
+  EXPECT_DOUBLE_EQ(report.probe_samples(0).elapsed_s(), -0.2);
+  EXPECT_DOUBLE_EQ(report.probe_samples(2).elapsed_s(), 1);
+  EXPECT_EQ(report.commit_reconciliation().database_commits(), 5);
+}
+
+// Sessions that never leave (another client's, opened during the run) hold the end for
+// kProbeFinalWait (3 s) only; the report then says its count was read with them open.
+TEST_F(RunControllerTest, SessionsThatStayHoldTheEndForTheFinalWaitOnly) {
+  auto script = std::make_shared<ScriptedReadings>();
+  auto a = Connect("a");
+  std::lock_guard lock(mu_);
+  std::unique_ptr<RunController> run =
+      Launch(2, {"a"}, RowCheck(), ScriptedReadings::Probe(clock_, script));
+  absl::Cleanup close = [&] { script->Close(); };
+  script->Answer(1000, 0);
+  ASSERT_TRUE(script->WaitReadings(1));
+  run->OnProbeReading();
+  ASSERT_EQ(Kinds(*a), std::vector<Kind>{Kind::kAssign});
+
+  clock_.Advance(kSecond);
+  run->OnReport("a", *a, Final(Second(1, 2), "duration"));
+  script->Answer(1001, 1);
+  ASSERT_TRUE(script->WaitReadings(2));
+  run->OnProbeReading();
+  clock_.Advance(2900 * kMillisecond);
+  run->Tick(clock_.Now());
+  EXPECT_FALSE(run->done());
+  clock_.Advance(100 * kMillisecond);
+  run->Tick(clock_.Now());
+  ASSERT_TRUE(run->done());
+  const v1::RunReport report = run->Report();
+  EXPECT_EQ(report.probe_samples_size(), 2);
+  EXPECT_EQ(report.commit_reconciliation().verdict(),
+            "incomplete: sessions still open at the last reading");
 }
 
 // A stop goes out at once, even to a run still counting its rows; a run that was stopped is not

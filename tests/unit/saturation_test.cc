@@ -104,6 +104,24 @@ TEST(ProbeRecordTest, StagesDeltasAddUpToTheRunsAndUseTheNewestReadingLast) {
   EXPECT_EQ(connections.per_query(), 0);
 }
 
+// Without a warm-up the run's delta starts with the reading before the load (slightly
+// negative on the run's clock), so that what the agents' set-up did counts in it.
+TEST(ProbeRecordTest, WithoutAWarmUpTheRunStartsWithTheReadingBeforeTheLoad) {
+  ProbeRecord record;
+  record.Add(-0.3, Reading(10, 0));
+  record.Add(0.7, Reading(60, 4));
+  record.Add(2.01, Reading(130, 0));
+  v1::RunReport report;
+  *report.add_intervals() = Interval(1.0, 0);
+  *report.add_intervals() = Interval(2.0, 0);
+  report.set_executed(100);
+  record.FillReport(report);
+  const v1::SaturationDelta& run = Named(report.saturation(), "commits");
+  EXPECT_EQ(run.delta(), 120);
+  EXPECT_DOUBLE_EQ(run.from_s(), -0.3);
+  EXPECT_EQ(run.readings(), 3u);
+}
+
 TEST(ProbeRecordTest, AValueMissingFromAReadingIsLeftOutNotZeroed) {
   ProbeRecord record;
   record.Add(0.5, Reading(0, 0));
