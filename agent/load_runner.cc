@@ -221,7 +221,8 @@ absl::Status LoadRunner::StartWorkers(int count) {
         // Worker i on loop i mod event_loops; a loop starts with its first worker.
         const size_t loop = workers_.size() % static_cast<size_t>(options_.event_loops);
         if (loop == loops_.size()) {
-          loops_.push_back(std::make_unique<FiberLoop>(clock_));
+          loops_.push_back(std::make_unique<FiberLoop>(clock_, FiberLoop::kDefaultStackBytes,
+                                                       options_.timer_slack));
           if (options_.connects_at_once > 0) {
             const int loops = options_.event_loops;
             connecting_.push_back(std::make_unique<FiberSemaphore>(

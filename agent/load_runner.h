@@ -54,6 +54,8 @@ class LoadRunner {
     // over the loops; first connects and reconnects after a lost connection, not the connects
     // of connect_per_transaction (those are the load).
     int connects_at_once = 0;
+    // Event loops: how late each loop may wake for its next timer (v1::Target.timer_slack).
+    Nanos timer_slack = 0;
     // Each try of a transaction in one pipeline (v1::Target.pipeline, pgbench's \startpipeline
     // … \endpipeline around it; Session::StartPipeline): its statements sent in one go and
     // answered at its end.

@@ -179,6 +179,7 @@ absl::StatusOr<ExecutionResult> ExecuteRun(const v1::Plan& plan, const RunShare&
        .event_loops = static_cast<int>(EventLoopsFor(plan.target(), UsableCores())),
        .connect_per_transaction = plan.target().connect() == v1::CONNECT_MODE_PER_TRANSACTION,
        .connects_at_once = static_cast<int>(ConnectsAtOnce(plan.target())),
+       .timer_slack = plan.target().timer_slack_ns(),
        .pipeline = plan.target().pipeline(),
        .hold_sessions = hooks.on_load_over != nullptr});
   ExecutionResult result;

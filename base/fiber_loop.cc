@@ -192,8 +192,11 @@ struct FiberAccess {
   }
 };
 
-FiberLoop::FiberLoop(Clock& clock, size_t stack_bytes)
-    : clock_(clock), simulated_(dynamic_cast<SimulatedClock*>(&clock)), stack_bytes_(stack_bytes) {
+FiberLoop::FiberLoop(Clock& clock, size_t stack_bytes, Nanos timer_slack)
+    : clock_(clock),
+      simulated_(dynamic_cast<SimulatedClock*>(&clock)),
+      stack_bytes_(stack_bytes),
+      timer_slack_(timer_slack) {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -364,12 +367,14 @@ bool FiberLoop::Idle(Nanos now) {
       return true;
     }
     const Nanos until_timer = timers_.top().deadline - now;
-    if (until_timer <= kSpinBelow && socket_waiters_ == 0) {
+    if (until_timer <= kSpinBelow && socket_waiters_ == 0 && timer_slack_ == 0) {
       while (clock_.Now() < timers_.top().deadline) {
       }
       return false;
     }
-    const Nanos wake_at = timers_.top().deadline - kSpinBelow;
+    // With a slack, no look at all: the wake-up comes that late, or a socket's before it.
+    const Nanos wake_at = timer_slack_ > 0 ? timers_.top().deadline + timer_slack_
+                                           : timers_.top().deadline - kSpinBelow;
     if (wake_at <= now) {
       PollSockets(/*block=*/false);
       return true;

@@ -38,7 +38,10 @@ class FiberLoop {
   // the pages a fiber touches take memory.
   static constexpr size_t kDefaultStackBytes = 256 << 10;
 
-  explicit FiberLoop(Clock& clock, size_t stack_bytes = kDefaultStackBytes);
+  // `timer_slack`: how late the loop may wake for its next timer (0: on time, spinning the
+  // last microseconds), so that one wake-up, or a socket's meanwhile, serves the timers then
+  // due (v1::Target.timer_slack). Real time only.
+  explicit FiberLoop(Clock& clock, size_t stack_bytes = kDefaultStackBytes, Nanos timer_slack = 0);
   // Finish().
   ~FiberLoop();
   FiberLoop(const FiberLoop&) = delete;
@@ -83,6 +86,7 @@ class FiberLoop {
   // The clock when it is a SimulatedClock (time moves only while attached threads sleep).
   SimulatedClock* const simulated_;
   const size_t stack_bytes_;
+  const Nanos timer_slack_;
   int epoll_fd_ = -1;
   int event_fd_ = -1;  // in epoll_fd_: another thread posted work
   int timer_fd_ = -1;  // in epoll_fd_: the wake-up for the next timer (real clock)

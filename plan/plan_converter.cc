@@ -244,6 +244,10 @@ absl::Status PlanConverter::ConvertTarget(const YAML::Node& node, Target& target
       absl::StatusOr<uint32_t> loops = ReadInteger<uint32_t>(value, field_path, 0, kMaxEventLoops);
       status = loops.status();
       if (loops.ok()) target.set_event_loops(*loops);
+    } else if (name == "timer_slack") {
+      absl::StatusOr<int64_t> nanos = ReadDuration(value, field_path);
+      status = nanos.status();
+      if (nanos.ok()) target.set_timer_slack_ns(*nanos);
     } else if (name == "connect_timeout") {
       absl::StatusOr<int64_t> nanos = ReadDuration(value, field_path);
       status = nanos.status();

@@ -146,6 +146,18 @@ absl::Status ValidateTarget(const Plan& plan, const FieldLocator& where) {
                    "only with engine: event_loops (with threads, each connection opens on its own "
                    "thread)");
   }
+  if (target.timer_slack_ns() != 0) {
+    if (target.engine() != dbload::v1::ENGINE_EVENT_LOOPS) {
+      return Problem(where, "target.timer_slack",
+                     "only with engine: event_loops (with threads, each connection sleeps on "
+                     "its own until its arrival)");
+    }
+    if (target.timer_slack_ns() < 0 || target.timer_slack_ns() > kMaxTimerSlack) {
+      return Problem(where, "target.timer_slack",
+                     absl::StrCat("must be from 0 to ", FormatDurationNanos(kMaxTimerSlack),
+                                  ", got ", FormatDurationNanos(target.timer_slack_ns())));
+    }
+  }
   if (target.pipeline() && target.driver() != "postgresql") {
     return Problem(where, "target.pipeline",
                    absl::StrCat("pipelining is PostgreSQL's (libpq's pipeline mode); the target's "

@@ -42,6 +42,8 @@ inline constexpr uint32_t kMaxClosedClients = 100'000;
 inline constexpr uint32_t kMaxPool = 100'000;
 inline constexpr uint32_t kMaxPort = 65535;
 inline constexpr uint32_t kMaxEventLoops = 1'024;
+// Target.timer_slack: more lateness than this is a different load, not a cheaper one.
+inline constexpr int64_t kMaxTimerSlack = 10'000'000;  // 10 ms
 
 // Fills the defaults listed above into a plan built in code (ParsePlan already did this).
 // The seed is not defaulted here: in a proto, 0 is a valid seed and cannot be told from "unset".

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/code_workloads.h"
+#include "plan/durations.h"
 #include "report/report.h"
 #include "workload/tpcc_options.h"
 
@@ -119,7 +120,11 @@ std::string DescribeTarget(const v1::Target& target) {
       target.pipeline() ? ", each transaction pipelined" : "",
       target.engine() == v1::ENGINE_EVENT_LOOPS ? DescribeEventLoops(target.event_loops())
       : target.engine() == v1::ENGINE_THREADS   ? ", a thread per connection"
-                                                : "");
+                                                : "",
+      target.timer_slack_ns() > 0
+          ? absl::StrCat(", waking up to ", FormatDurationNanos(target.timer_slack_ns()),
+                         " late for arrivals (timer_slack)")
+          : "");
 }
 
 std::string DescribeCommits(const v1::RunReport& r) {

@@ -209,6 +209,47 @@ TEST(FiberLoopTest, ASleepEndsOnTimeAfterOtherWakeUpsAndAnEarlierOneMovesTheWake
   for (int fd : sockets) close(fd);
 }
 
+// With a slack (target.timer_slack) the loop wakes for a timer that much late, unless a
+// socket's wake-up comes first: the timers due by then fire with it, as pgbench starts its due
+// transactions when an answer wakes it.
+TEST(FiberLoopTest, WithASlackATimerWaitsForTheSlackOrTheNextSocketWakeUp) {
+  SteadyClock clock;
+  const Nanos start = clock.Now();
+  Nanos alone_woke = 0;
+  {
+    FiberLoop loop(clock, FiberLoop::kDefaultStackBytes, 200 * kMillisecond);
+    loop.Spawn([&] {
+      FiberSleepUntil(start + 20 * kMillisecond);
+      alone_woke = clock.Now() - start;
+    });
+  }
+  EXPECT_GE(alone_woke, 220 * kMillisecond);
+
+  int sockets[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sockets), 0);
+  const Nanos second = clock.Now();
+  Nanos sleeper_woke = 0, written_at = 0;
+  {
+    FiberLoop loop(clock, FiberLoop::kDefaultStackBytes, kSecond);
+    loop.Spawn([&] {
+      SocketWatch watch(sockets[0]);
+      watch.WaitReadable();
+    });
+    loop.Spawn([&] {
+      FiberSleepUntil(second + 20 * kMillisecond);
+      sleeper_woke = clock.Now() - second;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    written_at = clock.Now() - second;
+    EXPECT_EQ(write(sockets[1], "x", 1), 1);
+  }
+  ASSERT_LT(written_at, kSecond) << "the write came after the slack";
+  EXPECT_GE(sleeper_woke, written_at);
+  EXPECT_LT(sleeper_woke, kSecond + 20 * kMillisecond)
+      << "the socket's wake-up did not start the timer then due";
+  for (int fd : sockets) close(fd);
+}
+
 // A timed wait that its socket ended leaves its timer in the loop's heap after its fiber has
 // finished: the timer coming due, or a stop firing every timer, must not touch the fiber's
 // freed state (ASan saw it; at 1,000 connections it crashed the loop's stack switch).

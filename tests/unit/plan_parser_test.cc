@@ -450,6 +450,15 @@ TEST(PlanErrorsTest, EngineChoicesAndTheirLimits) {
   EXPECT_THAT(ErrorOf("target: {driver: noop, engine: event_loops, connects_at_once: 0}\n" + tail),
               HasSubstr("target.connects_at_once: expected an integer from 1 to 100000"));
   EXPECT_EQ(ConnectsAtOnce(dbload::v1::Target()), kDefaultConnectsAtOnce);
+  EXPECT_EQ(
+      ParsePlan("target: {driver: noop, engine: event_loops, timer_slack: 100us}\n" + tail, kSource)
+          ->target()
+          .timer_slack_ns(),
+      100'000);
+  EXPECT_THAT(ErrorOf("target: {driver: noop, timer_slack: 100us}\n" + tail),
+              HasSubstr("target.timer_slack: only with engine: event_loops"));
+  EXPECT_THAT(ErrorOf("target: {driver: noop, engine: event_loops, timer_slack: 11ms}\n" + tail),
+              HasSubstr("target.timer_slack: must be from 0 to 10ms, got 11ms"));
   EXPECT_TRUE(ParsePlan("target: {driver: postgresql, pipeline: true}\n" + tail, kSource)
                   ->target()
                   .pipeline());

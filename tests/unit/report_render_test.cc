@@ -1062,6 +1062,10 @@ TEST(ReportTextTest, ThePlansTargetSaysHowManyEventLoops) {
   EXPECT_THAT(target_line(), HasSubstr("postgresql db:5432, on 1 event loop per agent\n"));
   plan.mutable_target()->set_event_loops(4);
   EXPECT_THAT(target_line(), HasSubstr("postgresql db:5432, on 4 event loops per agent\n"));
+  plan.mutable_target()->set_timer_slack_ns(100'000);
+  EXPECT_THAT(target_line(), HasSubstr("postgresql db:5432, on 4 event loops per agent, waking up "
+                                       "to 100us late for arrivals (timer_slack)\n"));
+  plan.mutable_target()->clear_timer_slack_ns();
   plan.mutable_target()->set_engine(v1::ENGINE_THREADS);
   EXPECT_THAT(target_line(), HasSubstr("postgresql db:5432, a thread per connection\n"));
 }
