@@ -255,7 +255,7 @@ absl::Status SqlProbeSource::Read(std::vector<ProbeValue>& out) {
   std::vector<std::string> sessions;
   if (postgres) {
     ++statements_;
-    absl::StatusOr<std::vector<std::string>> counted = session_->FetchColumn(sessions_reading_, 1);
+    absl::StatusOr<std::vector<std::string>> counted = session_->FetchColumn(sessions_reading_, 2);
     if (!counted.ok()) return counted.status();
     sessions = *std::move(counted);
   }
@@ -315,7 +315,7 @@ absl::Status SqlProbeSource::Read(std::vector<ProbeValue>& out) {
     common("read_bytes", by_name["Innodb_data_read"], false);
     common("written_bytes", by_name["Innodb_data_written"], false);
     common("deadlocks", by_name["Innodb_deadlocks"], false);
-    common(kDatabaseSessionsGauge, by_name["Threads_connected"], true);
+    common("connections", by_name["Threads_connected"], true);
     common("connections_active", by_name["Threads_running"], true);
     common("lock_waiting", by_name["Innodb_row_lock_current_waits"], true);
     common("database_size_bytes", by_name["data_bytes"] + by_name["index_bytes"], true);

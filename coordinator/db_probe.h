@@ -182,9 +182,9 @@ struct ProcStat {
 absl::StatusOr<ProcStat> ParseProcStat(const std::string& text);
 
 // One reading of every source, stamped with the probe's clock.
-// The database source's gauge of the sessions open in the target's database (PostgreSQL: the
-// client backends of the database; MySQL: the server's Threads_connected, its own included).
-inline constexpr char kDatabaseSessionsGauge[] = "connections";
+// PostgreSQL's gauge of the sessions dbload's drivers opened in the target's database
+// (db::PostgresSessionsQuery): the run's, once its load is over, until their backends exited.
+inline constexpr char kLoadSessionsGauge[] = "dbload_sessions";
 
 struct ProbeReading {
   Nanos at = 0;

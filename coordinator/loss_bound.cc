@@ -130,7 +130,7 @@ void ReconcileCommits(int64_t report_commits, ConnectionSetUp set_up, bool first
     return;
   }
   constexpr char kCounter[] = "postgresql/xact_commit";
-  constexpr char kSessions[] = "postgresql/connections";
+  constexpr char kLoadSessions[] = "postgresql/dbload_sessions";
   out.set_counter(kCounter);
   const v1::ProbeSample* first = nullptr;
   const v1::ProbeSample* last = nullptr;
@@ -196,12 +196,9 @@ void ReconcileCommits(int64_t report_commits, ConnectionSetUp set_up, bool first
     bound_known = bound_known && lost.bound_known();
   }
   const double window_s = last->elapsed_s() - first->elapsed_s();
-  auto sessions = [&](const v1::ProbeSample& sample) {
-    auto it = sample.values().find(kSessions);
-    return it == sample.values().end() ? -1.0 : it->second;
-  };
-  const double sessions_before = sessions(*first), sessions_after = sessions(*last);
-  const bool sessions_still_open = sessions_before >= 0 && sessions_after > sessions_before;
+  const auto load_sessions = last->values().find(kLoadSessions);
+  const int64_t sessions_still_open =
+      load_sessions == last->values().end() ? 0 : std::llround(load_sessions->second);
   out.set_autovacuum_visits_at_most(AutovacuumVisitsAtMost(report.manifest(), window_s));
   if (difference == 0) {
     out.set_verdict("matches");
@@ -231,15 +228,14 @@ void ReconcileCommits(int64_t report_commits, ConnectionSetUp set_up, bool first
             : absl::StrFormat(", and the row check's %d sessions at most %d", row_check_sessions,
                               out.row_check_commits_at_most()),
         out.note()));
-  } else if (difference < 0 && sessions_still_open) {
+  } else if (difference < 0 && sessions_still_open > 0) {
     out.set_verdict("incomplete: sessions still open at the last reading");
     out.set_note(absl::StrFormat(
-        "the probe's last reading (at %.1f s) listed %d sessions in database %s against %d "
-        "before the load: a backend publishes its last counts as it exits, so those of the "
-        "sessions still open may be missing from the database's count (the coordinator waits "
-        "a few seconds after the load for the run's sessions to leave). %s",
-        last->elapsed_s(), static_cast<int64_t>(sessions_after), report.plan().target().database(),
-        static_cast<int64_t>(sessions_before), out.note()));
+        "the probe's last reading (at %.1f s) still listed %d of dbload's sessions in database "
+        "%s: a backend publishes its last counts as it exits, so those of the sessions still "
+        "open may be missing from the database's count (the coordinator waits a few seconds "
+        "after the load for them to leave). %s",
+        last->elapsed_s(), sessions_still_open, report.plan().target().database(), out.note()));
   } else {
     out.set_verdict("not explained");
   }

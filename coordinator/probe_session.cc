@@ -37,10 +37,9 @@ void ProbeSession::RequestReading(std::chrono::nanoseconds after) {
   if (probe_ != nullptr) probe_->RequestReading(after);
 }
 
-bool ProbeSession::SessionsBackToFirstReading() const {
-  const std::optional<std::pair<double, double>> sessions =
-      record_.FirstAndNewest(kDatabaseSessionsGauge);
-  return !sessions || sessions->second <= sessions->first;
+bool ProbeSession::LoadSessionsGone() const {
+  const std::optional<double> sessions = record_.Newest(kLoadSessionsGauge);
+  return !sessions || *sessions == 0;
 }
 
 bool ProbeSession::FirstReadingIn() const {

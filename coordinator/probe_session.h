@@ -56,9 +56,9 @@ class ProbeSession {
   bool has_readings() const { return !record_.empty(); }
   // The time of the newest reading on the run's clock (-1 when none).
   double last_reading_s() const { return record_.last_elapsed_s(); }
-  // Whether the newest reading lists no more sessions in the target's database than the first
-  // one did (kDatabaseSessionsGauge; true when either lacks it).
-  bool SessionsBackToFirstReading() const;
+  // Whether the newest reading lists no session of dbload's in the target's database
+  // (kLoadSessionsGauge; true when it lacks the count: MySQL).
+  bool LoadSessionsGone() const;
   // Whether a new run may stop waiting for the first reading: it has one, the probe failed, or
   // there is no probe.
   bool FirstReadingIn() const;

@@ -37,7 +37,7 @@ v1::CoordinatorMessage StartLoadMessage(const std::string& run_id) {
 // and how long a new run's assignments wait for its first reading.
 constexpr Nanos kProbeFinalWait = 3 * kSecond;
 constexpr Nanos kProbeFirstWait = 2 * kSecond;
-// How soon the probe reads again when its reading after the load still listed the run's
+// How soon the probe reads again when its reading after the load still listed dbload's
 // sessions in the database.
 constexpr std::chrono::milliseconds kSessionsLeavingRereadAfter(100);
 // An agent joins a running run only if at least this much of its duration is left.
@@ -459,8 +459,7 @@ void RunController::MaybeFinish() {
     }
     TakeProbeReadings();
     const bool read_after_load = probe_.last_reading_s() >= Seconds(*load_ended_at_ - started_);
-    // Without a reading before the load, the sessions there were are unknown.
-    const bool sessions_left = !probe_read_before_load_ || probe_.SessionsBackToFirstReading();
+    const bool sessions_left = probe_.LoadSessionsGone();
     if (!(read_after_load && sessions_left) && probe_.up() &&
         now - *load_ended_at_ < kProbeFinalWait) {
       if (read_after_load) probe_.RequestReading(kSessionsLeavingRereadAfter);

@@ -50,13 +50,12 @@ void ProbeRecord::Add(double elapsed_s, const std::vector<ProbeValue>& values) {
   rows_.push_back(std::move(row));
 }
 
-std::optional<std::pair<double, double>> ProbeRecord::FirstAndNewest(absl::string_view name) const {
+std::optional<double> ProbeRecord::Newest(absl::string_view name) const {
   for (size_t key = 0; key < keys_.size(); ++key) {
     if (keys_[key].name != name) continue;
-    auto at = [&](const Row& row) { return key < row.values.size() ? row.values[key] : kMissing; };
-    const double first = at(rows_.front()), newest = at(rows_.back());
-    if (std::isnan(first) || std::isnan(newest)) return std::nullopt;
-    return std::pair(first, newest);
+    const Row& newest = rows_.back();
+    if (key >= newest.values.size() || std::isnan(newest.values[key])) return std::nullopt;
+    return newest.values[key];
   }
   return std::nullopt;
 }

@@ -28,9 +28,8 @@ class ProbeRecord {
   void ShiftElapsed(double by_s) {
     for (Row& row : rows_) row.elapsed_s += by_s;
   }
-  // The value named `name` (of whichever source has it) in the first reading and in the newest,
-  // when both have it.
-  std::optional<std::pair<double, double>> FirstAndNewest(absl::string_view name) const;
+  // The value named `name` (of whichever source has it) in the newest reading, if it has one.
+  std::optional<double> Newest(absl::string_view name) const;
 
   // Sets the report's probe_samples and the saturation of the measured run and of each stage.
   // Spans come from the report's intervals: the measured run from the end of the warm-up (or,

@@ -40,8 +40,13 @@ LATERAL (VALUES
 WHERE d.datname = %DB%)sql";
 
 constexpr char kPostgresSessions[] = R"sql(
-SELECT 'connections=' || count(*) FROM pg_stat_activity a JOIN pg_database d ON d.oid = a.datid
-WHERE d.datname = %DB% AND a.backend_type = 'client backend')sql";
+SELECT x.n || '=' || x.v FROM (
+  SELECT count(*) AS all_sessions,
+         count(*) FILTER (WHERE a.application_name = 'dbload') AS dbload_sessions
+  FROM pg_stat_activity a JOIN pg_database d ON d.oid = a.datid
+  WHERE d.datname = %DB% AND a.backend_type = 'client backend') c,
+LATERAL (VALUES ('connections', c.all_sessions::text),
+                ('dbload_sessions', c.dbload_sessions::text)) AS x(n, v))sql";
 
 // The counters and gauges read from MySQL's / MariaDB's global status, by their canonical
 // names (information_schema spells them in capitals).
@@ -148,7 +153,7 @@ bool IsStatusGauge(Dialect dialect, absl::string_view name) {
     return false;
   }
   return name == "database_size_bytes" || absl::StartsWith(name, "connections") ||
-         name == "lock_waiting";
+         name == "dbload_sessions" || name == "lock_waiting";
 }
 
 std::string CanonicalMySqlStatusName(absl::string_view name) {

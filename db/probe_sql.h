@@ -17,12 +17,14 @@ namespace dbload::db {
 // and pg_stat_activity. `database` is the target's name: the probe connects to the maintenance
 // database "postgres" where it can, so that its own transactions never count in the target's.
 std::string PostgresStatisticsQuery(absl::string_view database);
-// The sessions open in the target database (its client backends), as "connections=N"; read
-// just before PostgresStatisticsQuery, in a statement of its own. A backend publishes its last
-// counts as it exits, before it leaves pg_stat_activity, so the sessions gone by this count are
-// all in the counters read after it (within one statement, which view is read first is the
-// planner's choice: a reading that listed no session had missed the last counts of backends
-// that exited in between).
+// The sessions open in the target database (its client backends), as "connections=N", and
+// those of them named as dbload's drivers name theirs (application_name 'dbload': the agents'
+// and the coordinator's row checks; not the probe's, nor a session that renamed itself), as
+// "dbload_sessions=N"; read just before PostgresStatisticsQuery, in a statement of its own. A
+// backend publishes its last counts as it exits, before it leaves pg_stat_activity, so the sessions
+// gone by this count are all in the counters read after it (within one statement, which view is
+// read first is the planner's choice: a reading that listed no session had missed the last counts
+// of backends that exited in between).
 std::string PostgresSessionsQuery(absl::string_view database);
 
 // MySQL/MariaDB global status (the counters and gauges below, by name) and the target

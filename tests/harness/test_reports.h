@@ -15,6 +15,11 @@ absl::StatusOr<dbload::v1::RunReport> LoadReport(const std::string& path);
 // the report, or an empty one.
 dbload::v1::RunReport ReadReport(const std::string& path);
 
+// The probe's readings of `report`, one line each: their time and the PostgreSQL values that
+// reconcile its counts (xact_commit, xact_rollback, the database's sessions), for a failure's
+// message.
+std::string PgProbeTrail(const dbload::v1::RunReport& report);
+
 }  // namespace dbload::testing
 
 #endif  // DBLOAD_TESTS_HARNESS_TEST_REPORTS_H_

@@ -338,6 +338,45 @@ TEST_F(DistributedTest, PoissonArrivalsOfThreeAgentsAreEachTheirOwn) {
   EXPECT_GE(counts.size(), 2u) << "every agent executed " << *counts.begin();
 }
 
+// Two agents of 120 connections each (event loops; the harness's server takes 300): each opens
+// its pool before the load, the coordinator starts both loads at once (StartLoad) and closes
+// their sessions once both loads are over (CloseSessions), so the run's first second has the
+// whole rate and each agent measures the plan's duration, its connects and closes outside it.
+// The server counted every connection and transaction the report did.
+TEST_F(DistributedTest, TwoAgentsOfHundredsOfConnectionsStartAndEndTogether) {
+  constexpr int kPool = 120, kRate = 2400;
+  const std::string plan =
+      WriteFile("hundreds.yaml",
+                absl::StrReplaceAll(PlanYaml(OpenLoad(kRate), "stop:\n  duration: 3s\n", kPool),
+                                    {{"  pool: ", "  engine: event_loops\n  pool: "}}));
+  const std::string report_path = dir() + "/hundreds.json";
+  const PgDatabaseCounters before = PgCounters();
+  const ProcessResult run = RunDbload({"run", plan, "--agents", "2", "--report", report_path});
+  const PgDatabaseCounters after = PgCounters();
+
+  ASSERT_EQ(run.exit_code, kExitOk) << run.Describe();
+  absl::StatusOr<v1::RunReport> report = LoadReport(report_path);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->end_reason(), "duration");
+  EXPECT_EQ(report->errors(), 0u);
+  EXPECT_NEAR(report->queries_duration_s(), 3.0, 0.01) << run.out;
+  ASSERT_EQ(report->agents_size(), 2);
+  for (const v1::AgentSummary& agent : report->agents()) {
+    EXPECT_GT(agent.ready_s(), 0) << agent.name();
+    EXPECT_NEAR(agent.measured_s(), 3.0, 0.01) << agent.name() << "\n" << run.out;
+  }
+  // Both agents' shares from the first second on (one agent alone would be about 1,200).
+  ASSERT_FALSE(report->intervals().empty());
+  EXPECT_GE(report->intervals(0).executed(), 0.9 * kRate) << run.out;
+  const uint64_t accounted = report->executed() + report->not_started();
+  EXPECT_GE(accounted, 3u * kRate - 2) << run.out;
+  EXPECT_LE(accounted, 3u * kRate + 2) << run.out;
+  EXPECT_EQ(after.sessions - before.sessions, 2 * kPool);
+  EXPECT_EQ(after.xact_commit - before.xact_commit,
+            static_cast<int64_t>(report->executed()) + 2 * kPool * kPgCommitsPerConnection)
+      << run.out;
+}
+
 TEST_F(DistributedTest, ClosedLoopSpreadsSevenClientsOverThreeAgents) {
   const std::string plan =
       WriteFile("closed.yaml", PlanYaml(ClosedLoad(7), "stop:\n  queries: 6000\n"));
@@ -581,15 +620,9 @@ TEST_F(DistributedTest, AKilledAgentIsBoundedReconciledAndTheRunExitsDegraded) {
   EXPECT_LE(uncounted, static_cast<int64_t>(lost.unreported_if_stopped())) << run.out;
   const v1::CommitReconciliation& reconciled = report->commit_reconciliation();
   ASSERT_TRUE(reconciled.available()) << reconciled.note();
-  std::string readings;  // what the probe read, should the counts differ
-  for (const v1::ProbeSample& sample : report->probe_samples()) {
-    absl::StrAppend(&readings, "\n  at ", sample.elapsed_s(), " s: xact_commit ",
-                    sample.values().at("postgresql/xact_commit"), ", sessions ",
-                    sample.values().at("postgresql/connections"));
-  }
   EXPECT_EQ(reconciled.database_commits(), counted)
       << run.out << "before the run " << before.xact_commit << ", after it " << after.xact_commit
-      << "; the probe's readings:" << readings;
+      << "; " << testing::PgProbeTrail(*report);
   EXPECT_EQ(reconciled.report_commits(), static_cast<int64_t>(report->executed()));
   EXPECT_EQ(reconciled.connection_commits(), overhead);
   EXPECT_EQ(reconciled.difference(), uncounted);

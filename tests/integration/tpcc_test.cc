@@ -302,7 +302,7 @@ class TpccRunTest : public TpccLoadTest {
       EXPECT_THAT(commits.verdict(), ::testing::AnyOf("matches", "within the row check's sessions"))
           << "database " << commits.database_commits() << ", report " << commits.report_commits()
           << ", connections " << commits.connection_commits() << ", rolled back by the workload "
-          << types["new_order"]->rolled_back();
+          << types["new_order"]->rolled_back() << "; " << testing::PgProbeTrail(report);
       std::cout << "commits: difference " << commits.difference() << " (row check at most "
                 << commits.row_check_commits_at_most() << "): " << commits.verdict() << std::endl;
     }

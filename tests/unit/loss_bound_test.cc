@@ -98,21 +98,20 @@ TEST(LossBound, CommitsReconcileWithinTheLostAgentsBoundOrAreNotExplained) {
   EXPECT_EQ(fewer.commit_reconciliation().verdict(), "not explained");
 }
 
-// Fewer commits than the report's while the last reading still lists sessions the first did not:
-// their backends had not published their last counts. Not a loss, not a match: incomplete.
+// Fewer commits than the report's while the last reading still lists dbload's sessions: their
+// backends had not published their last counts. Not a loss, not a match: incomplete.
 TEST(LossBound, FewerCommitsWithSessionsStillOpenAtTheLastReadingAreIncomplete) {
   v1::RunReport open = ProbedReport(1000, 1000 + 8000);
-  (*open.mutable_probe_samples(0)->mutable_values())["postgresql/connections"] = 1;
-  (*open.mutable_probe_samples(1)->mutable_values())["postgresql/connections"] = 5;
+  (*open.mutable_probe_samples(1)->mutable_values())["postgresql/dbload_sessions"] = 5;
   ReconcileCommits(9000, {.connections_opened = 6, .statements_prepared = 6}, true, 10.1, open);
   EXPECT_EQ(open.commit_reconciliation().difference(), -1018);
   EXPECT_EQ(open.commit_reconciliation().verdict(),
             "incomplete: sessions still open at the last reading");
   EXPECT_THAT(open.commit_reconciliation().note(),
-              HasSubstr("listed 5 sessions in database bench against 1 before the load"));
+              HasSubstr("still listed 5 of dbload's sessions in database bench"));
 
-  // As many sessions as before the load: the count is whole, and short of the report's.
-  (*open.mutable_probe_samples(1)->mutable_values())["postgresql/connections"] = 1;
+  // None left: the count is whole, and short of the report's.
+  (*open.mutable_probe_samples(1)->mutable_values())["postgresql/dbload_sessions"] = 0;
   ReconcileCommits(9000, {.connections_opened = 6, .statements_prepared = 6}, true, 10.1, open);
   EXPECT_EQ(open.commit_reconciliation().verdict(), "not explained");
 }
