@@ -181,11 +181,11 @@ struct ProcStat {
 };
 absl::StatusOr<ProcStat> ParseProcStat(const std::string& text);
 
-// One reading of every source, stamped with the probe's clock.
 // PostgreSQL's gauge of the sessions dbload's drivers opened in the target's database
 // (db::PostgresSessionsQuery): the run's, once its load is over, until their backends exited.
 inline constexpr char kLoadSessionsGauge[] = "dbload_sessions";
 
+// One reading of every source, stamped with the probe's clock.
 struct ProbeReading {
   Nanos at = 0;
   std::vector<ProbeValue> values;

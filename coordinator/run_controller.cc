@@ -459,8 +459,7 @@ void RunController::MaybeFinish() {
     }
     TakeProbeReadings();
     const bool read_after_load = probe_.last_reading_s() >= Seconds(*load_ended_at_ - started_);
-    const bool sessions_left = probe_.LoadSessionsGone();
-    if (!(read_after_load && sessions_left) && probe_.up() &&
+    if (!(read_after_load && probe_.LoadSessionsGone()) && probe_.up() &&
         now - *load_ended_at_ < kProbeFinalWait) {
       if (read_after_load) probe_.RequestReading(kSessionsLeavingRereadAfter);
       return;

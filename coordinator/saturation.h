@@ -39,11 +39,11 @@ class ProbeRecord {
   // takes after the load. Readings are a probe interval apart and PostgreSQL publishes a busy
   // backend's counters about once a second, so a boundary between stages is exact only to
   // about a second (SaturationDelta.from_s/to_s name the readings); the run's own delta, from
-  // before the load to after it, is whole. Each delta's `readings`
-  // counts the readings of the span that had its value (a reading may lack one: the process
-  // source's rss_bytes, a value a restarted server no longer gives). Counters survive a server
-  // restart inside a span (a reset counts from zero, as in Prometheus' rate()); per_query
-  // divides by the transactions executed, errors left out.
+  // before the load to after it, is whole. Each delta's `readings` counts the readings of the
+  // span that had its value (a reading may lack one: the process source's rss_bytes, a value a
+  // restarted server no longer gives). Counters survive a server restart inside a span (a reset
+  // counts from zero, as in Prometheus' rate()); per_query divides by the transactions
+  // executed, errors left out.
   void FillReport(dbload::v1::RunReport& report) const;
 
  private:

@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/fiber_loop.h"
+#include "db/probe_sql.h"
 #include "db/server_session.h"
 
 namespace dbload::db {
@@ -733,7 +734,7 @@ PostgreSqlDriver::PostgreSqlDriver(ConnectionOptions options, ErrorClassifier cl
     const int64_t seconds = (options_.connect_timeout_ns + 999'999'999) / 1'000'000'000;
     AppendConninfo(conninfo_, "connect_timeout", absl::StrCat(seconds));
   }
-  AppendConninfo(conninfo_, "application_name", "dbload");
+  AppendConninfo(conninfo_, "application_name", kPostgresApplicationName);
 }
 
 std::string PostgreSqlDriver::Endpoint() const {

@@ -42,7 +42,7 @@ WHERE d.datname = %DB%)sql";
 constexpr char kPostgresSessions[] = R"sql(
 SELECT x.n || '=' || x.v FROM (
   SELECT count(*) AS all_sessions,
-         count(*) FILTER (WHERE a.application_name = 'dbload') AS dbload_sessions
+         count(*) FILTER (WHERE a.application_name = %APP%) AS dbload_sessions
   FROM pg_stat_activity a JOIN pg_database d ON d.oid = a.datid
   WHERE d.datname = %DB% AND a.backend_type = 'client backend') c,
 LATERAL (VALUES ('connections', c.all_sessions::text),
@@ -122,8 +122,9 @@ std::string PostgresStatisticsQuery(absl::string_view database) {
 }
 
 std::string PostgresSessionsQuery(absl::string_view database) {
-  return absl::StrReplaceAll(kPostgresSessions,
-                             {{"%DB%", QuoteText(database, Dialect::kPostgreSql)}});
+  return absl::StrReplaceAll(
+      kPostgresSessions, {{"%DB%", QuoteText(database, Dialect::kPostgreSql)},
+                          {"%APP%", QuoteText(kPostgresApplicationName, Dialect::kPostgreSql)}});
 }
 
 std::string MySqlStatisticsQuery(absl::string_view database, MySqlStatusTable table) {

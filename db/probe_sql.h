@@ -33,6 +33,10 @@ std::string PostgresSessionsQuery(absl::string_view database);
 enum class MySqlStatusTable { kInformationSchema, kPerformanceSchema };
 std::string MySqlStatisticsQuery(absl::string_view database, MySqlStatusTable table);
 
+// The application_name of every PostgreSQL session dbload's driver opens (the agents', the row
+// checks'); PostgresSessionsQuery counts the run's sessions by it.
+inline constexpr char kPostgresApplicationName[] = "dbload";
+
 // Tells the probe's session apart from the load's in pg_stat_activity.
 inline constexpr char kPostgresNameProbeSession[] = "SET application_name = 'dbload probe'";
 

@@ -46,17 +46,26 @@ constexpr FieldSpec Map(absl::string_view name, FieldList fields) {
 }
 
 inline constexpr FieldSpec kNoopFields[] = {Value("fixed"), Value("exponential_mean")};
-inline constexpr FieldSpec kTargetFields[] = {
-    Value("driver"),       Value("host"),
-    Value("port"),         Value("socket"),
-    Value("user"),         Value("password_file"),
-    Value("password_env"), Value("database"),
-    Value("pool"),         Value("connect_timeout"),
-    Value("isolation"),    Value("session"),
-    Value("engine"),       Value("event_loops"),
-    Value("connect"),      Value("connects_at_once"),
-    Value("timer_slack"),  Value("pipeline"),
-    Value("mysql_client"), Map("noop", ListOf(kNoopFields))};
+inline constexpr FieldSpec kTargetFields[] = {Value("driver"),
+                                              Value("host"),
+                                              Value("port"),
+                                              Value("socket"),
+                                              Value("user"),
+                                              Value("password_file"),
+                                              Value("password_env"),
+                                              Value("database"),
+                                              Value("pool"),
+                                              Value("connect_timeout"),
+                                              Value("isolation"),
+                                              Value("session"),
+                                              Value("engine"),
+                                              Value("event_loops"),
+                                              Value("connect"),
+                                              Value("connects_at_once"),
+                                              Value("timer_slack"),
+                                              Value("pipeline"),
+                                              Value("mysql_client"),
+                                              Map("noop", ListOf(kNoopFields))};
 inline constexpr FieldSpec kOpenFields[] = {Value("rate"), Value("arrival")};
 inline constexpr FieldSpec kClosedFields[] = {Value("clients"), Value("think_time")};
 inline constexpr FieldSpec kLoadFields[] = {Map("open", ListOf(kOpenFields)),
