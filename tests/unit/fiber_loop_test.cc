@@ -209,6 +209,30 @@ TEST(FiberLoopTest, ASleepEndsOnTimeAfterOtherWakeUpsAndAnEarlierOneMovesTheWake
   for (int fd : sockets) close(fd);
 }
 
+// The wake-up's timerfd is edge-triggered and never read: every expiry must still wake the loop
+// when nothing else does, the next one armed after the last one fired.
+TEST(FiberLoopTest, SleepsInARowEachWakeTheLoopWithNothingElseToWakeIt) {
+  SteadyClock clock;
+  constexpr int kSleeps = 50;
+  const Nanos start = clock.Now();
+  Nanos last_woke = 0;
+  int woke = 0;
+  {
+    FiberLoop loop(clock);
+    loop.Spawn([&] {
+      for (int i = 1; i <= kSleeps; ++i) {
+        FiberSleepUntil(start + i * kMillisecond);
+        EXPECT_GE(clock.Now() - start, i * kMillisecond);
+        ++woke;
+      }
+      last_woke = clock.Now() - start;
+    });
+  }
+  EXPECT_EQ(woke, kSleeps);
+  EXPECT_GE(last_woke, kSleeps * kMillisecond);
+  EXPECT_LT(last_woke, kSleeps * kMillisecond + kSecond);
+}
+
 // With a slack (target.timer_slack) the loop wakes for a timer that much late, unless a
 // socket's wake-up comes first: the timers due by then fire with it, as pgbench starts its due
 // transactions when an answer wakes it.
