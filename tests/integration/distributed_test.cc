@@ -348,12 +348,12 @@ TEST_F(DistributedTest, PoissonArrivalsOfThreeAgentsAreEachTheirOwn) {
 TEST_F(DistributedTest, TwoAgentsOfFiveHundredConnectionsStartAndEndTogether) {
   constexpr int kPool = 500, kRate = 2400;
   const std::string plan =
-      WriteFile("hundreds.yaml",
+      WriteFile("thousand_connections.yaml",
                 absl::StrReplaceAll(PlanYaml(OpenLoad(kRate), "stop:\n  duration: 3s\n", kPool),
                                     {{"  pool: ", "  engine: event_loops\n  pool: "},
                                      // 1,000 connections at once queue for the server's 2 cores.
                                      {"connect_timeout: 5s", "connect_timeout: 60s"}}));
-  const std::string report_path = dir() + "/hundreds.json";
+  const std::string report_path = dir() + "/thousand_connections.json";
   const PgDatabaseCounters before = PgCounters();
   const ProcessResult run = RunDbload({"run", plan, "--agents", "2", "--report", report_path});
   const PgDatabaseCounters after = PgCounters();
