@@ -24,7 +24,7 @@ std::string PgProbeTrail(const dbload::v1::RunReport& report) {
   std::string trail = "the probe's readings:";
   for (const dbload::v1::ProbeSample& sample : report.probe_samples()) {
     absl::StrAppend(&trail, "\n  at ", sample.elapsed_s(), " s:");
-    for (const char* name : {"xact_commit", "xact_rollback", "connections"}) {
+    for (const char* name : {"xact_commit", "xact_rollback", "connections", "dbload_sessions"}) {
       auto value = sample.values().find(absl::StrCat("postgresql/", name));
       if (value != sample.values().end()) absl::StrAppend(&trail, " ", name, " ", value->second);
     }

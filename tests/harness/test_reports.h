@@ -16,8 +16,8 @@ absl::StatusOr<dbload::v1::RunReport> LoadReport(const std::string& path);
 dbload::v1::RunReport ReadReport(const std::string& path);
 
 // The probe's readings of `report`, one line each: their time and the PostgreSQL values that
-// reconcile its counts (xact_commit, xact_rollback, the database's sessions), for a failure's
-// message.
+// reconcile its counts (xact_commit, xact_rollback, the database's sessions and dbload's among
+// them, which the run's end waits for), for a failure's message.
 std::string PgProbeTrail(const dbload::v1::RunReport& report);
 
 }  // namespace dbload::testing
